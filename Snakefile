@@ -1,0 +1,42 @@
+# virtrepro: re-run classic virtualization-for-HPC studies and redraw their figures.
+#
+#   snakemake --cores all                      # the default (quick) run on the local testbed
+#   snakemake --cores all --config scale=paper # the papers' own sizes and repetition counts
+#   snakemake -n                               # list what would run
+#
+# The rules live in workflow/rules/, the shared code in workflow/virtrepro/,
+# the configuration in config/config.yaml (schema: workflow/schemas/).
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
+
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: str(Path(workflow.basedir) / "config" / "config.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/measure.smk"
+include: "workflow/rules/tables.smk"
+include: "workflow/rules/notebooks.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        raw_logs(),
+        table_outputs(),
+        notebook_outputs(),
+
+
+onsuccess:
+    stop_testbed()
+
+
+onerror:
+    stop_testbed()

@@ -1,0 +1,36 @@
+"""Shared fixtures: paths to the captured real tool output in tests/data/."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def fixture_text(tool: str, name: str) -> str:
+    return (DATA / tool / name).read_text()
+
+
+def bad_fixtures(tool: str) -> list[Path]:
+    return sorted((DATA / tool).glob("bad-*"))
+
+
+def require_tools(*tools: str) -> None:
+    """Integration tests need the real programs; the set-up script installs them."""
+    missing = [t for t in tools if shutil.which(t) is None and not Path(t).exists()]
+    if missing:
+        pytest.fail(f"missing {', '.join(missing)}: run scripts/setup.sh (it installs them)")
+
+
+@pytest.fixture
+def repo() -> Path:
+    return REPO
+
+
+def git_available() -> bool:
+    return subprocess.run(["git", "--version"], capture_output=True).returncode == 0

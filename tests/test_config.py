@@ -1,0 +1,73 @@
+"""Configuration validation names the bad key; the plan follows the configuration."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from conftest import REPO
+from virtrepro.config import ConfigError, plan, validate_config
+
+
+@pytest.fixture
+def config():
+    return yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+
+
+def test_default_config_is_valid(config):
+    assert validate_config(config) is config
+    assert config["testbed"] == "local" and config["scale"] == "quick"
+
+
+@pytest.mark.parametrize(
+    "change, key",
+    [
+        (lambda c: c.update(scael="quick"), "<top level>"),
+        (lambda c: c.update(scale="huge"), "scale"),
+        (lambda c: c["scales"]["quick"]["iozone"].update(repetitions="five"), "scales.quick.iozone.repetitions"),
+        (lambda c: c["scales"]["quick"]["iozone"].update(max_file_size="64MB"), "scales.quick.iozone.max_file_size"),
+        (lambda c: c["scales"]["quick"]["sysbench_cpu"].update(threads=[0]), "scales.quick.sysbench_cpu.threads.0"),
+        (lambda c: c.update(platforms=["vmware"]), "platforms.0"),
+        (lambda c: c.update(testbed="nowhere"), "testbed"),
+        (lambda c: c["testbeds"].update(far={"kind": "ssh", "hosts": [{"hostname": "h", "port": "22"}], "known_hosts": "k"}), "testbeds.far"),
+    ],
+)
+def test_bad_config_names_the_key(config, change, key):
+    bad = copy.deepcopy(config)
+    change(bad)
+    with pytest.raises(ConfigError) as error:
+        validate_config(bad)
+    assert f"config key '{key}" in str(error.value)
+
+
+def test_unknown_key_is_named(config):
+    bad = copy.deepcopy(config)
+    bad["scales"]["quick"]["iozone"]["recordsize"] = "1m"
+    with pytest.raises(ConfigError, match="'recordsize' was unexpected"):
+        validate_config(bad)
+
+
+def test_plan_counts_runs_and_repetitions(config):
+    runs = plan(config)
+    quick = config["scales"]["quick"]
+    expected = len(quick["sysbench_cpu"]["threads"]) * quick["sysbench_cpu"]["repetitions"] + quick["iozone"]["repetitions"]
+    assert len(runs) == expected
+    assert len({r.log_path("data") for r in runs}) == len(runs)
+    config["repetitions"] = 2
+    assert len(plan(config)) == len(quick["sysbench_cpu"]["threads"]) * 2 + 2
+
+
+def test_scales_never_share_a_log_directory(config):
+    quick = {r.log_path("data").parent for r in plan(config)}
+    config["scale"] = "paper"
+    paper = {r.log_path("data").parent for r in plan(config)}
+    assert quick.isdisjoint(paper)
+
+
+def test_log_paths_follow_the_documented_layout(config):
+    run = plan(config)[0]
+    path = run.log_path("data")
+    assert path.parts[:4] == ("data", "raw", "local", "native")
+    assert path.parts[4] == run.benchmark and path.name == "rep-0.log"

@@ -1,0 +1,62 @@
+"""The conda spec, the pinned pip list and the Debian package list agree with each other and the code."""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from conftest import REPO
+from virtrepro.benchmarks import BENCHMARKS
+
+
+def normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def conda_pins() -> dict[str, str]:
+    spec = yaml.safe_load((REPO / "environment.yml").read_text())
+    pins = {}
+    for entry in spec["dependencies"]:
+        if not isinstance(entry, str) or "==" not in entry:
+            continue
+        name, version = entry.split("==")
+        pins[normalize(name)] = version
+    return pins
+
+
+def pip_pins() -> dict[str, str]:
+    pins = {}
+    for line in (REPO / "envs" / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            assert version, f"requirements.txt line {line!r} is not pinned with =="
+            pins[normalize(name)] = version
+    return pins
+
+
+def test_conda_and_pip_pin_the_same_versions():
+    conda, pip = conda_pins(), pip_pins()
+    missing = sorted(set(conda) - set(pip))
+    assert not missing, f"in environment.yml but not in envs/requirements.txt: {missing} (run scripts/lock.sh)"
+    differ = {name: (conda[name], pip[name]) for name in conda if conda[name] != pip[name]}
+    assert not differ, f"environment.yml vs envs/requirements.txt: {differ} (run scripts/lock.sh)"
+
+
+def test_design_card_packages_are_pinned():
+    conda = conda_pins()
+    for package in ("jupyterlab", "papermill", "fabric", "pandas", "seaborn", "statsmodels", "nbval", "snakemake"):
+        assert package in conda, package
+    assert conda["snakemake"].startswith("9.")
+
+
+def test_debian_package_list_covers_every_benchmark_tool():
+    listed = {
+        line.split("#")[0].strip()
+        for line in (REPO / "envs" / "debian-packages.txt").read_text().splitlines()
+        if line.split("#")[0].strip()
+    }
+    for benchmark in BENCHMARKS.values():
+        assert set(benchmark.packages) <= listed, benchmark.name
+    assert "openssh-server" in listed  # the embedded local testbed's sshd

@@ -1,0 +1,76 @@
+"""One real measurement over real SSH on the local testbed: kept, never replaced, failures kept aside."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+import yaml
+
+from conftest import REPO, require_tools
+from virtrepro import rawlog
+from virtrepro.benchmarks import BENCHMARKS
+from virtrepro.config import plan, validate_config
+from virtrepro.measure import MeasurementError, measure
+from virtrepro.testbed import LocalTestbed
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def config(tmp_path, monkeypatch):
+    require_tools("/usr/sbin/sshd", "sysbench", "iozone")
+    monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    cfg["testbed"] = "pytest-local"
+    cfg["testbeds"]["pytest-local"] = {"kind": "local"}
+    cfg["repetitions"] = 1
+    cfg["scales"]["quick"]["sysbench_cpu"].update(threads=[1], seconds=1)
+    cfg["scales"]["quick"]["iozone"].update(min_file_size="1m", max_file_size="4m")
+    validate_config(cfg)
+    yield cfg
+    LocalTestbed("pytest-local", tmp_path / "state").down()
+
+
+def run_of(config, benchmark):
+    return next(r for r in plan(config) if r.benchmark == benchmark)
+
+
+@pytest.mark.parametrize("benchmark", ["sysbench_cpu", "iozone"])
+def test_real_run_writes_log_and_provenance(config, tmp_path, benchmark):
+    log = measure(run_of(config, benchmark), config, tmp_path / "data")
+    assert rawlog.is_complete(log)
+    records = BENCHMARKS[benchmark].parse(log.read_text(), str(log))
+    assert records and all(r["value"] > 0 for r in records if r["metric"] in ("events_per_second", "read", "write"))
+    meta = json.loads(rawlog.sidecar_path(log).read_text())
+    assert meta["exit_status"] == 0 and meta["status"] == "complete"
+    assert meta["command"] == BENCHMARKS[benchmark].command(run_of(config, benchmark).variant)
+    assert meta["started_utc"] < meta["ended_utc"]
+    for fact in ("kernel", "cpu_model", "cores", "mem_total_kb", "os"):
+        assert meta["host"][fact], fact
+    assert meta["tool_version"] != "unknown"
+    assert meta["platform"]["name"] == "native" and meta["endpoint"]["hostname"] == "127.0.0.1"
+    assert "BEGIN OPENSSH PRIVATE KEY" not in log.read_text() + json.dumps(meta)
+
+
+def test_rerun_keeps_the_complete_log(config, tmp_path):
+    run = run_of(config, "sysbench_cpu")
+    log = measure(run, config, tmp_path / "data")
+    before = (log.read_bytes(), log.stat().st_mtime_ns)
+    assert measure(run, config, tmp_path / "data") == log
+    assert (log.read_bytes(), log.stat().st_mtime_ns) == before
+
+
+def test_failing_tool_never_becomes_a_log(config, tmp_path, monkeypatch):
+    run = run_of(config, "sysbench_cpu")
+    # a real sysbench with an option it does not know: it prints an error and exits 1
+    monkeypatch.setattr(type(BENCHMARKS["sysbench_cpu"]), "command", lambda self, v: "sysbench cpu --no-such-option=1 run")
+    with pytest.raises(MeasurementError, match="invalid option: --no-such-option=1") as error:
+        measure(run, config, tmp_path / "data")
+    log = run.log_path(tmp_path / "data")
+    assert not log.exists()
+    failed = list(log.parent.glob("rep-0.failed-*.log"))
+    assert len(failed) == 1 and str(failed[0]) in str(error.value)
+    assert "invalid option" in failed[0].read_text()
+    assert json.loads(failed[0].with_suffix(".json").read_text())["status"] == "failed"

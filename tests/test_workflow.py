@@ -1,0 +1,124 @@
+"""The whole path, as a user runs it: Snakemake -> SSH -> real benchmarks -> raw logs -> table -> notebooks -> figures."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import DATA, REPO, require_tools
+
+pytestmark = pytest.mark.integration
+
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--cores", "2"]
+
+SMALL = {
+    "testbed": "wf-local",
+    "repetitions": None,
+    "notebooks": ["walters2008", "kumar2013"],
+    "testbeds": {"wf-local": {"kind": "local"}},
+    "scales": {
+        "quick": {
+            "sysbench_cpu": {"repetitions": 2, "threads": [1], "cpu_max_prime": 5000, "seconds": 1},
+            "iozone": {"repetitions": 2, "record_size": "1m", "min_file_size": "1m", "max_file_size": "4m", "tests": ["write", "read"]},
+        },
+        "paper": {
+            "sysbench_cpu": {"repetitions": 50, "threads": [1, "all"], "cpu_max_prime": 20000, "seconds": 30},
+            "iozone": {"repetitions": 10, "record_size": "1m", "min_file_size": "1m", "max_file_size": "512m", "tests": ["write", "read"]},
+        },
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    require_tools("/usr/sbin/sshd", "sysbench", "iozone")
+    work = tmp_path_factory.mktemp("workflow")
+    config = {**SMALL, "data_dir": str(work / "data"), "figures_dir": str(work / "figures")}
+    (work / "config.yaml").write_text(yaml.safe_dump(config))
+    return work
+
+
+def snakemake(work: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "VIRTREPRO_STATE": str(work / "state")}
+    env.pop("VIRTREPRO_CONFIG", None)
+    env.pop("VIRTREPRO_TESTBED_OWNER", None)
+    return subprocess.run(
+        [*SNAKEMAKE, "--directory", str(work), "--configfile", str(work / "config.yaml"), *args],
+        capture_output=True, text=True, env=env, timeout=900,
+    )
+
+
+def raw_logs(work: Path) -> list[Path]:
+    return sorted((work / "data" / "raw" / "wf-local").glob("*/*/*/rep-*.log"))
+
+
+def sshd_left(work: Path) -> list[str]:
+    out = subprocess.run(["ps", "-ww", "-eo", "stat,args"], capture_output=True, text=True).stdout
+    return [l for l in out.splitlines() if str(work / "state") in l and not l.startswith("Z")]
+
+
+def test_full_run_produces_logs_table_notebooks_and_figures(workdir):
+    result = snakemake(workdir)
+    assert result.returncode == 0, result.stderr[-4000:]
+    logs = raw_logs(workdir)
+    assert len(logs) == 4  # 2 sysbench + 2 iozone repetitions
+    assert all(log.with_suffix(".json").exists() for log in logs)
+    tables = workdir / "data" / "tables"
+    assert (tables / "wf-local.parquet").exists() and (tables / "wf-local.csv").exists()
+    for paper, figure in [("walters2008", "fig2-iozone-reader-writer"), ("kumar2013", "fig4-cpu-overhead")]:
+        assert (workdir / "data" / "executed" / "wf-local" / f"{paper}.ipynb").exists()
+        for ext in ("png", "pdf"):
+            assert (workdir / "figures" / paper / f"{figure}.{ext}").stat().st_size > 1000
+    assert sshd_left(workdir) == []
+
+
+def test_second_run_does_nothing(workdir):
+    result = snakemake(workdir)
+    assert result.returncode == 0
+    assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_deleting_one_log_reruns_only_that_run(workdir):
+    logs = raw_logs(workdir)
+    victim, others = logs[0], logs[1:]
+    stamps = {p: p.stat().st_mtime_ns for p in others}
+    victim.unlink()
+    dry = snakemake(workdir, "-n")
+    stats = dry.stdout + dry.stderr
+    measure_line = next(line for line in stats.splitlines() if line.startswith("measure "))
+    assert measure_line.split() == ["measure", "1"]
+    result = snakemake(workdir)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert victim.exists()
+    assert {p: p.stat().st_mtime_ns for p in others} == stamps
+
+
+def test_truncated_iozone_log_stops_the_workflow_naming_the_file(workdir):
+    iozone_dir = next((workdir / "data" / "raw" / "wf-local" / "native" / "iozone").iterdir())
+    bad = iozone_dir / "rep-2.log"
+    shutil.copy(DATA / "iozone" / "bad-truncated-sigterm.log", bad)
+    bad.with_suffix(".json").write_text('{"status": "complete"}')
+    config = yaml.safe_load((workdir / "config.yaml").read_text())
+    config["scales"]["quick"]["iozone"]["repetitions"] = 3
+    (workdir / "config-3.yaml").write_text(yaml.safe_dump(config))
+    env = {**os.environ, "VIRTREPRO_STATE": str(workdir / "state")}
+    result = subprocess.run(
+        [*SNAKEMAKE, "--directory", str(workdir), "--configfile", str(workdir / "config-3.yaml")],
+        capture_output=True, text=True, env=env, timeout=900,
+    )
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "rep-2.log" in output and "iozone reported: iozone: interrupted" in output
+    assert bad.exists()  # the bad log is left for the user to look at, not deleted
+
+
+def test_bad_config_stops_before_anything_runs_naming_the_key(workdir):
+    result = snakemake(workdir, "-n", "--config", "scale=huge")
+    assert result.returncode != 0
+    assert "config key 'scale'" in result.stdout + result.stderr

@@ -1,0 +1,36 @@
+# Notebooks: each paper's notebook executed with papermill into an executed
+# copy; the notebook writes its figures into figures/<paper>/.
+
+# The figures each notebook writes (as .png and .pdf).
+FIGURES = {
+    "walters2008": ["fig2-iozone-reader-writer"],
+    "kumar2013": ["fig4-cpu-overhead"],
+}
+
+
+def notebook_outputs():
+    return [f"{DATA}/executed/{TESTBED}/{paper}.ipynb" for paper in config["notebooks"]]
+
+
+for _paper in config["notebooks"]:
+
+    rule:
+        name:
+            f"notebook_{_paper}"
+        input:
+            table=f"{DATA}/tables/{TESTBED}.parquet",
+            notebook=str(Path(workflow.basedir) / "notebooks" / f"{_paper}.ipynb"),
+        output:
+            executed=f"{DATA}/executed/{TESTBED}/{_paper}.ipynb",
+            figures=[f"{FIGURES_DIR}/{_paper}/{name}.{ext}" for name in FIGURES[_paper] for ext in ("png", "pdf")],
+        log:
+            f"logs/notebooks/{TESTBED}/{_paper}.log",
+        params:
+            testbed=TESTBED,
+            cwd=str(Path(workflow.basedir) / "notebooks"),
+            data=os.path.abspath(DATA),
+            figures=os.path.abspath(FIGURES_DIR),
+        shell:
+            f"{sys.executable} -m papermill {{input.notebook}} {{output.executed}} --cwd {{params.cwd}}"
+            " -k python3 --no-progress-bar --log-output -p testbed {params.testbed} -p data_dir {params.data}"
+            " -p figures_dir {params.figures} > {log} 2>&1"

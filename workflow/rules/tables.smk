@@ -1,0 +1,22 @@
+# Parsing: every raw log of a testbed into one tidy table (Parquet + CSV).
+
+from virtrepro.results import write_table
+
+
+def table_outputs():
+    return [f"{DATA}/tables/{TESTBED}.parquet", f"{DATA}/tables/{TESTBED}.csv"]
+
+
+rule table:
+    input:
+        lambda wc: [str(r.log_path(DATA)) for r in RUNS.values() if r.testbed == wc.testbed],
+    output:
+        parquet=DATA + "/tables/{testbed}.parquet",
+        csv=DATA + "/tables/{testbed}.csv",
+        manifest=DATA + "/tables/{testbed}.manifest.json",
+    log:
+        "logs/table/{testbed}.log",
+    run:
+        with open(log[0], "w") as handle:
+            frame = write_table(DATA, wildcards.testbed)
+            print(f"{len(frame)} records from {frame['source_log'].nunique()} logs", file=handle)

@@ -1,0 +1,16 @@
+"""virtrepro: re-run classic virtualization-for-HPC studies on today's stack.
+
+The package is shared by the Snakemake rules, the notebooks and the tests:
+
+- ``config``      load and validate the workflow configuration
+- ``testbed``     hosts reachable over SSH (the embedded local testbed included)
+- ``platforms``   where a benchmark runs on a host (native, containers, VMs)
+- ``benchmarks``  what runs: command lines, tool installation, parser choice
+- ``parsers``     pure functions from a tool's text output to records
+- ``rawlog``      atomic raw logs with provenance sidecars
+- ``results``     the tidy table (one per testbed) built from raw logs
+- ``stats``       summary statistics (statsmodels)
+- ``plotting``    consistent figure styling
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,121 @@
+"""What runs: for each benchmark, its variants, its command line, its tools and its parser.
+
+Install (``packages``/``check_command``), run (``command``) and parse
+(``parse``) are kept apart so that each can be tested alone. A variant's key is
+the directory name of its raw logs and spells out every parameter that changes
+the measurement, so runs at different scales never share a directory.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .parsers import parse_iozone, parse_sysbench
+
+SCRATCH_DIR = "/var/tmp/virtrepro"
+
+
+@dataclass(frozen=True)
+class Variant:
+    benchmark: str
+    key: str
+    params: tuple = field(default=())  # sorted (name, value) pairs
+
+    @property
+    def param_dict(self) -> dict:
+        return dict(self.params)
+
+
+def _size_to_kb(size: str) -> int:
+    match = re.fullmatch(r"([0-9]+)([kmg])", size)
+    if match is None:
+        raise ValueError(f"size {size!r} is not like 64m")
+    return int(match.group(1)) * {"k": 1, "m": 1024, "g": 1024 * 1024}[match.group(2)]
+
+
+class Benchmark:
+    name: str
+    tool: str
+    packages: tuple[str, ...]
+    check_command: str
+    version_command: str
+    parse: Callable[[str, str], list[dict]]
+    uses_scratch = False
+
+    def variants(self, params: dict) -> list[Variant]:
+        raise NotImplementedError
+
+    def command(self, variant: Variant) -> str:
+        raise NotImplementedError
+
+    def _variant(self, **params) -> Variant:
+        key = "_".join(f"{name}-{value}" for name, value in params.items())
+        return Variant(self.name, key, tuple(sorted(params.items())))
+
+
+class SysbenchCpu(Benchmark):
+    """sysbench cpu: prime-number verification, events per second (thesis 4.2 CPU overhead)."""
+
+    name = "sysbench_cpu"
+    tool = "sysbench"
+    packages = ("sysbench",)
+    check_command = "sysbench --version"
+    version_command = "sysbench --version"
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_sysbench(text, source)
+
+    def variants(self, params: dict) -> list[Variant]:
+        return [
+            self._variant(threads=threads, prime=params["cpu_max_prime"], seconds=params["seconds"])
+            for threads in params["threads"]
+        ]
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        threads = "$(nproc)" if p["threads"] == "all" else str(int(p["threads"]))
+        return f"sysbench cpu --cpu-max-prime={int(p['prime'])} --threads={threads} --time={int(p['seconds'])} run"
+
+
+class Iozone(Benchmark):
+    """IOZone auto mode with a fixed record size over a sweep of file sizes (Walters 2008 Fig. 2)."""
+
+    name = "iozone"
+    tool = "iozone"
+    packages = ("iozone3",)
+    check_command = "command -v iozone"
+    version_command = "iozone -v 2>&1 | sed -n 's/.*Version \\$Revision: \\([0-9.]*\\).*/iozone \\1/p'"
+    uses_scratch = True
+    _TEST_NUMBERS = {"write": 0, "read": 1}
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_iozone(text, source)
+
+    def variants(self, params: dict) -> list[Variant]:
+        for size in (params["record_size"], params["min_file_size"], params["max_file_size"]):
+            _size_to_kb(size)
+        if _size_to_kb(params["min_file_size"]) > _size_to_kb(params["max_file_size"]):
+            raise ValueError("iozone: min_file_size is larger than max_file_size")
+        tests = "+".join(sorted(params["tests"], key=self._TEST_NUMBERS.__getitem__))
+        return [
+            self._variant(
+                record=params["record_size"],
+                sizes=f"{params['min_file_size']}-{params['max_file_size']}",
+                tests=tests,
+            )
+        ]
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        low, high = p["sizes"].split("-")
+        # iozone needs the writer (-i 0) to create the file any other test reads
+        numbers = sorted({0} | {self._TEST_NUMBERS[t] for t in p["tests"].split("+")})
+        tests = " ".join(f"-i {n}" for n in numbers)
+        return f"iozone -a -r {p['record']} -n {low} -g {high} {tests} -f {SCRATCH_DIR}/iozone.tmp"
+
+
+BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (SysbenchCpu(), Iozone())}

@@ -1,0 +1,85 @@
+"""Workflow configuration: validation with messages that name the bad key, and the run plan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from .benchmarks import BENCHMARKS, Variant
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.yaml"
+
+
+class ConfigError(ValueError):
+    """The configuration does not match the schema or refers to something undefined."""
+
+
+def _key_path(error) -> str:
+    path = ".".join(str(part) for part in error.absolute_path)
+    return path or "<top level>"
+
+
+def validate_config(config: dict, schema_path: Path = SCHEMA_PATH) -> dict:
+    """Raise ConfigError naming the first bad key; return the config otherwise.
+
+    Besides the schema, checks the cross references the schema cannot express
+    (the chosen testbed is defined, each chosen benchmark has parameters in the
+    chosen scale).
+    """
+    import jsonschema  # slow to import (about 2 s): only where validation happens
+
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
+    if errors:
+        error = jsonschema.exceptions.best_match(errors)
+        # `oneOf` failures hide the useful message in their context
+        detail = error
+        if error.context:
+            detail = jsonschema.exceptions.best_match(error.context)
+        raise ConfigError(f"config key '{_key_path(detail)}': {detail.message}")
+    if config["testbed"] not in config["testbeds"]:
+        known = ", ".join(sorted(config["testbeds"]))
+        raise ConfigError(f"config key 'testbed': '{config['testbed']}' is not defined under 'testbeds' ({known})")
+    scale = config["scales"][config["scale"]]
+    for name in config["benchmarks"]:
+        if name not in scale:
+            raise ConfigError(f"config key 'scales.{config['scale']}.{name}': benchmark '{name}' has no parameters")
+    return config
+
+
+def load_config(path: str | Path) -> dict:
+    with open(path) as handle:
+        return validate_config(yaml.safe_load(handle))
+
+
+@dataclass(frozen=True)
+class Run:
+    """One repetition of one benchmark variant on one platform of one testbed."""
+
+    testbed: str
+    platform: str
+    variant: Variant
+    repetition: int
+
+    @property
+    def benchmark(self) -> str:
+        return self.variant.benchmark
+
+    def log_path(self, data_dir: str | Path) -> Path:
+        return Path(data_dir) / "raw" / self.testbed / self.platform / self.benchmark / self.variant.key / f"rep-{self.repetition}.log"
+
+
+def plan(config: dict) -> list[Run]:
+    """Every run the configuration asks for, in a stable order."""
+    scale = config["scales"][config["scale"]]
+    runs = []
+    for platform in config["platforms"]:
+        for name in config["benchmarks"]:
+            params = scale[name]
+            count = config.get("repetitions") or params["repetitions"]
+            for variant in BENCHMARKS[name].variants(params):
+                runs.extend(Run(config["testbed"], platform, variant, rep) for rep in range(count))
+    return runs

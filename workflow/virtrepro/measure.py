@@ -1,0 +1,231 @@
+"""Run one repetition of one benchmark on one platform of a testbed, over SSH.
+
+This is what a Snakemake measurement job calls. The steps are kept apart:
+``ensure_tools`` (install), ``run_command`` (run), the benchmark's parser
+(parse), and :mod:`virtrepro.rawlog` (keep).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import __version__, rawlog
+from .benchmarks import BENCHMARKS, SCRATCH_DIR, Benchmark
+from .config import Run
+from .parsers import ParseError
+from .platforms import get_platform
+from .testbed import Host, connect, testbed_from_config
+
+
+class MeasurementError(RuntimeError):
+    """A run failed; the message names the kept log and the reason."""
+
+
+HOST_FACTS_COMMAND = r"""
+echo "kernel=$(uname -r)"
+echo "machine=$(uname -m)"
+echo "os=$(. /etc/os-release 2>/dev/null; echo "$PRETTY_NAME")"
+echo "cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+echo "cores=$(nproc)"
+echo "mem_total_kb=$(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo)"
+echo "hostname=$(hostname)"
+echo "loadavg=$(cut -d' ' -f1-3 /proc/loadavg)"
+echo "virtualization=$( (systemd-detect-virt 2>/dev/null || true) | head -n 1)"
+"""
+
+
+def provenance() -> dict:
+    """Where this run was started from: the command line and the repository commit."""
+    repo = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=10,
+        ).stdout.strip() != ""
+    except (OSError, subprocess.SubprocessError):
+        commit, dirty = "", False
+    return {
+        "invocation": [Path(sys.argv[0]).name, *sys.argv[1:]],
+        "virtrepro_commit": commit or None,
+        "virtrepro_tree_modified": dirty,
+        "python": sys.version.split()[0],
+    }
+
+
+def utc_now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def host_facts(connection) -> dict:
+    result = connection.run(HOST_FACTS_COMMAND, hide=True, warn=True, in_stream=False)
+    facts = {}
+    for line in result.stdout.splitlines():
+        key, _, value = line.partition("=")
+        if key:
+            facts[key.strip()] = value.strip()
+    for key in ("cores", "mem_total_kb"):
+        if facts.get(key, "").isdigit():
+            facts[key] = int(facts[key])
+    return facts
+
+
+def ensure_tools(connection, benchmark: Benchmark, host: Host) -> str:
+    """Make sure the benchmark's tool is on the host; install its Debian packages if not.
+
+    Returns the tool's version string.
+    """
+    check = connection.run(benchmark.check_command, hide=True, warn=True, in_stream=False)
+    if check.exited != 0:
+        packages = " ".join(benchmark.packages)
+        install = connection.run(
+            "if [ \"$(id -u)\" = 0 ]; then SUDO=; else SUDO='sudo -n'; fi; "
+            f"DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q {packages}",
+            hide=True,
+            warn=True,
+            in_stream=False,
+        )
+        if install.exited != 0:
+            raise MeasurementError(
+                f"{benchmark.tool} is not installed on {host.name} and installing {packages} failed "
+                f"(exit {install.exited}): {install.stderr.strip()[-500:]}. "
+                "On the local testbed, run the set-up script (scripts/setup.sh)."
+            )
+    version = connection.run(benchmark.version_command, hide=True, warn=True, in_stream=False)
+    return version.stdout.strip().splitlines()[0] if version.stdout.strip() else "unknown"
+
+
+def run_command(connection, command: str, log_handle, timeout: float | None) -> int:
+    """Run ``command`` with stderr folded into stdout, streaming into ``log_handle``."""
+    wrapped = f"sh -c {shlex.quote(command)} 2>&1"
+    result = connection.run(
+        wrapped, hide=True, warn=True, pty=False, in_stream=False, out_stream=log_handle, timeout=timeout
+    )
+    return result.exited
+
+
+def measure(
+    run: Run,
+    config: dict,
+    data_dir: str | Path,
+    owner_pid: int | None = None,
+    timeout: float | None = 3600,
+    progress=None,
+) -> Path:
+    """Run ``run`` unless its complete log exists; return the log path.
+
+    Raises MeasurementError (naming the kept failed log) if the tool fails or
+    its output does not parse. Progress lines go to stderr and to ``progress``.
+    """
+
+    def say(message: str) -> None:
+        for stream in (sys.stderr, progress):
+            if stream is not None:
+                print(message, file=stream, flush=True)
+
+    log = run.log_path(data_dir)
+    if rawlog.is_complete(log):
+        say(f"kept {log}: complete raw logs are never re-measured")
+        return log
+    log.parent.mkdir(parents=True, exist_ok=True)
+    benchmark = BENCHMARKS[run.benchmark]
+    testbed = testbed_from_config(run.testbed, config)
+    host = testbed.up(owner_pid=owner_pid)
+    platform = get_platform(run.platform)(host)
+    command = benchmark.command(run.variant)
+    sidecar = {
+        "virtrepro_version": __version__,
+        "testbed": run.testbed,
+        "platform": platform.describe(),
+        "benchmark": run.benchmark,
+        "variant": run.variant.key,
+        "parameters": run.variant.param_dict,
+        "repetition": run.repetition,
+        "scale": config.get("scale"),
+        "command": command,
+        **provenance(),
+    }
+    partial = rawlog.temporary_path(log)
+    say(f"{run.testbed}/{run.platform}/{run.benchmark}/{run.variant.key} rep {run.repetition}: {command}")
+    with platform.instance() as endpoint:
+        sidecar["endpoint"] = endpoint.describe()
+        with connect(endpoint) as connection:
+            sidecar["host"] = host_facts(connection)
+            sidecar["tool_version"] = ensure_tools(connection, benchmark, endpoint)
+            if benchmark.uses_scratch:
+                connection.run(f"mkdir -p {SCRATCH_DIR}", hide=True, in_stream=False)
+            sidecar["started_utc"] = utc_now()
+            start = time.monotonic()
+            with open(partial, "w") as handle:
+                try:
+                    status = run_command(connection, command, handle, timeout)
+                    error = None
+                except Exception as exc:  # timeout, lost connection: keep what arrived
+                    status, error = None, f"{type(exc).__name__}: {exc}"
+            sidecar["ended_utc"] = utc_now()
+            sidecar["duration_s"] = round(time.monotonic() - start, 3)
+            sidecar["exit_status"] = status
+            if benchmark.uses_scratch:
+                connection.run(f"rm -f {SCRATCH_DIR}/iozone.tmp", hide=True, warn=True, in_stream=False)
+    text = Path(partial).read_text(errors="replace")
+    if error is None:
+        try:
+            records = benchmark.parse(text, str(log))
+        except ParseError as exc:
+            error = str(exc)
+    if error is None and status != 0:
+        error = f"{log}: {benchmark.tool} exited with status {status}"
+    if error is not None:
+        failed = rawlog.keep_failed(partial, log, {**sidecar, "error": error}, sidecar["ended_utc"].replace(":", ""))
+        say(f"FAILED: {error} (output kept in {failed})")
+        raise MeasurementError(f"run failed, output kept in {failed}: {error}")
+    sidecar["records"] = len(records)
+    rawlog.commit(partial, log, sidecar)
+    say(f"done in {sidecar['duration_s']} s: {log} ({len(records)} records)")
+    return log
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line of one measurement job (what the Snakemake rule runs)."""
+    import argparse
+    import json
+    import os
+
+    from .config import plan
+
+    parser = argparse.ArgumentParser(prog="python -m virtrepro.measure", description=main.__doc__)
+    parser.add_argument("--data-dir", required=True)
+    parser.add_argument("--testbed", required=True)
+    parser.add_argument("--platform", required=True)
+    parser.add_argument("--benchmark", required=True)
+    parser.add_argument("--variant", required=True)
+    parser.add_argument("--rep", type=int, required=True)
+    parser.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
+    args = parser.parse_args(argv)
+    raw = args.config or os.environ.get("VIRTREPRO_CONFIG")
+    if not raw:
+        parser.error("no configuration: pass --config or set VIRTREPRO_CONFIG")
+    config = json.loads(raw)  # validated by the Snakefile that set it
+    wanted = (args.testbed, args.platform, args.benchmark, args.variant, args.rep)
+    matches = [r for r in plan(config) if (r.testbed, r.platform, r.benchmark, r.variant.key, r.repetition) == wanted]
+    if not matches:
+        print(f"error: the configuration plans no run {'/'.join(map(str, wanted))}", file=sys.stderr)
+        return 2
+    owner = os.environ.get("VIRTREPRO_TESTBED_OWNER")
+    try:
+        measure(matches[0], config, args.data_dir, owner_pid=int(owner) if owner else None)
+    except (MeasurementError, rawlog.RawLogExists) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,22 @@
+"""Platforms: where on a testbed host a benchmark runs.
+
+A platform turns a testbed host into the SSH endpoint that a benchmark uses:
+``native`` is the host itself; containers and VMs (later) start a guest and
+yield the guest's endpoint. Adding a platform is adding one module with a
+:class:`Platform` subclass and one line in ``PLATFORMS``.
+"""
+
+from .base import Platform, PlatformError
+from .native import Native
+
+PLATFORMS: dict[str, type[Platform]] = {cls.name: cls for cls in (Native,)}
+
+
+def get_platform(name: str) -> type[Platform]:
+    try:
+        return PLATFORMS[name]
+    except KeyError:
+        raise PlatformError(f"unknown platform {name!r}; known: {', '.join(sorted(PLATFORMS))}") from None
+
+
+__all__ = ["PLATFORMS", "Platform", "PlatformError", "get_platform"]

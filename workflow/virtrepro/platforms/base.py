@@ -1,0 +1,38 @@
+"""The platform interface."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+from ..testbed import Host
+
+
+class PlatformError(RuntimeError):
+    """A platform cannot be set up or reached on a host."""
+
+
+class Platform:
+    """Where a benchmark runs on a testbed host.
+
+    Subclasses set ``name`` and ``family`` and implement :meth:`instance`, a
+    context manager that brings up one instance of the platform on ``host`` and
+    yields the SSH endpoint of that instance. It must tear the instance down on
+    exit, also when the body raises.
+    """
+
+    name: str = ""
+    family: str = ""  # native | container | full-vm
+
+    def __init__(self, host: Host, spec: dict | None = None):
+        self.host = host
+        self.spec = dict(spec or {})
+
+    @contextmanager
+    def instance(self, index: int = 0) -> Iterator[Host]:
+        raise NotImplementedError
+        yield  # pragma: no cover
+
+    def describe(self) -> dict:
+        """What the sidecar records about the platform actually used."""
+        return {"name": self.name, "family": self.family, "spec": self.spec}

@@ -1,0 +1,137 @@
+"""From raw logs to one tidy table per testbed.
+
+:func:`load` is the one way notebooks and rules get numbers: it parses every
+complete raw log of a testbed with the one parser of its tool, and keeps the
+result as ``<data>/tables/<testbed>.parquet`` (and ``.csv``) with a manifest
+of the logs it was built from. The table is a cache: when any log or sidecar
+changes, appears or disappears, or the parsers change, it is rebuilt. A log
+that does not parse stops the build with the parser's error, which names the
+file; it never becomes a number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from . import rawlog
+from .benchmarks import BENCHMARKS
+from .parsers import ParseError
+
+# Bump when a parser or the table layout changes: every cached table is rebuilt.
+TABLE_FORMAT = 1
+
+COLUMNS = [
+    "testbed",
+    "platform",
+    "benchmark",
+    "parameters",
+    "repetition",
+    "metric",
+    "unit",
+    "value",
+    "source_log",
+]
+
+
+class IncompleteLogError(ParseError):
+    """A raw log has no sidecar saying it is complete."""
+
+
+def raw_logs(data_dir: str | Path, testbed: str) -> list[Path]:
+    """Every final raw log of a testbed (failed and partial logs are not)."""
+    root = Path(data_dir) / "raw" / testbed
+    return sorted(p for p in root.glob("*/*/*/rep-*.log") if rawlog.LOG_NAME.match(p.name))
+
+
+def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
+    """Records of one raw log, with the run's context from its path and sidecar."""
+    log = Path(log)
+    relative = log.relative_to(Path(data_dir))
+    _, testbed, platform, benchmark, variant, name = relative.parts
+    if not rawlog.sidecar_path(log).exists():
+        raise IncompleteLogError(str(relative), "raw log has no sidecar (.json): the run did not finish")
+    sidecar = rawlog.read_sidecar(log)
+    if sidecar.get("status") != "complete":
+        raise IncompleteLogError(str(relative), f"sidecar status is {sidecar.get('status')!r}, not 'complete'")
+    if benchmark not in BENCHMARKS:
+        raise ParseError(str(relative), f"unknown benchmark {benchmark!r}")
+    records = BENCHMARKS[benchmark].parse(log.read_text(errors="replace"), str(relative))
+    context = {
+        "testbed": testbed,
+        "platform": platform,
+        "benchmark": benchmark,
+        "parameters": variant,
+        "repetition": int(rawlog.LOG_NAME.match(name).group(1)),
+        "source_log": str(relative),
+    }
+    return [{**context, **record} for record in records]
+
+
+def build_table(data_dir: str | Path, testbed: str) -> pd.DataFrame:
+    rows = [row for log in raw_logs(data_dir, testbed) for row in parse_log(log, data_dir)]
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    labels = sorted(c for c in frame.columns if c not in COLUMNS)
+    for column in labels:  # labels keep their type beside the rows that lack them
+        values = frame[column].dropna()
+        if len(values) and all(isinstance(v, bool) for v in values):
+            frame[column] = frame[column].astype("boolean")
+        elif len(values) and all(isinstance(v, (int, float)) and float(v).is_integer() for v in values):
+            frame[column] = frame[column].astype("Int64")
+    return frame[COLUMNS + labels].sort_values(COLUMNS[:6]).reset_index(drop=True)
+
+
+def fingerprint(data_dir: str | Path, testbed: str) -> str:
+    digest = hashlib.sha256(f"format={TABLE_FORMAT}".encode())
+    for log in raw_logs(data_dir, testbed):
+        for path in (log, rawlog.sidecar_path(log)):
+            digest.update(str(path.relative_to(data_dir)).encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest() if path.exists() else b"missing")
+    return digest.hexdigest()
+
+
+def table_paths(data_dir: str | Path, testbed: str) -> dict[str, Path]:
+    base = Path(data_dir) / "tables" / testbed
+    return {"parquet": base.with_suffix(".parquet"), "csv": base.with_suffix(".csv"), "manifest": base.with_suffix(".manifest.json")}
+
+
+def write_table(data_dir: str | Path, testbed: str) -> pd.DataFrame:
+    """Parse every raw log of ``testbed`` and write the table, CSV and manifest."""
+    data_dir = Path(data_dir)
+    frame = build_table(data_dir, testbed)
+    paths = table_paths(data_dir, testbed)
+    paths["parquet"].parent.mkdir(parents=True, exist_ok=True)
+    frame.to_parquet(paths["parquet"], index=False)
+    frame.to_csv(paths["csv"], index=False)
+    manifest = {
+        "testbed": testbed,
+        "fingerprint": fingerprint(data_dir, testbed),
+        "logs": [str(p.relative_to(data_dir)) for p in raw_logs(data_dir, testbed)],
+        "rows": len(frame),
+    }
+    paths["manifest"].write_text(json.dumps(manifest, indent=2) + "\n")
+    return frame
+
+
+def load(testbed: str, data_dir: str | Path = "data", rebuild: bool | None = None) -> pd.DataFrame:
+    """The tidy table of ``testbed``, rebuilt from the raw logs when they changed.
+
+    ``rebuild=None`` rebuilds only when the cached table is missing or stale,
+    True always rebuilds, False never does (and fails if there is no table).
+    """
+    data_dir = Path(data_dir)
+    paths = table_paths(data_dir, testbed)
+    if rebuild is None:
+        try:
+            manifest = json.loads(paths["manifest"].read_text())
+            rebuild = not paths["parquet"].exists() or manifest.get("fingerprint") != fingerprint(data_dir, testbed)
+        except (OSError, ValueError):
+            rebuild = True
+    if rebuild:
+        return write_table(data_dir, testbed)
+    return pd.read_parquet(paths["parquet"])

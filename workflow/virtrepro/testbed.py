@@ -1,0 +1,364 @@
+"""Testbeds: hosts reachable over SSH, and the embedded local testbed.
+
+Every benchmark reaches its host through :func:`connect` (Fabric over SSH), on
+the local testbed exactly as on a remote one. The local testbed is an sshd that
+the workflow starts on 127.0.0.1 with a free port, a host key and a client key
+generated into a git-ignored state directory (``.state/testbeds/<name>``). A
+small supervisor process owns that sshd and stops it when its owner (the
+Snakemake process, a test, a script) goes away, so an interrupted run leaves no
+sshd behind. Host keys are pinned in the testbed's own known_hosts file: an
+unknown host key is refused, never trusted silently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+def default_state_dir() -> Path:
+    """Where keys and sshd state live: $VIRTREPRO_STATE, else .state/ in the working directory."""
+    return Path(os.environ.get("VIRTREPRO_STATE") or Path.cwd() / ".state")
+
+
+class TestbedError(RuntimeError):
+    """A testbed cannot be brought up or reached."""
+
+
+@dataclass(frozen=True)
+class Host:
+    """An SSH endpoint: where a benchmark command runs."""
+
+    name: str
+    hostname: str
+    port: int
+    user: str
+    identity: str | None
+    known_hosts: str
+    gateway: "Host | None" = None
+
+    def describe(self) -> dict:
+        data = {"name": self.name, "hostname": self.hostname, "port": self.port, "user": self.user}
+        if self.gateway is not None:
+            data["via"] = self.gateway.describe()
+        return data
+
+
+def connect(host: Host):
+    """A Fabric connection to ``host`` that refuses unknown host keys."""
+    import fabric
+    import paramiko
+
+    gateway = connect(host.gateway) if host.gateway is not None else None
+    connect_kwargs = {"look_for_keys": host.identity is None, "allow_agent": host.identity is None}
+    if host.identity:
+        connect_kwargs["key_filename"] = [str(Path(host.identity).expanduser())]
+    # lazy: the testbed's own settings, not the user's ~/.ssh/config or Fabric config files
+    connection = fabric.Connection(
+        config=fabric.Config(lazy=True),
+        host=host.hostname,
+        port=host.port,
+        user=host.user,
+        connect_kwargs=connect_kwargs,
+        gateway=gateway,
+        connect_timeout=20,
+    )
+    connection.client = paramiko.SSHClient()
+    known_hosts = Path(host.known_hosts).expanduser()
+    if not known_hosts.exists():
+        raise TestbedError(f"testbed {host.name}: known_hosts file {known_hosts} does not exist")
+    connection.client.load_host_keys(str(known_hosts))
+    connection.client.set_missing_host_key_policy(paramiko.RejectPolicy())
+    return connection
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie is not alive
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def _sshd_path() -> str:
+    for candidate in ("/usr/sbin/sshd", "/usr/local/sbin/sshd"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    raise TestbedError("the local testbed needs OpenSSH's sshd (Debian package openssh-server); run the set-up script")
+
+
+class LocalTestbed:
+    """sshd on 127.0.0.1 of this machine, owned by a supervisor process."""
+
+    def __init__(self, name: str = "local", state_dir: Path | str | None = None):
+        self.name = name
+        self.dir = Path(state_dir or default_state_dir()) / "testbeds" / name
+        self.user = getpass.getuser()
+
+    # files
+    @property
+    def client_key(self) -> Path:
+        return self.dir / "id_ed25519"
+
+    @property
+    def host_key(self) -> Path:
+        return self.dir / "ssh_host_ed25519_key"
+
+    @property
+    def known_hosts(self) -> Path:
+        return self.dir / "known_hosts"
+
+    @property
+    def supervisor_pid_file(self) -> Path:
+        return self.dir / "supervisor.pid"
+
+    @property
+    def port_file(self) -> Path:
+        return self.dir / "port"
+
+    def _keys(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.dir, 0o700)
+        for key in (self.client_key, self.host_key):
+            if not key.exists():
+                subprocess.run(
+                    ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"virtrepro-{self.name}", "-f", str(key)],
+                    check=True,
+                )
+        (self.dir / "authorized_keys").write_text(Path(f"{self.client_key}.pub").read_text())
+
+    def _write_config(self, port: int) -> Path:
+        config = self.dir / "sshd_config"
+        config.write_text(
+            "\n".join(
+                [
+                    f"ListenAddress 127.0.0.1:{port}",
+                    f"HostKey {self.host_key}",
+                    f"AuthorizedKeysFile {self.dir / 'authorized_keys'}",
+                    f"PidFile {self.dir / 'sshd.pid'}",
+                    f"AllowUsers {self.user}",
+                    "PermitRootLogin prohibit-password",
+                    "PasswordAuthentication no",
+                    "KbdInteractiveAuthentication no",
+                    "UsePAM no",
+                    "StrictModes no",
+                    "X11Forwarding no",
+                    "AllowTcpForwarding yes",
+                    "PrintMotd no",
+                    "MaxStartups 50:30:100",
+                    "MaxSessions 50",
+                    "Subsystem sftp internal-sftp",
+                    "",
+                ]
+            )
+        )
+        host_pub = Path(f"{self.host_key}.pub").read_text().split()
+        self.known_hosts.write_text(f"[127.0.0.1]:{port} {host_pub[0]} {host_pub[1]}\n")
+        return config
+
+    def running(self) -> bool:
+        try:
+            pid = int(self.supervisor_pid_file.read_text())
+            port = int(self.port_file.read_text())
+        except (OSError, ValueError):
+            return False
+        if not _pid_alive(pid):
+            return False
+        with socket.socket() as sock:
+            sock.settimeout(1)
+            return sock.connect_ex(("127.0.0.1", port)) == 0
+
+    def host(self) -> Host:
+        return Host(
+            name=self.name,
+            hostname="127.0.0.1",
+            port=int(self.port_file.read_text()),
+            user=self.user,
+            identity=str(self.client_key),
+            known_hosts=str(self.known_hosts),
+        )
+
+    def up(self, owner_pid: int | None = None, timeout: float = 20) -> Host:
+        """Start the sshd (if it is not running) and return its Host. Idempotent."""
+        if self.running():
+            return self.host()
+        _sshd_path()
+        self._keys()
+        if os.geteuid() == 0:
+            Path("/run/sshd").mkdir(parents=True, exist_ok=True)  # sshd's privilege separation directory
+        port = _free_port()
+        config = self._write_config(port)
+        self.port_file.write_text(str(port))
+        log = open(self.dir / "supervisor.log", "ab")
+        supervisor = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "virtrepro.testbed",
+                "supervise",
+                "--config",
+                str(config),
+                "--owner",
+                str(owner_pid or os.getpid()),
+                "--pid-file",
+                str(self.supervisor_pid_file),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+        )
+        self.supervisor_pid_file.write_text(str(supervisor.pid))
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if supervisor.poll() is not None:
+                break
+            if self.running():
+                return self.host()
+            time.sleep(0.05)
+        self.down()
+        tail = (self.dir / "supervisor.log").read_text(errors="replace")[-2000:]
+        raise TestbedError(f"local testbed {self.name}: sshd did not start on 127.0.0.1:{port}\n{tail}")
+
+    def down(self) -> None:
+        """Stop the supervisor and its sshd (and every session it spawned)."""
+        try:
+            pid = int(self.supervisor_pid_file.read_text())
+        except (OSError, ValueError):
+            return
+        if _pid_alive(pid):
+            os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + 10
+            while _pid_alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if _pid_alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        self.supervisor_pid_file.unlink(missing_ok=True)
+
+    def __enter__(self) -> Host:
+        return self.up()
+
+    def __exit__(self, *exc) -> None:
+        self.down()
+
+
+class RemoteTestbed:
+    """Hosts described in the config, reached over SSH; nothing to start or stop."""
+
+    def __init__(self, name: str, spec: dict):
+        self.name = name
+        self.spec = spec
+
+    def hosts(self) -> list[Host]:
+        return [
+            Host(
+                name=f"{self.name}/{h['hostname']}",
+                hostname=h["hostname"],
+                port=h.get("port", 22),
+                user=h.get("user", "root"),
+                identity=h.get("identity"),
+                known_hosts=self.spec["known_hosts"],
+            )
+            for h in self.spec["hosts"]
+        ]
+
+    def up(self, owner_pid: int | None = None) -> Host:
+        return self.hosts()[0]
+
+    def down(self) -> None:
+        pass
+
+    def running(self) -> bool:
+        return True
+
+
+def testbed_from_config(name: str, config: dict, state_dir: Path | str | None = None):
+    spec = config["testbeds"][name]
+    if spec["kind"] == "local":
+        return LocalTestbed(name, state_dir)
+    return RemoteTestbed(name, spec)
+
+
+def _supervise(config: str, owner: int, pid_file: str) -> int:
+    """Run sshd in the foreground until the owner process exits or we are told to stop."""
+    sshd = subprocess.Popen([_sshd_path(), "-D", "-e", "-f", config], start_new_session=True)
+    stopping = False
+
+    def stop(*_):
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        while not stopping and sshd.poll() is None and _pid_alive(owner):
+            time.sleep(0.2)
+    finally:
+        if sshd.poll() is None:
+            # sshd and every session it forked share its process group
+            try:
+                os.killpg(sshd.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                sshd.wait(5)
+            except subprocess.TimeoutExpired:
+                os.killpg(sshd.pid, signal.SIGKILL)
+                sshd.wait()
+        try:
+            if int(Path(pid_file).read_text()) == os.getpid():
+                Path(pid_file).unlink()
+        except (OSError, ValueError):
+            pass
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m virtrepro.testbed", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    supervise = commands.add_parser("supervise", help="(internal) own an sshd for the local testbed")
+    supervise.add_argument("--config", required=True)
+    supervise.add_argument("--owner", type=int, required=True)
+    supervise.add_argument("--pid-file", required=True)
+    for verb in ("up", "down", "status"):
+        sub = commands.add_parser(verb, help=f"{verb} the local testbed")
+        sub.add_argument("--name", default="local")
+    args = parser.parse_args(argv)
+    if args.command == "supervise":
+        return _supervise(args.config, args.owner, args.pid_file)
+    testbed = LocalTestbed(args.name)
+    if args.command == "up":
+        host = testbed.up(owner_pid=1)  # owned by init: stays up until `down`
+        print(f"local testbed {args.name} up: ssh -i {host.identity} -p {host.port} "
+              f"-o UserKnownHostsFile={host.known_hosts} {host.user}@{host.hostname}")
+    elif args.command == "down":
+        testbed.down()
+        print(f"local testbed {args.name} down")
+    else:
+        print("running" if testbed.running() else "stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
