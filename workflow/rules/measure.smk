@@ -10,6 +10,8 @@
 import json
 
 os.environ["VIRTREPRO_CONFIG"] = json.dumps(config)
+# the command line that started the workflow, for the sidecars' provenance
+os.environ.setdefault("VIRTREPRO_INVOCATION", json.dumps(sys.argv))
 # the local testbed's sshd lives as long as this Snakemake process
 os.environ.setdefault("VIRTREPRO_TESTBED_OWNER", str(os.getpid()))
 

@@ -52,8 +52,12 @@ def provenance() -> dict:
         ).stdout.strip() != ""
     except (OSError, subprocess.SubprocessError):
         commit, dirty = "", False
+    import json
+    import os
+
+    workflow_argv = json.loads(os.environ.get("VIRTREPRO_INVOCATION", "null")) or sys.argv
     return {
-        "invocation": [Path(sys.argv[0]).name, *sys.argv[1:]],
+        "invocation": [Path(workflow_argv[0]).name, *workflow_argv[1:]],
         "virtrepro_commit": commit or None,
         "virtrepro_tree_modified": dirty,
         "python": sys.version.split()[0],
