@@ -15,13 +15,14 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
-import signal
 import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from . import supervisor
 
 def default_state_dir() -> Path:
     """Where keys and sshd state live: $VIRTREPRO_STATE, else .state/ in the working directory."""
@@ -83,21 +84,6 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # a zombie is not alive
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(") ", 1)[1][0] != "Z"
-    except OSError:
-        return False
 
 
 def _sshd_path() -> str:
@@ -182,7 +168,7 @@ class LocalTestbed:
             port = int(self.port_file.read_text())
         except (OSError, ValueError):
             return False
-        if not _pid_alive(pid):
+        if not supervisor.pid_alive(pid):
             return False
         with socket.socket() as sock:
             sock.settimeout(1)
@@ -209,30 +195,15 @@ class LocalTestbed:
         port = _free_port()
         config = self._write_config(port)
         self.port_file.write_text(str(port))
-        log = open(self.dir / "supervisor.log", "ab")
-        supervisor = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "virtrepro.testbed",
-                "supervise",
-                "--config",
-                str(config),
-                "--owner",
-                str(owner_pid or os.getpid()),
-                "--pid-file",
-                str(self.supervisor_pid_file),
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+        process = supervisor.start(
+            [_sshd_path(), "-D", "-e", "-f", str(config)],
+            owner=owner_pid or os.getpid(),
+            pid_file=self.supervisor_pid_file,
+            log_file=self.dir / "supervisor.log",
         )
-        self.supervisor_pid_file.write_text(str(supervisor.pid))
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if supervisor.poll() is not None:
+            if process.poll() is not None:
                 break
             if self.running():
                 return self.host()
@@ -242,19 +213,8 @@ class LocalTestbed:
         raise TestbedError(f"local testbed {self.name}: sshd did not start on 127.0.0.1:{port}\n{tail}")
 
     def down(self) -> None:
-        """Stop the supervisor and its sshd (and every session it spawned)."""
-        try:
-            pid = int(self.supervisor_pid_file.read_text())
-        except (OSError, ValueError):
-            return
-        if _pid_alive(pid):
-            os.kill(pid, signal.SIGTERM)
-            deadline = time.monotonic() + 10
-            while _pid_alive(pid) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            if _pid_alive(pid):
-                os.kill(pid, signal.SIGKILL)
-        self.supervisor_pid_file.unlink(missing_ok=True)
+        """Stop the supervisor and its sshd."""
+        supervisor.stop(self.supervisor_pid_file)
 
     def __enter__(self) -> Host:
         return self.up()
@@ -300,53 +260,13 @@ def testbed_from_config(name: str, config: dict, state_dir: Path | str | None = 
     return RemoteTestbed(name, spec)
 
 
-def _supervise(config: str, owner: int, pid_file: str) -> int:
-    """Run sshd in the foreground until the owner process exits or we are told to stop."""
-    sshd = subprocess.Popen([_sshd_path(), "-D", "-e", "-f", config], start_new_session=True)
-    stopping = False
-
-    def stop(*_):
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    try:
-        while not stopping and sshd.poll() is None and _pid_alive(owner):
-            time.sleep(0.2)
-    finally:
-        if sshd.poll() is None:
-            # sshd and every session it forked share its process group
-            try:
-                os.killpg(sshd.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                sshd.wait(5)
-            except subprocess.TimeoutExpired:
-                os.killpg(sshd.pid, signal.SIGKILL)
-                sshd.wait()
-        try:
-            if int(Path(pid_file).read_text()) == os.getpid():
-                Path(pid_file).unlink()
-        except (OSError, ValueError):
-            pass
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m virtrepro.testbed", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    supervise = commands.add_parser("supervise", help="(internal) own an sshd for the local testbed")
-    supervise.add_argument("--config", required=True)
-    supervise.add_argument("--owner", type=int, required=True)
-    supervise.add_argument("--pid-file", required=True)
     for verb in ("up", "down", "status"):
         sub = commands.add_parser(verb, help=f"{verb} the local testbed")
         sub.add_argument("--name", default="local")
     args = parser.parse_args(argv)
-    if args.command == "supervise":
-        return _supervise(args.config, args.owner, args.pid_file)
     testbed = LocalTestbed(args.name)
     if args.command == "up":
         host = testbed.up(owner_pid=1)  # owned by init: stays up until `down`

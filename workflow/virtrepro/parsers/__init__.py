@@ -7,13 +7,22 @@ complete, successful run.
 """
 
 from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .hpcc import parse_hpcc, parse_hpccinf
 from .iozone import parse_iozone
+from .iperf3 import parse_iperf3
+from .netperf import parse_netperf
+from .npb import parse_npb
 from .sysbench import parse_sysbench
 
 __all__ = [
     "ParseError",
     "ToolReportedError",
     "TruncatedLogError",
+    "parse_hpcc",
+    "parse_hpccinf",
     "parse_iozone",
+    "parse_iperf3",
+    "parse_netperf",
+    "parse_npb",
     "parse_sysbench",
 ]
