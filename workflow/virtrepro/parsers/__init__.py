@@ -6,23 +6,34 @@ raises a :class:`ParseError` subclass naming the source when the text is not a
 complete, successful run.
 """
 
+from .bonnie import parse_bonnie
 from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .fio import parse_fio
 from .hpcc import parse_hpcc, parse_hpccinf
 from .iozone import parse_iozone
+from .ioping import parse_ioping
 from .iperf3 import parse_iperf3
+from .mbw import parse_mbw
 from .netperf import parse_netperf
 from .npb import parse_npb
+from .stress_ng import parse_stress_ng, parse_stress_ng_yaml
 from .sysbench import parse_sysbench
 
 __all__ = [
     "ParseError",
     "ToolReportedError",
     "TruncatedLogError",
+    "parse_bonnie",
+    "parse_fio",
     "parse_hpcc",
     "parse_hpccinf",
     "parse_iozone",
+    "parse_ioping",
     "parse_iperf3",
+    "parse_mbw",
     "parse_netperf",
     "parse_npb",
+    "parse_stress_ng",
+    "parse_stress_ng_yaml",
     "parse_sysbench",
 ]
