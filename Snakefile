@@ -21,6 +21,7 @@ configfile: str(Path(workflow.basedir) / "config" / "config.yaml")
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/images.smk"
 include: "workflow/rules/measure.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/notebooks.smk"
@@ -29,7 +30,7 @@ include: "workflow/rules/notebooks.smk"
 rule all:
     default_target: True
     input:
-        raw_logs(),
+        raw_logs,
         table_outputs(),
         notebook_outputs(),
 

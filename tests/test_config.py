@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from virtrepro.config import ConfigError, plan, validate_config
+from virtrepro.config import ConfigError, plan, resolve_platforms, validate_config
 
 
 @pytest.fixture
@@ -50,6 +50,7 @@ def test_unknown_key_is_named(config):
 
 
 def test_plan_counts_runs_and_repetitions(config):
+    config["platforms"] = ["native"]
     runs = plan(config)
     quick = config["scales"]["quick"]
     expected = len(quick["sysbench_cpu"]["threads"]) * quick["sysbench_cpu"]["repetitions"] + quick["iozone"]["repetitions"]
@@ -60,6 +61,7 @@ def test_plan_counts_runs_and_repetitions(config):
 
 
 def test_scales_never_share_a_log_directory(config):
+    config["platforms"] = ["native"]
     quick = {r.log_path("data").parent for r in plan(config)}
     config["scale"] = "paper"
     paper = {r.log_path("data").parent for r in plan(config)}
@@ -67,7 +69,24 @@ def test_scales_never_share_a_log_directory(config):
 
 
 def test_log_paths_follow_the_documented_layout(config):
-    run = plan(config)[0]
+    run = plan(config, ["native"])[0]
     path = run.log_path("data")
     assert path.parts[:4] == ("data", "raw", "local", "native")
     assert path.parts[4] == run.benchmark and path.name == "rep-0.log"
+
+
+def test_qemu_auto_is_resolved_by_the_probe_result(config):
+    assert config["platforms"] == ["native", "lxc", "podman", "qemu"]
+    with pytest.raises(ConfigError, match="probe"):
+        plan(config)
+    assert resolve_platforms(config["platforms"], "qemu-tcg") == ["native", "lxc", "podman", "qemu-tcg"]
+    assert resolve_platforms(["qemu", "qemu-kvm"], "qemu-kvm") == ["qemu-kvm"]
+    platforms = {r.platform for r in plan(config, resolve_platforms(config["platforms"], "qemu-kvm"))}
+    assert platforms == {"native", "lxc", "podman", "qemu-kvm"}
+
+
+def test_guest_spec_is_validated(config):
+    bad = copy.deepcopy(config)
+    bad["guest"]["cache"] = "unsafe"
+    with pytest.raises(ConfigError, match="config key 'guest.cache'"):
+        validate_config(bad)

@@ -26,6 +26,7 @@ def config(tmp_path, monkeypatch):
     cfg["testbed"] = "pytest-local"
     cfg["testbeds"]["pytest-local"] = {"kind": "local"}
     cfg["repetitions"] = 1
+    cfg["platforms"] = ["native"]
     cfg["scales"]["quick"]["sysbench_cpu"].update(threads=[1], seconds=1)
     cfg["scales"]["quick"]["iozone"].update(min_file_size="1m", max_file_size="4m")
     validate_config(cfg)

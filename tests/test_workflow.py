@@ -19,6 +19,7 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snake
 
 SMALL = {
     "testbed": "wf-local",
+    "platforms": ["native"],
     "repetitions": None,
     "notebooks": ["walters2008", "kumar2013"],
     "testbeds": {"wf-local": {"kind": "local"}},

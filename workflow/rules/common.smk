@@ -1,8 +1,11 @@
 # Configuration, the run plan, and helpers shared by the rules.
 
+import json
 import os
 
-from virtrepro.config import ConfigError, plan, validate_config
+from virtrepro.config import ConfigError, QEMU_AUTO, plan, resolve_platforms, validate_config
+from virtrepro.guests import image_dir, stop_guests
+from virtrepro.guests.image import IMAGE_FILES
 from virtrepro.testbed import LocalTestbed, testbed_from_config
 
 try:
@@ -15,13 +18,15 @@ validate(config, "../schemas/config.schema.yaml")
 TESTBED = config["testbed"]
 DATA = config["data_dir"].rstrip("/")
 FIGURES_DIR = config["figures_dir"].rstrip("/")
-RUNS = {(r.platform, r.benchmark, r.variant.key, r.repetition): r for r in plan(config)}
+IMAGE_DIR = str(image_dir())
+GUEST_PLATFORMS = {"lxc", "podman", "qemu", "qemu-kvm", "qemu-tcg"}
 
 # One measurement job at a time on a testbed's hosts: jobs claim this resource.
 if "measurement_slots" not in workflow.global_resources:
     workflow.register_resource("measurement_slots", 1)
 
 RAW_PATTERN = DATA + "/raw/{testbed}/{platform}/{benchmark}/{variant}/rep-{rep}"
+QEMU_PROBE = DATA + "/raw/{testbed}/probes/qemu-accel.json"
 
 
 wildcard_constraints:
@@ -33,18 +38,32 @@ wildcard_constraints:
     paper=r"[a-z]+[0-9]{4}",
 
 
-def raw_logs():
-    return [str(run.log_path(DATA)) for run in RUNS.values()]
+def concrete_platforms():
+    """The configured platforms with `qemu` resolved by the KVM boot probe (a checkpoint)."""
+    qemu = None
+    if QEMU_AUTO in config["platforms"]:
+        with open(checkpoints.qemu_accel.get(testbed=TESTBED).output[0]) as handle:
+            qemu = json.load(handle)["platform"]
+    return resolve_platforms(config["platforms"], qemu)
 
 
-def run_for(wildcards):
-    key = (wildcards.platform, wildcards.benchmark, wildcards.variant, int(wildcards.rep))
-    if wildcards.testbed != TESTBED or key not in RUNS:
-        raise WorkflowError(f"no run of the configuration produces {wildcards}")
-    return RUNS[key]
+def planned_runs():
+    return plan(config, concrete_platforms())
+
+
+def raw_logs(wildcards=None):
+    return [str(run.log_path(DATA)) for run in planned_runs()]
+
+
+def image_input(wildcards):
+    """Guest platforms need the guest image; ancient(): a rebuilt image re-measures nothing."""
+    if wildcards.platform in GUEST_PLATFORMS:
+        return ancient(os.path.join(IMAGE_DIR, "image.json"))
+    return []
 
 
 def stop_testbed():
+    stop_guests(TESTBED)
     testbed = testbed_from_config(TESTBED, config)
     if isinstance(testbed, LocalTestbed):
         testbed.down()

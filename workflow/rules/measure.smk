@@ -21,6 +21,8 @@ localrules:
 
 
 rule measure:
+    input:
+        image_input,
     output:
         log=update(RAW_PATTERN + ".log"),
         sidecar=update(RAW_PATTERN + ".json"),

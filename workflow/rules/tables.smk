@@ -9,7 +9,7 @@ def table_outputs():
 
 rule table:
     input:
-        lambda wc: [str(r.log_path(DATA)) for r in RUNS.values() if r.testbed == wc.testbed],
+        lambda wc: [str(r.log_path(DATA)) for r in planned_runs() if r.testbed == wc.testbed],
     output:
         parquet=DATA + "/tables/{testbed}.parquet",
         csv=DATA + "/tables/{testbed}.csv",

@@ -72,11 +72,31 @@ class Run:
         return Path(data_dir) / "raw" / self.testbed / self.platform / self.benchmark / self.variant.key / f"rep-{self.repetition}.log"
 
 
-def plan(config: dict) -> list[Run]:
-    """Every run the configuration asks for, in a stable order."""
+QEMU_AUTO = "qemu"  # resolved to qemu-kvm or qemu-tcg by a boot probe on the testbed
+
+
+def resolve_platforms(platforms: list[str], qemu: str | None) -> list[str]:
+    """Replace ``qemu`` (auto) by the accelerator the probe found; keep the order, drop duplicates."""
+    resolved = []
+    for platform in platforms:
+        if platform == QEMU_AUTO:
+            if qemu is None:
+                raise ConfigError("platform 'qemu' needs the KVM probe's result (qemu-kvm or qemu-tcg)")
+            platform = qemu
+        if platform not in resolved:
+            resolved.append(platform)
+    return resolved
+
+
+def plan(config: dict, platforms: list[str] | None = None) -> list[Run]:
+    """Every run the configuration asks for, in a stable order.
+
+    ``platforms`` are the concrete platforms (``qemu`` resolved); by default the
+    configured ones, which then must not contain ``qemu``.
+    """
     scale = config["scales"][config["scale"]]
     runs = []
-    for platform in config["platforms"]:
+    for platform in platforms if platforms is not None else resolve_platforms(config["platforms"], None):
         for name in config["benchmarks"]:
             params = scale[name]
             count = config.get("repetitions") or params["repetitions"]

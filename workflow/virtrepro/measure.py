@@ -142,7 +142,8 @@ def measure(
     benchmark = BENCHMARKS[run.benchmark]
     testbed = testbed_from_config(run.testbed, config)
     host = testbed.up(owner_pid=owner_pid)
-    platform = get_platform(run.platform)(host)
+    platform = get_platform(run.platform)(host, config.get("guest") if run.platform != "native" else None)
+    platform.failure_dir = log.parent
     command = benchmark.command(run.variant)
     sidecar = {
         "virtrepro_version": __version__,
@@ -218,7 +219,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("no configuration: pass --config or set VIRTREPRO_CONFIG")
     config = json.loads(raw)  # validated by the Snakefile that set it
     wanted = (args.testbed, args.platform, args.benchmark, args.variant, args.rep)
-    matches = [r for r in plan(config) if (r.testbed, r.platform, r.benchmark, r.variant.key, r.repetition) == wanted]
+    configured = config["platforms"]
+    allowed = args.platform in configured or (args.platform.startswith("qemu-") and "qemu" in configured)
+    matches = [r for r in plan(config, [args.platform] if allowed else []) if (r.testbed, r.platform, r.benchmark, r.variant.key, r.repetition) == wanted]
     if not matches:
         print(f"error: the configuration plans no run {'/'.join(map(str, wanted))}", file=sys.stderr)
         return 2

@@ -1,15 +1,19 @@
 """Platforms: where on a testbed host a benchmark runs.
 
 A platform turns a testbed host into the SSH endpoint that a benchmark uses:
-``native`` is the host itself; containers and VMs (later) start a guest and
-yield the guest's endpoint. Adding a platform is adding one module with a
-:class:`Platform` subclass and one line in ``PLATFORMS``.
+``native`` is the host itself; ``lxc`` and ``podman`` start a container,
+``qemu-kvm`` and ``qemu-tcg`` a full VM, and yield the guest's endpoint.
+Adding a platform is adding one module with a :class:`Platform` subclass and
+one line in ``PLATFORMS``.
 """
 
 from .base import Platform, PlatformError
+from .lxc import Lxc
 from .native import Native
+from .podman import Podman
+from .qemu import QemuKvm, QemuTcg
 
-PLATFORMS: dict[str, type[Platform]] = {cls.name: cls for cls in (Native,)}
+PLATFORMS: dict[str, type[Platform]] = {cls.name: cls for cls in (Native, Lxc, Podman, QemuKvm, QemuTcg)}
 
 
 def get_platform(name: str) -> type[Platform]:

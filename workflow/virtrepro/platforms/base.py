@@ -23,6 +23,7 @@ class Platform:
 
     name: str = ""
     family: str = ""  # native | container | full-vm
+    failure_dir = None  # where a failed start keeps its console log (set by measure)
 
     def __init__(self, host: Host, spec: dict | None = None):
         self.host = host

@@ -1,0 +1,142 @@
+"""Guests (containers and VMs) on the local testbed: images, identities, lifetimes.
+
+A guest is started by a platform (:mod:`virtrepro.platforms`) under a
+:mod:`virtrepro.supervisor` whose owner is the Snakemake process (or the test or
+script that asked for it), so it stays up across the measurement jobs of one
+run and is torn down at the end of the run, or when its owner dies, with all
+its devices and directories. Its state lives in
+``.state/guests/<testbed>/<platform>-<spec hash>-<index>/``.
+
+Each guest gets its own SSH host key, generated into a *seed* directory that
+``guest-seed.service`` in the image installs before sshd starts (containers
+bind-mount it at ``/seed``; VMs get it as a small ext4 disk). The testbed pins
+that key in the guest's own known_hosts file: nothing trusts an unknown key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from .. import supervisor
+from ..testbed import Host, connect, default_state_dir
+
+
+class GuestError(RuntimeError):
+    """A guest could not be started or reached."""
+
+
+def spec_hash(spec: dict) -> str:
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:8]
+
+
+def images_dir() -> Path:
+    return default_state_dir() / "images"
+
+
+def image_dir() -> Path:
+    """The directory of the current recipe's image (built by the guest_image rule)."""
+    from .image import recipe_hash
+
+    return images_dir() / recipe_hash()
+
+
+def require_image() -> Path:
+    path = image_dir()
+    if not (path / "image.json").exists():
+        raise GuestError(
+            f"guest image {path} is missing: it is built by the workflow's guest_image rule "
+            "(or: python -m virtrepro.guests.image build " + str(path) + ")"
+        )
+    return path
+
+
+def make_seed(seed: Path, name: str, authorized_key_file: str, network: dict[str, str] | None = None) -> str:
+    """Write a guest's seed (fresh host key, authorized_keys, hostname); return its public host key."""
+    if seed.exists():
+        shutil.rmtree(seed)
+    seed.mkdir(parents=True)
+    os.chmod(seed, 0o700)
+    key = seed / "ssh_host_ed25519_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"root@{name}", "-f", str(key)], check=True)
+    shutil.copy(f"{authorized_key_file}.pub", seed / "authorized_keys")
+    (seed / "hostname").write_text(name + "\n")
+    for relative, content in (network or {}).items():
+        path = seed / "network" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    return " ".join(Path(f"{key}.pub").read_text().split()[:2])
+
+
+def write_known_hosts(path: Path, host: str, port: int, public_key: str) -> Path:
+    spec = host if port == 22 else f"[{host}]:{port}"
+    path.write_text(f"{spec} {public_key}\n")
+    return path
+
+
+def wait_for_ssh(host: Host, timeout: float, alive=None) -> float:
+    """Poll until a command runs over SSH (pinned host key); return the seconds it took."""
+    import logging
+
+    import paramiko
+
+    logging.getLogger("paramiko").setLevel(logging.CRITICAL)  # refused/reset while booting is expected
+    start = time.monotonic()
+    last = "no attempt"
+    while time.monotonic() - start < timeout:
+        if alive is not None and not alive():
+            raise GuestError(f"guest {host.name} died while booting")
+        try:
+            with connect(host) as connection:
+                connection.run("true", hide=True, in_stream=False, timeout=10)
+            return time.monotonic() - start
+        except paramiko.BadHostKeyException as error:
+            raise GuestError(f"guest {host.name} offered an unexpected host key: {error}") from None
+        except Exception as error:  # not up yet: refused, reset, banner timeout, auth not ready
+            last = f"{type(error).__name__}: {error}"
+        time.sleep(0.5)
+    raise GuestError(f"guest {host.name} did not answer over SSH within {timeout:.0f} s (last: {last})")
+
+
+class GuestState:
+    """Files of one guest instance and its supervisor."""
+
+    def __init__(self, testbed: str, name: str):
+        self.dir = default_state_dir() / "guests" / testbed / name
+        self.name = name
+
+    @property
+    def pid_file(self) -> Path:
+        return self.dir / "supervisor.pid"
+
+    @property
+    def endpoint_file(self) -> Path:
+        return self.dir / "endpoint.json"
+
+    def running(self) -> bool:
+        return supervisor.running(self.pid_file) and self.endpoint_file.exists()
+
+    def endpoint(self) -> Host:
+        data = json.loads(self.endpoint_file.read_text())
+        return Host(**data)
+
+    def save_endpoint(self, host: Host) -> None:
+        self.endpoint_file.write_text(
+            json.dumps({k: getattr(host, k) for k in ("name", "hostname", "port", "user", "identity", "known_hosts")})
+        )
+
+    def stop(self) -> None:
+        supervisor.stop(self.pid_file)
+        self.endpoint_file.unlink(missing_ok=True)
+
+
+def stop_guests(testbed: str) -> None:
+    """Tear down every guest of a testbed (end of a workflow run)."""
+    root = default_state_dir() / "guests" / testbed
+    for pid_file in sorted(root.glob("*/supervisor.pid")):
+        GuestState(testbed, pid_file.parent.name).stop()
