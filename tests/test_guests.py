@@ -1,0 +1,86 @@
+"""Real guests on the local testbed: an LXC container, a podman container and a QEMU VM.
+
+Each is started from the project's own image, reached over SSH with its own
+pinned host key, and torn down; afterwards nothing may be left (processes,
+containers, network devices, mounts). The first run builds the guest image
+(about a minute, from Debian's archive); later runs reuse it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import require_tools
+from virtrepro.guests import GuestError, image_dir
+from virtrepro.platforms import get_platform
+from virtrepro.testbed import LocalTestbed, connect
+
+pytestmark = pytest.mark.integration
+
+SPEC = {"vcpus": 2, "memory_mb": 1024}
+
+
+@pytest.fixture(scope="module")
+def host():
+    require_tools("/usr/sbin/sshd", "mmdebstrap", "qemu-system-x86_64", "lxc-start", "podman")
+    if not (image_dir() / "image.json").exists():
+        subprocess.run([sys.executable, "-m", "virtrepro.guests.image", "build", str(image_dir())], check=True)
+    testbed = LocalTestbed("pytest-guests")
+    yield testbed.up()
+    testbed.down()
+
+
+def leftovers(name: str) -> list[str]:
+    found = []
+    ps = subprocess.run(["ps", "-ww", "-eo", "stat,args"], capture_output=True, text=True).stdout
+    found += [f"process: {line}" for line in ps.splitlines() if name in line and not line.startswith("Z")]
+    found += [f"mount: {line}" for line in open("/proc/mounts").read().splitlines() if name in line]
+    links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout
+    found += [f"link: {line}" for line in links.splitlines() if line.split()[0].startswith(("vrbr0", "vr-"))]
+    found += [f"netns: {line}" for line in subprocess.run(["ip", "netns"], capture_output=True, text=True).stdout.splitlines()]
+    return found
+
+
+@pytest.mark.parametrize("name", ["lxc", "podman", "qemu-tcg"])
+def test_guest_runs_a_command_over_ssh_and_leaves_nothing(host, name):
+    platform = get_platform(name)(host, SPEC)
+    with platform.instance() as endpoint:
+        guest = endpoint.name
+        with connect(endpoint) as connection:
+            result = connection.run(
+                ". /etc/os-release; echo $VERSION_CODENAME; sysbench --version; command -v iozone",
+                hide=True, in_stream=False,
+            )
+        lines = result.stdout.split()
+        assert lines[0] == "bookworm" and "sysbench" in result.stdout and "/iozone" in result.stdout
+        assert leftovers(guest), "the guest should be visible while it runs"
+    assert leftovers(guest) == []
+    applied = platform.describe()["applied"]
+    assert applied["boot_to_ssh_s"] > 0
+    if name == "qemu-tcg":
+        assert applied["accel"] == "tcg"
+
+
+def test_two_guests_have_their_own_host_keys(host):
+    platform = get_platform("lxc")(host, SPEC)
+    with platform.instance(0) as first, platform.instance(1) as second:
+        keys = [open(e.known_hosts).read().split()[-1] for e in (first, second)]
+        with connect(second) as connection:
+            assert connection.run("hostname", hide=True, in_stream=False).stdout.strip() == second.name
+    assert keys[0] != keys[1]
+    assert leftovers(first.name) == [] and leftovers(second.name) == []
+
+
+def test_guest_that_does_not_come_up_fails_clearly_and_keeps_its_console(host, tmp_path):
+    platform = get_platform("qemu-tcg")(host, {**SPEC, "memory_mb": 512})
+    platform.boot_timeout = 3  # far too short for a TCG boot
+    platform.failure_dir = tmp_path
+    with pytest.raises(GuestError, match="did not answer over SSH within 3 s") as error:
+        with platform.instance(7):
+            pass
+    kept = list(tmp_path.glob("console-qemu-tcg-*-7-*.log"))
+    assert len(kept) == 1 and str(kept[0]) in str(error.value)
+    assert leftovers(platform.guest_name(7)) == []
