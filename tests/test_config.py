@@ -53,11 +53,23 @@ def test_plan_counts_runs_and_repetitions(config):
     config["platforms"] = ["native"]
     runs = plan(config)
     quick = config["scales"]["quick"]
-    expected = len(quick["sysbench_cpu"]["threads"]) * quick["sysbench_cpu"]["repetitions"] + quick["iozone"]["repetitions"]
+    expected = (
+        len(quick["sysbench_cpu"]["threads"]) * quick["sysbench_cpu"]["repetitions"]
+        + quick["iozone"]["repetitions"]
+        + quick["iozone_disk"]["repetitions"]  # one variant on native: its own file system
+    )
     assert len(runs) == expected
     assert len({r.log_path("data") for r in runs}) == len(runs)
     config["repetitions"] = 2
-    assert len(plan(config)) == len(quick["sysbench_cpu"]["threads"]) * 2 + 2
+    assert len(plan(config)) == (len(quick["sysbench_cpu"]["threads"]) + 1 + 1) * 2
+
+
+def test_vm_disk_variants_cover_every_format_and_cache_mode(config):
+    runs = [r for r in plan(config, ["qemu-tcg"]) if r.benchmark == "iozone_disk"]
+    quick = config["scales"]["quick"]["iozone_disk"]
+    combos = {(r.variant.param_dict["disk"], r.variant.param_dict["cache"]) for r in runs}
+    assert combos == {(d, c) for d in quick["disk_formats"] for c in quick["cache_modes"]}
+    assert len(runs) == len(combos) * quick["repetitions"]
 
 
 def test_scales_never_share_a_log_directory(config):

@@ -21,16 +21,21 @@ SMALL = {
     "testbed": "wf-local",
     "platforms": ["native"],
     "repetitions": None,
-    "notebooks": ["walters2008", "kumar2013"],
+    "benchmarks": ["sysbench_cpu", "iozone", "iozone_disk"],
+    "notebooks": ["walters2008", "kumar2013", "regola2010"],
     "testbeds": {"wf-local": {"kind": "local"}},
     "scales": {
         "quick": {
             "sysbench_cpu": {"repetitions": 2, "threads": [1], "cpu_max_prime": 5000, "seconds": 1},
             "iozone": {"repetitions": 2, "record_size": "1m", "min_file_size": "1m", "max_file_size": "4m", "tests": ["write", "read"]},
+            "iozone_disk": {"repetitions": 2, "file_size": "4m", "record_size": "1m", "guest_memory_mb": 512,
+                            "disk_formats": ["qcow2"], "cache_modes": ["none"]},
         },
         "paper": {
             "sysbench_cpu": {"repetitions": 50, "threads": [1, "all"], "cpu_max_prime": 20000, "seconds": 30},
             "iozone": {"repetitions": 10, "record_size": "1m", "min_file_size": "1m", "max_file_size": "512m", "tests": ["write", "read"]},
+            "iozone_disk": {"repetitions": 10, "file_size": "1g", "record_size": "1m", "guest_memory_mb": 512,
+                            "disk_formats": ["raw", "qcow2", "vmdk"], "cache_modes": ["none", "writeback", "writethrough"]},
         },
     },
 }
@@ -69,11 +74,15 @@ def test_full_run_produces_logs_table_notebooks_and_figures(workdir):
     result = snakemake(workdir)
     assert result.returncode == 0, result.stderr[-4000:]
     logs = raw_logs(workdir)
-    assert len(logs) == 4  # 2 sysbench + 2 iozone repetitions
+    assert len(logs) == 6  # 2 repetitions each of sysbench, iozone, iozone_disk
     assert all(log.with_suffix(".json").exists() for log in logs)
     tables = workdir / "data" / "tables"
     assert (tables / "wf-local.parquet").exists() and (tables / "wf-local.csv").exists()
-    for paper, figure in [("walters2008", "fig2-iozone-reader-writer"), ("kumar2013", "fig4-cpu-overhead")]:
+    for paper, figure in [
+        ("walters2008", "fig2-iozone-reader-writer"),
+        ("kumar2013", "fig4-cpu-overhead"),
+        ("regola2010", "table2-iozone-disk-formats"),
+    ]:
         assert (workdir / "data" / "executed" / "wf-local" / f"{paper}.ipynb").exists()
         for ext in ("png", "pdf"):
             assert (workdir / "figures" / paper / f"{figure}.{ext}").stat().st_size > 1000
@@ -93,8 +102,8 @@ def test_deleting_one_log_reruns_only_that_run(workdir):
     victim.unlink()
     dry = snakemake(workdir, "-n")
     stats = dry.stdout + dry.stderr
-    measure_line = next(line for line in stats.splitlines() if line.startswith("measure "))
-    assert measure_line.split() == ["measure", "1"]
+    measure_lines = [line.split() for line in stats.splitlines() if line.startswith("measure_")]
+    assert measure_lines == [["measure_native", "1"]]
     result = snakemake(workdir)
     assert result.returncode == 0, result.stderr[-4000:]
     assert victim.exists()
@@ -103,6 +112,7 @@ def test_deleting_one_log_reruns_only_that_run(workdir):
 
 def test_truncated_iozone_log_stops_the_workflow_naming_the_file(workdir):
     iozone_dir = next((workdir / "data" / "raw" / "wf-local" / "native" / "iozone").iterdir())
+    # (the planted log belongs to the iozone sweep, whose third repetition the config below asks for)
     bad = iozone_dir / "rep-2.log"
     shutil.copy(DATA / "iozone" / "bad-truncated-sigterm.log", bad)
     bad.with_suffix(".json").write_text('{"status": "complete"}')

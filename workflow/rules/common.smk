@@ -55,13 +55,6 @@ def raw_logs(wildcards=None):
     return [str(run.log_path(DATA)) for run in planned_runs()]
 
 
-def image_input(wildcards):
-    """Guest platforms need the guest image; ancient(): a rebuilt image re-measures nothing."""
-    if wildcards.platform in GUEST_PLATFORMS:
-        return ancient(os.path.join(IMAGE_DIR, "image.json"))
-    return []
-
-
 def stop_testbed():
     stop_guests(TESTBED)
     testbed = testbed_from_config(TESTBED, config)

@@ -6,32 +6,72 @@
 # block, which Snakemake would execute by starting a whole new Snakemake per job.
 # It reads the validated configuration from VIRTREPRO_CONFIG (set below) and
 # finds its run in the plan from the wildcards.
+#
+# One rule per platform, with priorities in the configured order, so that all
+# runs of one platform happen together: its guest boots once, and no other
+# platform's guest idles beside a measurement (measure stops them).
 
-import json
+import hashlib
+
+from virtrepro.benchmarks import BENCHMARKS
+from virtrepro.platforms import PLATFORMS
 
 os.environ["VIRTREPRO_CONFIG"] = json.dumps(config)
 # the command line that started the workflow, for the sidecars' provenance
 os.environ.setdefault("VIRTREPRO_INVOCATION", json.dumps(sys.argv))
-# the local testbed's sshd lives as long as this Snakemake process
+# the local testbed's sshd and the guests live as long as this Snakemake process
 os.environ.setdefault("VIRTREPRO_TESTBED_OWNER", str(os.getpid()))
 
 
-localrules:
-    measure,
+def measure_priority(platform):
+    """Higher for platforms listed earlier in the configuration (qemu-* take the place of qemu)."""
+    configured = config["platforms"]
+    key = platform
+    if platform.startswith("qemu-") and platform not in configured and QEMU_AUTO in configured:
+        key = QEMU_AUTO
+    position = configured.index(key) if key in configured else len(configured)
+    return 10 * (len(configured) - position)
 
 
-rule measure:
-    input:
-        image_input,
-    output:
-        log=update(RAW_PATTERN + ".log"),
-        sidecar=update(RAW_PATTERN + ".json"),
-    log:
-        "logs/measure/{testbed}/{platform}/{benchmark}/{variant}/rep-{rep}.log",
-    threads: workflow.cores  # a measurement owns the host: nothing else runs beside it
-    resources:
-        measurement_slots=1,
-    shell:
-        f"{sys.executable} -m virtrepro.measure --data-dir {DATA}"
-        " --testbed {wildcards.testbed} --platform {wildcards.platform} --benchmark {wildcards.benchmark}"
-        " --variant {wildcards.variant:q} --rep {wildcards.rep} 2>&1 | tee {log}"
+def job_priority(platform):
+    """All runs of one platform together, and within it all runs of one guest spec together."""
+    base = measure_priority(platform) * 1000
+
+    def priority(wildcards):
+        benchmark = BENCHMARKS[wildcards.benchmark]
+        variant = next(
+            (v for v in benchmark.variants(config["scales"][config["scale"]][wildcards.benchmark], platform)
+             if v.key == wildcards.variant),
+            None,
+        )
+        overrides = benchmark.guest_overrides(variant) if variant is not None else {}
+        if not overrides:
+            return base + 999  # the configured guest first: most benchmarks run in it
+        return base + 998 - int(hashlib.sha256(json.dumps(overrides, sort_keys=True).encode()).hexdigest(), 16) % 900
+
+    return priority
+
+
+for _platform in PLATFORMS:
+
+    rule:
+        name:
+            f"measure_{_platform.replace('-', '_')}"
+        input:
+            ancient(os.path.join(IMAGE_DIR, "image.json")) if _platform in GUEST_PLATFORMS else [],
+        output:
+            log=update(RAW_PATTERN.replace("{platform}", _platform) + ".log"),
+            sidecar=update(RAW_PATTERN.replace("{platform}", _platform) + ".json"),
+        log:
+            f"logs/measure/{{testbed}}/{_platform}/{{benchmark}}/{{variant}}/rep-{{rep}}.log",
+        params:
+            platform=_platform,  # the shell command is formatted when the job runs, after the loop
+        priority: job_priority(_platform)
+        threads: workflow.cores  # a measurement owns the host: nothing else runs beside it
+        resources:
+            measurement_slots=1,
+        localrule: True
+        shell:
+            f"{sys.executable} -m virtrepro.measure --data-dir {DATA} --platform {{params.platform}}"
+            " --testbed {wildcards.testbed} --benchmark {wildcards.benchmark}"
+            " --variant {wildcards.variant:q} --rep {wildcards.rep} --expect-log {output.log:q} 2>&1 | tee {log}"

@@ -5,6 +5,7 @@
 FIGURES = {
     "walters2008": ["fig2-iozone-reader-writer"],
     "kumar2013": ["fig4-cpu-overhead"],
+    "regola2010": ["table2-iozone-disk-formats"],
 }
 
 

@@ -100,6 +100,6 @@ def plan(config: dict, platforms: list[str] | None = None) -> list[Run]:
         for name in config["benchmarks"]:
             params = scale[name]
             count = config.get("repetitions") or params["repetitions"]
-            for variant in BENCHMARKS[name].variants(params):
+            for variant in BENCHMARKS[name].variants(params, platform):
                 runs.extend(Run(config["testbed"], platform, variant, rep) for rep in range(count))
     return runs

@@ -17,6 +17,7 @@ from pathlib import Path
 from . import __version__, rawlog
 from .benchmarks import BENCHMARKS, SCRATCH_DIR, Benchmark
 from .config import Run
+from .guests import stop_guests
 from .parsers import ParseError
 from .platforms import get_platform
 from .testbed import Host, connect, testbed_from_config
@@ -142,8 +143,12 @@ def measure(
     benchmark = BENCHMARKS[run.benchmark]
     testbed = testbed_from_config(run.testbed, config)
     host = testbed.up(owner_pid=owner_pid)
-    platform = get_platform(run.platform)(host, config.get("guest") if run.platform != "native" else None)
+    spec = {**config.get("guest", {}), **benchmark.guest_overrides(run.variant)} if run.platform != "native" else None
+    platform = get_platform(run.platform)(host, spec)
     platform.failure_dir = log.parent
+    # no other platform's guest idles beside this measurement
+    keep = platform.guest_name(0).rsplit("-", 1)[0] + "-" if run.platform != "native" else None
+    stop_guests(run.testbed, keep_prefix=keep)
     command = benchmark.command(run.variant)
     sidecar = {
         "virtrepro_version": __version__,
@@ -213,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", required=True)
     parser.add_argument("--rep", type=int, required=True)
     parser.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
+    parser.add_argument("--expect-log", help="the log path the caller expects (checked against the plan)")
     args = parser.parse_args(argv)
     raw = args.config or os.environ.get("VIRTREPRO_CONFIG")
     if not raw:
@@ -224,6 +230,10 @@ def main(argv: list[str] | None = None) -> int:
     matches = [r for r in plan(config, [args.platform] if allowed else []) if (r.testbed, r.platform, r.benchmark, r.variant.key, r.repetition) == wanted]
     if not matches:
         print(f"error: the configuration plans no run {'/'.join(map(str, wanted))}", file=sys.stderr)
+        return 2
+    if args.expect_log and Path(args.expect_log) != matches[0].log_path(args.data_dir):
+        print(f"error: run {'/'.join(map(str, wanted))} logs to {matches[0].log_path(args.data_dir)}, "
+              f"not to the expected {args.expect_log}", file=sys.stderr)
         return 2
     owner = os.environ.get("VIRTREPRO_TESTBED_OWNER")
     try:

@@ -135,8 +135,10 @@ class GuestState:
         self.endpoint_file.unlink(missing_ok=True)
 
 
-def stop_guests(testbed: str) -> None:
-    """Tear down every guest of a testbed (end of a workflow run)."""
+def stop_guests(testbed: str, keep_prefix: str | None = None) -> None:
+    """Tear down the guests of a testbed (all, or all whose name does not start with ``keep_prefix``)."""
     root = default_state_dir() / "guests" / testbed
     for pid_file in sorted(root.glob("*/supervisor.pid")):
-        GuestState(testbed, pid_file.parent.name).stop()
+        name = pid_file.parent.name
+        if keep_prefix is None or not name.startswith(keep_prefix):
+            GuestState(testbed, name).stop()

@@ -262,7 +262,7 @@ def build_images(out: str) -> dict:
     shutil.copy(kernel, os.path.join(out, "vmlinuz"))
     shutil.copy(initrd, os.path.join(out, "initrd"))
     raw = os.path.join(out, "root.raw")
-    size_mb = int(_du_bytes(rootfs) * 1.4 / 2**20) + 1024  # room for benchmark files (iozone up to 512 MB)
+    size_mb = int(_du_bytes(rootfs) * 1.4 / 2**20) + 2048  # room for benchmark files (IOZone up to 1 GB)
     if os.path.exists(raw):
         os.unlink(raw)
     timings = {}

@@ -85,7 +85,8 @@ class Qemu(GuestPlatform):
         disk = state.dir / f"root.{fmt}"
         subprocess.run(["cp", "--sparse=always", str(image / f"root.{fmt}"), str(disk)], check=True)
         seed_disk = state.dir / "seed.img"
-        subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "GUESTSEED", "-d", str(seed), str(seed_disk), "4M"], check=True)
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "GUESTSEED", "-d", str(seed), str(seed_disk), "4M"],
+                       check=True, capture_output=True)
         shutil.rmtree(seed)  # the private host key now lives only on the seed disk
         port = _free_port()
         cpu = "host" if self.accel == "kvm" else "max"
