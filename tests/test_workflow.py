@@ -102,8 +102,9 @@ def test_deleting_one_log_reruns_only_that_run(workdir):
     victim.unlink()
     dry = snakemake(workdir, "-n")
     stats = dry.stdout + dry.stderr
-    measure_lines = [line.split() for line in stats.splitlines() if line.startswith("measure_")]
-    assert measure_lines == [["measure_native", "1"]]
+    # (a dry run prints its job table twice)
+    measure_lines = {tuple(line.split()) for line in stats.splitlines() if line.startswith("measure_")}
+    assert measure_lines == {("measure_native", "1")}
     result = snakemake(workdir)
     assert result.returncode == 0, result.stderr[-4000:]
     assert victim.exists()

@@ -165,6 +165,7 @@ def measure(
     partial = rawlog.temporary_path(log)
     say(f"{run.testbed}/{run.platform}/{run.benchmark}/{run.variant.key} rep {run.repetition}: {command}")
     with platform.instance() as endpoint:
+        sidecar["platform"] = platform.describe()  # now with what was applied (accelerator, boot time, ...)
         sidecar["endpoint"] = endpoint.describe()
         with connect(endpoint) as connection:
             sidecar["host"] = host_facts(connection)

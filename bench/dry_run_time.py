@@ -1,0 +1,54 @@
+"""How long does Snakemake take to plan the `paper` profile (a dry run)?
+
+Runs `snakemake -n` with the paper scale (all configured benchmarks, every
+platform, the papers' repetition counts) and prints the number of jobs it
+plans and the wall time. Planning must take seconds, not minutes.
+
+    .venv/bin/python bench/dry_run_time.py [--platforms native lxc podman qemu-tcg] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--platforms", nargs="+", default=["native", "lxc", "podman", "qemu-tcg"],
+                        help="concrete platforms (qemu-kvm/qemu-tcg rather than qemu, so no probe is needed)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--testbed", default="dry-run-bench", help="a testbed name with no raw logs yet")
+    args = parser.parse_args()
+    command = [
+        sys.executable, "-m", "snakemake", "-n", "--quiet", "rules", "--cores", "all",
+        "--snakefile", str(REPO / "Snakefile"),
+        "--config", "scale=paper", f"testbed={args.testbed}", f"platforms=[{','.join(args.platforms)}]",
+    ]
+    # the testbed must exist in the configuration: define it as a local one in an extra config file
+    config_file = REPO / ".state" / "dry-run-bench.yaml"
+    config_file.parent.mkdir(exist_ok=True)
+    config_file.write_text(f"testbeds:\n  {args.testbed}:\n    kind: local\n")
+    command += ["--configfile", str(REPO / "config" / "config.yaml"), str(config_file)]
+    times, jobs = [], None
+    for _ in range(args.repeat):
+        start = time.monotonic()
+        result = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+        times.append(time.monotonic() - start)
+        if result.returncode != 0:
+            raise SystemExit(result.stdout[-2000:] + result.stderr[-2000:])
+        match = re.search(r"^total\s+(\d+)$", result.stdout + result.stderr, re.M)
+        jobs = int(match.group(1)) if match else None
+    print(f"paper profile, platforms {' '.join(args.platforms)}: {jobs} jobs planned")
+    print(f"dry run wall time: median {statistics.median(times):.1f} s (min {min(times):.1f}, max {max(times):.1f}, {args.repeat} runs)")
+
+
+if __name__ == "__main__":
+    main()
