@@ -39,6 +39,8 @@ def job_priority(platform):
 
     def priority(wildcards):
         benchmark = BENCHMARKS[wildcards.benchmark]
+        if benchmark.host_side:
+            return base + 1  # after every run inside the platform's guests: it starts its own guests
         variant = next(
             (v for v in benchmark.variants(config["scales"][config["scale"]][wildcards.benchmark], platform)
              if v.key == wildcards.variant),

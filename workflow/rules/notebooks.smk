@@ -4,7 +4,7 @@
 # The figures each notebook writes (as .png and .pdf).
 FIGURES = {
     "walters2008": ["fig2-iozone-reader-writer"],
-    "kumar2013": ["fig4-cpu-overhead"],
+    "kumar2013": ["fig4-cpu-overhead", "tables5-operational-flexibility"],
     "regola2010": ["table2-iozone-disk-formats"],
 }
 

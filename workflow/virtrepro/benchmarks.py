@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .parsers import parse_iozone, parse_sysbench
+from .parsers import parse_iozone, parse_lifecycle, parse_sysbench
 
 SCRATCH_DIR = "/var/tmp/virtrepro"
 
@@ -43,6 +43,7 @@ class Benchmark:
     version_command: str
     parse: Callable[[str, str], list[dict]]
     uses_scratch = False
+    host_side = False  # True: the harness itself does the work on the host (no command in a guest)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         raise NotImplementedError
@@ -166,4 +167,28 @@ class IozoneDisk(Benchmark):
         return {"disk_format": p["disk"], "cache": p["cache"], "memory_mb": int(p["mem"])}
 
 
-BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (SysbenchCpu(), Iozone(), IozoneDisk())}
+class Lifecycle(Benchmark):
+    """Operational flexibility (thesis Tables 5.1-5.3): provision, boot to SSH, reboot, clone and
+    destroy a fresh guest, timed by the harness on the host. Not applicable to ``native``."""
+
+    name = "lifecycle"
+    tool = "virtrepro"
+    packages = ()
+    check_command = "true"
+    version_command = "echo virtrepro lifecycle"
+    host_side = True
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_lifecycle(text, source)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        if platform == "native":
+            return []
+        return [self._variant(steps="provision+boot+reboot+clone+destroy")]
+
+    def command(self, variant: Variant) -> str:
+        return "(harness) provision, boot, reboot, clone, destroy a fresh guest"
+
+
+BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (SysbenchCpu(), Iozone(), IozoneDisk(), Lifecycle())}

@@ -147,7 +147,7 @@ def measure(
     platform = get_platform(run.platform)(host, spec)
     platform.failure_dir = log.parent
     # no other platform's guest idles beside this measurement
-    keep = platform.guest_name(0).rsplit("-", 1)[0] + "-" if run.platform != "native" else None
+    keep = platform.guest_name(0).rsplit("-", 1)[0] + "-" if run.platform != "native" and not benchmark.host_side else None
     stop_guests(run.testbed, keep_prefix=keep)
     command = benchmark.command(run.variant)
     sidecar = {
@@ -164,6 +164,30 @@ def measure(
     }
     partial = rawlog.temporary_path(log)
     say(f"{run.testbed}/{run.platform}/{run.benchmark}/{run.variant.key} rep {run.repetition}: {command}")
+    if benchmark.host_side:
+        status, error = _measure_on_host(platform, host, sidecar, partial)
+    else:
+        status, error = _measure_in_instance(platform, benchmark, command, sidecar, partial, timeout)
+    text = Path(partial).read_text(errors="replace")
+    if error is None:
+        try:
+            records = benchmark.parse(text, str(log))
+        except ParseError as exc:
+            error = str(exc)
+    if error is None and status != 0:
+        error = f"{log}: {benchmark.tool} exited with status {status}"
+    if error is not None:
+        failed = rawlog.keep_failed(partial, log, {**sidecar, "error": error}, sidecar["ended_utc"].replace(":", ""))
+        say(f"FAILED: {error} (output kept in {failed})")
+        raise MeasurementError(f"run failed, output kept in {failed}: {error}")
+    sidecar["records"] = len(records)
+    rawlog.commit(partial, log, sidecar)
+    say(f"done in {sidecar['duration_s']} s: {log} ({len(records)} records)")
+    return log
+
+
+def _measure_in_instance(platform, benchmark: Benchmark, command: str, sidecar: dict, partial: Path, timeout):
+    """Run the benchmark's command over SSH in an instance of the platform, into ``partial``."""
     with platform.instance() as endpoint:
         sidecar["platform"] = platform.describe()  # now with what was applied (accelerator, boot time, ...)
         sidecar["endpoint"] = endpoint.describe()
@@ -185,22 +209,31 @@ def measure(
             sidecar["exit_status"] = status
             if benchmark.uses_scratch:
                 connection.run(f"rm -f {SCRATCH_DIR}/iozone.tmp", hide=True, warn=True, in_stream=False)
-    text = Path(partial).read_text(errors="replace")
-    if error is None:
+    return status, error
+
+
+def _measure_on_host(platform, host: Host, sidecar: dict, partial: Path):
+    """A harness-side benchmark (lifecycle timings): the platform does the work, on the testbed host."""
+    from .platforms.guest import GuestPlatform
+
+    if not isinstance(platform, GuestPlatform):
+        return None, f"{platform.name} has no guest lifecycle to time"
+    with connect(host) as connection:
+        sidecar["host"] = host_facts(connection)
+    sidecar["tool_version"] = f"virtrepro {__version__}"
+    sidecar["started_utc"] = utc_now()
+    start = time.monotonic()
+    error = None
+    with open(partial, "w") as handle:
         try:
-            records = benchmark.parse(text, str(log))
-        except ParseError as exc:
-            error = str(exc)
-    if error is None and status != 0:
-        error = f"{log}: {benchmark.tool} exited with status {status}"
-    if error is not None:
-        failed = rawlog.keep_failed(partial, log, {**sidecar, "error": error}, sidecar["ended_utc"].replace(":", ""))
-        say(f"FAILED: {error} (output kept in {failed})")
-        raise MeasurementError(f"run failed, output kept in {failed}: {error}")
-    sidecar["records"] = len(records)
-    rawlog.commit(partial, log, sidecar)
-    say(f"done in {sidecar['duration_s']} s: {log} ({len(records)} records)")
-    return log
+            platform.lifecycle(handle)
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+    sidecar["platform"] = platform.describe()
+    sidecar["ended_utc"] = utc_now()
+    sidecar["duration_s"] = round(time.monotonic() - start, 3)
+    sidecar["exit_status"] = 0 if error is None else None
+    return sidecar["exit_status"], error
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,7 @@ from .hpcc import parse_hpcc, parse_hpccinf
 from .iozone import parse_iozone
 from .ioping import parse_ioping
 from .iperf3 import parse_iperf3
+from .lifecycle import parse_lifecycle
 from .mbw import parse_mbw
 from .netperf import parse_netperf
 from .npb import parse_npb
@@ -30,6 +31,7 @@ __all__ = [
     "parse_iozone",
     "parse_ioping",
     "parse_iperf3",
+    "parse_lifecycle",
     "parse_mbw",
     "parse_netperf",
     "parse_npb",

@@ -11,7 +11,7 @@ from typing import Iterator
 
 from .. import supervisor
 from ..guests import GuestError, GuestState, make_seed, spec_hash, wait_for_ssh, write_known_hosts
-from ..testbed import Host
+from ..testbed import Host, connect
 from .base import Platform, PlatformError
 
 
@@ -46,23 +46,27 @@ class GuestPlatform(Platform):
     def console_log(self, state: GuestState) -> Path | None:
         return None
 
-    def _start(self, state: GuestState, owner: int) -> Host:
+    def _provision(self, state: GuestState) -> tuple[list[str], dict, Host]:
+        """Everything before the guest runs: seed, disk or container, configuration."""
         state.stop()
         if state.dir.exists():
             shutil.rmtree(state.dir)
         state.dir.mkdir(parents=True)
-        name = state.name
         seed = state.dir / "seed"
-        public_key = make_seed(seed, name, self.host.identity, self.seed_network(state))
-        command, spec, ssh_host, ssh_port = self.launch(state, name, seed)
+        public_key = make_seed(seed, state.name, self.host.identity, self.seed_network(state))
+        command, spec, ssh_host, ssh_port = self.launch(state, state.name, seed)
         endpoint = Host(
-            name=name,
+            name=state.name,
             hostname=ssh_host,
             port=ssh_port,
             user="root",
             identity=self.host.identity,
             known_hosts=str(write_known_hosts(state.dir / "known_hosts", ssh_host, ssh_port, public_key)),
         )
+        return command, spec, endpoint
+
+    def _boot(self, state: GuestState, command: list[str], spec: dict, endpoint: Host, owner: int) -> Host:
+        """Start the guest under a supervisor and wait until it answers over SSH."""
         started = time.monotonic()
         process = supervisor.start(command, owner, state.pid_file, state.dir / "supervisor.log", spec)
         try:
@@ -75,6 +79,68 @@ class GuestPlatform(Platform):
         self.applied["ssh_wait_s"] = round(waited, 2)
         state.save_endpoint(endpoint)
         return endpoint
+
+    def _start(self, state: GuestState, owner: int) -> Host:
+        command, spec, endpoint = self._provision(state)
+        return self._boot(state, command, spec, endpoint, owner)
+
+    # --- operational flexibility (thesis Tables 5.1-5.3) -----------------------------------
+
+    reboot_supported = True
+
+    def clone(self, state: GuestState, target: Path) -> None:
+        """Copy the running guest's root file system or disk to ``target`` (a new guest's start)."""
+        raise NotImplementedError
+
+    def reboot(self, endpoint: Host) -> float:
+        """Reboot the guest from inside; return seconds until it answers over SSH again."""
+        probe = "cat /proc/sys/kernel/random/boot_id; cut -d' ' -f22 /proc/1/stat"
+        with connect(endpoint) as connection:
+            before = connection.run(probe, hide=True, in_stream=False).stdout
+        start = time.monotonic()
+        try:
+            with connect(endpoint) as connection:
+                connection.run("systemctl reboot", hide=True, warn=True, in_stream=False, timeout=10)
+        except Exception:  # the connection may drop while the guest goes down
+            pass
+        deadline = start + self.boot_timeout
+        while time.monotonic() < deadline:
+            try:
+                wait_for_ssh(endpoint, max(1.0, deadline - time.monotonic()))
+                with connect(endpoint) as connection:
+                    if connection.run(probe, hide=True, in_stream=False, timeout=10).stdout != before:
+                        return time.monotonic() - start
+            except Exception:
+                pass
+            time.sleep(0.5)
+        raise GuestError(f"guest {endpoint.name} did not come back within {self.boot_timeout:.0f} s of a reboot")
+
+    def lifecycle(self, out) -> None:
+        """Provision, boot, reboot, clone and destroy a fresh guest, timing each step into ``out``."""
+        state = GuestState(self.host.name, self.guest_name(90))
+        print(f"virtrepro lifecycle platform={self.name} guest={state.name}", file=out, flush=True)
+        try:
+            start = time.monotonic()
+            command, spec, endpoint = self._provision(state)
+            print(f"provision_s={time.monotonic() - start:.3f}", file=out, flush=True)
+            start = time.monotonic()
+            self._boot(state, command, spec, endpoint, os.getpid())
+            print(f"boot_s={time.monotonic() - start:.3f}", file=out, flush=True)
+            if self.reboot_supported:
+                print(f"reboot_s={self.reboot(endpoint):.3f}", file=out, flush=True)
+            else:
+                print(f"reboot=not-applicable ({self.name} runs sshd as the container's only process)", file=out)
+            target = state.dir / "clone"
+            start = time.monotonic()
+            self.clone(state, target)
+            print(f"clone_s={time.monotonic() - start:.3f}", file=out, flush=True)
+            start = time.monotonic()
+            state.stop()
+            print(f"destroy_s={time.monotonic() - start:.3f}", file=out, flush=True)
+            shutil.rmtree(target, ignore_errors=True) if target.is_dir() else target.unlink(missing_ok=True)
+            print("lifecycle complete", file=out, flush=True)
+        finally:
+            state.stop()
 
     def _keep_console(self, state: GuestState) -> Path | None:
         console = self.console_log(state)

@@ -84,3 +84,10 @@ class Lxc(GuestPlatform):
             "cleanup": [["lxc-stop", *base, "-k"], ["rm", "-rf", str(container), str(seed)], REMOVE_IDLE_BRIDGE],
         }
         return ["lxc-start", "-F", *base], spec, address, 22
+
+    def clone(self, state: GuestState, target: Path) -> None:
+        """A full copy of the container's root file system (what lxc-copy without snapshots does)."""
+        container = lxc_path() / state.name
+        target.mkdir(parents=True)
+        subprocess.run(["cp", "-a", f"{require_image() / 'rootfs'}/.", str(target)], check=True)
+        subprocess.run(["cp", "-a", f"{container / 'delta'}/.", str(target)], check=True)

@@ -62,5 +62,10 @@ class Podman(GuestPlatform):
         }
         return command, spec, "127.0.0.1", port
 
-    def alive(self, state: GuestState) -> bool:
-        return True
+    reboot_supported = False
+
+    def clone(self, state: GuestState, target: Path) -> None:
+        """Commit the running container to a new image (how a container is cloned), then drop it."""
+        tag = f"localhost/virtrepro-clone:{state.name}"
+        subprocess.run([*podman(), "commit", "-q", state.name, tag], check=True, capture_output=True)
+        subprocess.run([*podman(), "rmi", "-f", tag], check=True, capture_output=True)

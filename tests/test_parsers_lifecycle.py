@@ -1,0 +1,44 @@
+"""The harness's own lifecycle logs (captured from runs of this project on the local testbed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import DATA, bad_fixtures, fixture_text
+from virtrepro.parsers import ParseError, TruncatedLogError, parse_lifecycle
+
+
+def values(name):
+    return {r["metric"]: r["value"] for r in parse_lifecycle(fixture_text("lifecycle", name), name)}
+
+
+def test_container_lifecycle_has_every_step():
+    steps = values("lxc.log")
+    assert set(steps) == {"provision", "boot", "reboot", "clone", "destroy"}
+    assert all(v > 0 for v in steps.values())
+
+
+def test_podman_has_no_reboot_and_says_why():
+    text = fixture_text("lifecycle", "podman.log")
+    assert "reboot=not-applicable" in text
+    steps = values("podman.log")
+    assert set(steps) == {"provision", "boot", "clone", "destroy"}
+    assert steps["provision"] == 0.150 and steps["boot"] == 0.925
+
+
+@pytest.mark.parametrize("path", bad_fixtures("lifecycle"), ids=lambda p: p.name)
+def test_bad_lifecycle_logs_are_rejected(path):
+    with pytest.raises(TruncatedLogError) as error:
+        parse_lifecycle(path.read_text(), str(path))
+    assert str(path) in str(error.value)
+
+
+def test_a_missing_step_is_an_error():
+    text = fixture_text("lifecycle", "podman.log").replace("clone_s=0.208\n", "")
+    with pytest.raises(ParseError, match="no 'clone_s='"):
+        parse_lifecycle(text, "edited")
+
+
+def test_other_text_is_not_a_lifecycle_log():
+    with pytest.raises(ParseError, match="not a virtrepro lifecycle log"):
+        parse_lifecycle((DATA / "sysbench" / "cpu-1thread-10s.log").read_text(), "sysbench")
