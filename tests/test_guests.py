@@ -84,3 +84,27 @@ def test_guest_that_does_not_come_up_fails_clearly_and_keeps_its_console(host, t
     kept = list(tmp_path.glob("console-qemu-tcg-*-7-*.log"))
     assert len(kept) == 1 and str(kept[0]) in str(error.value)
     assert leftovers(platform.guest_name(7)) == []
+
+
+def test_knobs_the_host_cannot_honour_are_refused(host):
+    from virtrepro.platforms import PlatformError
+
+    free_pages = int(next(l.split()[1] for l in open("/proc/meminfo") if l.startswith("HugePages_Free")))
+    if free_pages == 0:
+        with pytest.raises(PlatformError, match="hugepages=true needs .* free huge pages"):
+            get_platform("qemu-tcg")(host, {**SPEC, "hugepages": True})
+    with pytest.raises(PlatformError, match="numa_nodes=3 must divide"):
+        get_platform("qemu-tcg")(host, {**SPEC, "numa_nodes": 3})
+    with pytest.raises(PlatformError, match="pin_vcpus needs a host CPU per vCPU"):
+        get_platform("qemu-tcg")(host, {**SPEC, "vcpus": 64, "pin_vcpus": True})
+
+
+def test_numa_topology_and_vcpu_pinning_are_applied(host):
+    platform = get_platform("qemu-tcg")(host, {**SPEC, "numa_nodes": 2, "pin_vcpus": True})
+    with platform.instance() as endpoint:
+        with connect(endpoint) as connection:
+            nodes = connection.run("ls -d /sys/devices/system/node/node*", hide=True, in_stream=False).stdout.split()
+    assert len(nodes) == 2
+    applied = platform.describe()["applied"]
+    assert applied["numa_nodes"] == 2
+    assert sorted(applied["vcpu_pinning"].values()) == [0, 1]

@@ -22,7 +22,21 @@ from ..testbed import default_state_dir
 from .base import PlatformError
 from .guest import GuestPlatform
 
-DEFAULT_SPEC = {"vcpus": 2, "memory_mb": 2048, "disk_format": "qcow2", "cache": "none"}
+DEFAULT_SPEC = {
+    "vcpus": 2,
+    "memory_mb": 2048,
+    "disk_format": "qcow2",
+    "cache": "none",
+    "numa_nodes": None,  # Kudryavtsev 2012: NUMA topology exposed to the guest
+    "hugepages": False,  # guest memory backed by the host's huge pages (hugetlbfs)
+    "pin_vcpus": False,  # each vCPU thread pinned to its own host CPU
+}
+
+
+def _hugepages() -> tuple[int, int]:
+    """(free huge pages, huge page size in kB) on this host."""
+    info = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines() if ":" in line)
+    return int(info.get("HugePages_Free", "0").strip()), int(info.get("Hugepagesize", "0 kB").split()[0])
 CMDLINE = (
     "root=/dev/vda rw console=ttyS0 net.ifnames=0 guestseed=/dev/vdb panic=-1 quiet "
     "modprobe.blacklist=kvm,kvm_amd,kvm_intel,ata_piix,pata_acpi,floppy,ata_generic"
@@ -75,6 +89,70 @@ class Qemu(GuestPlatform):
             raise PlatformError(f"{self.name}: cache {self.spec['cache']!r} is not none, writeback or writethrough")
         if self.accel == "kvm" and not os.access("/dev/kvm", os.R_OK | os.W_OK):
             raise PlatformError("qemu-kvm: /dev/kvm is missing or not accessible on this host")
+        self._check_knobs()
+
+    def _check_knobs(self) -> None:
+        """Refuse, with the reason, a knob this host cannot honour."""
+        vcpus, memory = self.spec["vcpus"], self.spec["memory_mb"]
+        nodes = self.spec.get("numa_nodes")
+        if nodes and (vcpus % nodes or memory % nodes):
+            raise PlatformError(f"{self.name}: numa_nodes={nodes} must divide vcpus={vcpus} and memory_mb={memory}")
+        if self.spec.get("hugepages"):
+            free, size_kb = _hugepages()
+            needed = -(-memory * 1024 // size_kb) if size_kb else 0
+            if not Path("/dev/hugepages").is_dir() or free < needed:
+                raise PlatformError(
+                    f"{self.name}: hugepages=true needs {needed} free huge pages of {size_kb} kB for {memory} MB "
+                    f"mounted at /dev/hugepages; the host has {free} free (raise vm.nr_hugepages)"
+                )
+        if self.spec.get("pin_vcpus") and vcpus > (os.cpu_count() or 1):
+            raise PlatformError(f"{self.name}: pin_vcpus needs a host CPU per vCPU ({vcpus} vCPUs, {os.cpu_count()} CPUs)")
+
+    def _memory_options(self) -> list[str]:
+        memory, nodes = self.spec["memory_mb"], self.spec.get("numa_nodes") or 0
+        hugepages = self.spec.get("hugepages")
+        if not nodes and not hugepages:
+            return ["-m", str(memory)]
+        count = nodes or 1
+        options = ["-m", str(memory)]
+        for node in range(count):
+            size = memory // count
+            if hugepages:
+                options += ["-object", f"memory-backend-file,id=mem{node},size={size}M,mem-path=/dev/hugepages,prealloc=on"]
+            else:
+                options += ["-object", f"memory-backend-ram,id=mem{node},size={size}M"]
+            if nodes:
+                per_node = self.spec["vcpus"] // nodes
+                first = node * per_node
+                cpus = f"{first}-{first + per_node - 1}" if per_node > 1 else str(first)
+                options += ["-numa", f"node,nodeid={node},cpus={cpus},memdev=mem{node}"]
+            else:
+                options += ["-machine", f"memory-backend=mem{node}"]
+        return options
+
+    def _boot(self, state, command, spec, endpoint, owner):
+        endpoint = super()._boot(state, command, spec, endpoint, owner)
+        if self.spec.get("pin_vcpus"):
+            self.applied["vcpu_pinning"] = self._pin_vcpus(state)
+        self.applied["numa_nodes"] = self.spec.get("numa_nodes")
+        self.applied["hugepages"] = bool(self.spec.get("hugepages"))
+        return endpoint
+
+    def _pin_vcpus(self, state) -> dict:
+        """Pin each vCPU thread ("CPU n/TCG" or "CPU n/KVM") of this guest's QEMU to host CPU n."""
+        pids = subprocess.run(["pgrep", "-f", f"^qemu-system-x86_64 -name {state.name},"], capture_output=True, text=True).stdout.split()
+        if not pids:
+            raise PlatformError(f"{self.name}: cannot find the QEMU process of {state.name} to pin its vCPUs")
+        pinned = {}
+        for task in Path(f"/proc/{pids[0]}/task").iterdir():
+            name = (task / "comm").read_text().strip()
+            if name.startswith("CPU ") and "/" in name:
+                cpu = int(name.split()[1].split("/")[0])
+                os.sched_setaffinity(int(task.name), {cpu})
+                pinned[name] = cpu
+        if len(pinned) != self.spec["vcpus"]:
+            raise PlatformError(f"{self.name}: found {len(pinned)} vCPU threads to pin, expected {self.spec['vcpus']}")
+        return pinned
 
     def console_log(self, state: GuestState) -> Path:
         return state.dir / "console.log"
@@ -91,8 +169,8 @@ class Qemu(GuestPlatform):
         port = _free_port()
         cpu = "host" if self.accel == "kvm" else "max"
         command = [
-            "qemu-system-x86_64", "-name", name, "-accel", self.accel, "-cpu", cpu,
-            "-smp", str(self.spec["vcpus"]), "-m", str(self.spec["memory_mb"]),
+            "qemu-system-x86_64", "-name", f"{name},debug-threads=on", "-accel", self.accel, "-cpu", cpu,
+            "-smp", str(self.spec["vcpus"]), *self._memory_options(),
             "-nodefaults", "-display", "none", "-monitor", "none",
             "-serial", f"file:{state.dir / 'console.log'}",
             "-kernel", str(image / "vmlinuz"), "-initrd", str(image / "initrd"), "-append", CMDLINE,
