@@ -108,3 +108,16 @@ def test_numa_topology_and_vcpu_pinning_are_applied(host):
     applied = platform.describe()["applied"]
     assert applied["numa_nodes"] == 2
     assert sorted(applied["vcpu_pinning"].values()) == [0, 1]
+
+
+@pytest.mark.parametrize("name", ["lxc", "podman", "qemu-tcg"])
+def test_two_instances_talk_over_the_private_network(host, name):
+    platform = get_platform(name)(host, SPEC)
+    with platform.instance(0) as first, platform.instance(1) as second:
+        peer = platform.private_address(1)
+        with connect(first) as connection:
+            # a TCP connection from the first instance to the second one's sshd, over the bridge
+            result = connection.run(f"bash -c 'exec 3<>/dev/tcp/{peer}/22 && head -c 7 <&3'", hide=True, in_stream=False, timeout=20)
+        assert result.stdout.startswith("SSH-2.0")
+        assert peer.startswith("10.251.0.")
+    assert leftovers(first.name) == [] and leftovers(second.name) == []

@@ -39,6 +39,12 @@ class GuestPlatform(Platform):
     def guest_name(self, index: int) -> str:
         return f"{self.name}-{spec_hash(self.spec)}-{index}"
 
+    def private_address(self, index: int) -> str:
+        """Where other instances reach instance ``index`` (the host-only bridge)."""
+        from ..guests.network import address
+
+        return address(self.name, index)
+
     def launch(self, state: GuestState, name: str, seed: Path) -> tuple[list[str], dict, str, int]:
         """Prepare the guest's files; return (command, supervisor spec, SSH address, SSH port)."""
         raise NotImplementedError

@@ -3,8 +3,8 @@
 A privileged LXC 5 container with systemd inside, its root file system an
 overlay of the shared guest image (lower, read-only) and a per-container upper
 directory, so the container writes to the host's file system like OpenVZ did.
-Its network is a veth pair on a host-only bridge (``vrbr0``, 10.251.0.1/24, no
-forwarding, no NAT); sshd answers on the container's own address.
+Its network is a veth pair on the host-only bridge of :mod:`virtrepro.guests.network`;
+sshd answers on the container's own address there, which other instances reach too.
 """
 
 from __future__ import annotations
@@ -13,30 +13,13 @@ import subprocess
 from pathlib import Path
 
 from ..guests import GuestState, require_image
+from ..guests.network import BRIDGE, PREFIX, REMOVE_IDLE_BRIDGE, address, ensure_bridge
 from ..testbed import default_state_dir
 from .guest import GuestPlatform
-
-BRIDGE = "vrbr0"
-BRIDGE_ADDRESS = "10.251.0.1/24"
-SUBNET = "10.251.0"
 
 
 def lxc_path() -> Path:
     return default_state_dir() / "lxc"
-
-
-def ensure_bridge() -> None:
-    if Path(f"/sys/class/net/{BRIDGE}").exists():
-        return
-    subprocess.run(["ip", "link", "add", BRIDGE, "type", "bridge"], check=True)
-    subprocess.run(["ip", "addr", "add", BRIDGE_ADDRESS, "dev", BRIDGE], check=True)
-    subprocess.run(["ip", "link", "set", BRIDGE, "up"], check=True)
-
-
-REMOVE_IDLE_BRIDGE = [
-    "sh", "-c",
-    f"[ -d /sys/class/net/{BRIDGE} ] && [ -z \"$(ls /sys/class/net/{BRIDGE}/brif)\" ] && ip link del {BRIDGE}; true",
-]
 
 
 class Lxc(GuestPlatform):
@@ -49,8 +32,7 @@ class Lxc(GuestPlatform):
 
     def launch(self, state: GuestState, name: str, seed: Path):
         image = require_image()
-        index = int(name.rsplit("-", 1)[1])
-        address = f"{SUBNET}.{10 + index}"
+        ip = address(self.name, int(name.rsplit("-", 1)[1]))
         container = lxc_path() / name
         subprocess.run(["rm", "-rf", str(container)], check=True)
         (container / "delta").mkdir(parents=True)
@@ -68,7 +50,7 @@ class Lxc(GuestPlatform):
                     "lxc.net.0.flags = up",
                     "lxc.net.0.name = eth0",
                     f"lxc.net.0.veth.pair = vr-{name[-9:]}",
-                    f"lxc.net.0.ipv4.address = {address}/24",
+                    f"lxc.net.0.ipv4.address = {ip}/{PREFIX}",
                     f"lxc.mount.entry = {seed} seed none bind,ro,create=dir 0 0",
                     f"lxc.log.file = {container / 'lxc.log'}",
                     "lxc.log.level = WARN",
@@ -78,12 +60,12 @@ class Lxc(GuestPlatform):
             )
         )
         base = ["-P", str(lxc_path()), "-n", name]
-        self.applied.update(image=image.name, address=address, rootfs="overlay")
+        self.applied.update(image=image.name, address=ip, rootfs="overlay")
         spec = {
             "stop": [["lxc-stop", *base, "-t", "20"]],
             "cleanup": [["lxc-stop", *base, "-k"], ["rm", "-rf", str(container), str(seed)], REMOVE_IDLE_BRIDGE],
         }
-        return ["lxc-start", "-F", *base], spec, address, 22
+        return ["lxc-start", "-F", *base], spec, ip, 22
 
     def clone(self, state: GuestState, target: Path) -> None:
         """A full copy of the container's root file system (what lxc-copy without snapshots does)."""

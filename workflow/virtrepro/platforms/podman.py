@@ -2,17 +2,18 @@
 
 Storage lives under ``.state/podman`` (not /var/lib/containers). On hosts with
 hybrid cgroups v1 only runc with the cgroupfs manager works, and podman needs
-explicit ulimits there; the flags below are those. Networking: slirp4netns with
-port 22 published on 127.0.0.1 only.
+explicit ulimits there; the flags below are those. Networking: a network
+namespace made by the harness with a veth on the host-only bridge of
+:mod:`virtrepro.guests.network` (no podman network, no NAT, no iptables rules).
 """
 
 from __future__ import annotations
 
-import socket
 import subprocess
 from pathlib import Path
 
 from ..guests import GuestState, require_image
+from ..guests.network import address, netns_on_bridge
 from ..testbed import default_state_dir
 from .base import PlatformError
 from .guest import GuestPlatform
@@ -47,20 +48,23 @@ class Podman(GuestPlatform):
     def launch(self, state: GuestState, name: str, seed: Path):
         image = require_image()
         tag = ensure_image(image)
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
+        index = int(name.rsplit("-", 1)[1])
+        ip = address(self.name, index)
+        netns, host_side = f"vrn-{name[-11:]}", f"vp-{name[-12:]}"
         subprocess.run([*podman(), "rm", "-f", "-i", name], capture_output=True)
+        subprocess.run(["ip", "link", "del", host_side], capture_output=True)
+        subprocess.run(["ip", "netns", "del", netns], capture_output=True)
+        network_cleanup = netns_on_bridge(netns, host_side, ip)
         command = [
             *podman(), "run", "--rm", "--name", name, "--hostname", name, *RUN_FLAGS,
-            "--network", "slirp4netns", "-p", f"127.0.0.1:{port}:22", "-v", f"{seed}:/seed:ro", tag, *GUEST_COMMAND,
+            "--network", f"ns:/run/netns/{netns}", "-v", f"{seed}:/seed:ro", tag, *GUEST_COMMAND,
         ]
-        self.applied.update(image=tag, runtime="runc", cgroup_manager="cgroupfs")
+        self.applied.update(image=tag, runtime="runc", cgroup_manager="cgroupfs", address=ip, network="netns+veth")
         spec = {
             "stop": [[*podman(), "stop", "-t", "5", name]],
-            "cleanup": [[*podman(), "rm", "-f", "-i", name], ["rm", "-rf", str(seed)]],
+            "cleanup": [[*podman(), "rm", "-f", "-i", name], ["rm", "-rf", str(seed)], *network_cleanup],
         }
-        return command, spec, "127.0.0.1", port
+        return command, spec, ip, 22
 
     reboot_supported = False
 

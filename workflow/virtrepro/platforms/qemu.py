@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from ..guests import GuestState, require_image
+from ..guests.network import address, networkd_static, tap_on_bridge
 from ..testbed import default_state_dir
 from .base import PlatformError
 from .guest import GuestPlatform
@@ -157,6 +158,11 @@ class Qemu(GuestPlatform):
     def console_log(self, state: GuestState) -> Path:
         return state.dir / "console.log"
 
+    def seed_network(self, state: GuestState) -> dict[str, str]:
+        ip = address(self.name, int(state.name.rsplit("-", 1)[1]))
+        self.applied["address"] = ip
+        return {"20-eth1.network": networkd_static("eth1", ip)}
+
     def launch(self, state: GuestState, name: str, seed: Path):
         image = require_image()
         fmt = self.spec["disk_format"]
@@ -167,6 +173,9 @@ class Qemu(GuestPlatform):
                        check=True, capture_output=True)
         shutil.rmtree(seed)  # the private host key now lives only on the seed disk
         port = _free_port()
+        tap = f"vrt-{name[-11:]}"
+        subprocess.run(["ip", "link", "del", tap], capture_output=True)
+        network_cleanup = tap_on_bridge(tap)
         cpu = "host" if self.accel == "kvm" else "max"
         command = [
             "qemu-system-x86_64", "-name", f"{name},debug-threads=on", "-accel", self.accel, "-cpu", cpu,
@@ -178,10 +187,14 @@ class Qemu(GuestPlatform):
             "-drive", f"file={seed_disk},if=virtio,format=raw,readonly=on",
             "-netdev", f"user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:{port}-:22",
             "-device", "virtio-net-pci,netdev=n0",
+            # second NIC on the host-only bridge: the private network between instances
+            "-netdev", f"tap,id=n1,ifname={tap},script=no,downscript=no",
+            # a MAC of its own (QEMU's default is the same in every VM, which a bridge cannot tell apart)
+            "-device", f"virtio-net-pci,netdev=n1,mac=52:54:00:0a:fb:{int(address(self.name, int(name.rsplit('-', 1)[1])).rsplit('.', 1)[1]):02x}",
         ]
         state_root = str(default_state_dir())
         self.applied.update(accel=self.accel, image=image.name, command=[c.replace(state_root, ".state") for c in command])
-        cleanup = [["rm", "-f", str(disk), str(seed_disk)]]
+        cleanup = [["rm", "-f", str(disk), str(seed_disk)], *network_cleanup]
         return command, {"cleanup": cleanup}, "127.0.0.1", port
 
     def clone(self, state: GuestState, target: Path) -> None:
