@@ -10,10 +10,12 @@ plans and the wall time. Planning must take seconds, not minutes.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -25,22 +27,18 @@ def main() -> None:
     parser.add_argument("--platforms", nargs="+", default=["native", "lxc", "podman", "qemu-tcg"],
                         help="concrete platforms (qemu-kvm/qemu-tcg rather than qemu, so no probe is needed)")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--testbed", default="dry-run-bench", help="a testbed name with no raw logs yet")
     args = parser.parse_args()
+    empty = tempfile.mkdtemp(prefix="virtrepro-dry-run-")  # no raw logs yet: the whole plan is listed
     command = [
         sys.executable, "-m", "snakemake", "-n", "--quiet", "rules", "--cores", "all",
-        "--snakefile", str(REPO / "Snakefile"),
-        "--config", "scale=paper", f"testbed={args.testbed}", f"platforms=[{','.join(args.platforms)}]",
+        "--snakefile", str(REPO / "Snakefile"), "--directory", empty,
+        "--config", "scale=paper", f"data_dir={empty}/data", f"figures_dir={empty}/figures",
+        f"platforms=[{','.join(args.platforms)}]",
     ]
-    # the testbed must exist in the configuration: define it as a local one in an extra config file
-    config_file = REPO / ".state" / "dry-run-bench.yaml"
-    config_file.parent.mkdir(exist_ok=True)
-    config_file.write_text(f"testbeds:\n  {args.testbed}:\n    kind: local\n")
-    command += ["--configfile", str(REPO / "config" / "config.yaml"), str(config_file)]
     times, jobs = [], None
     for _ in range(args.repeat):
         start = time.monotonic()
-        result = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+        result = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env={**os.environ, "VIRTREPRO_STATE": str(REPO / ".state")})
         times.append(time.monotonic() - start)
         if result.returncode != 0:
             raise SystemExit(result.stdout[-2000:] + result.stderr[-2000:])

@@ -121,3 +121,17 @@ def test_two_instances_talk_over_the_private_network(host, name):
         assert result.stdout.startswith("SSH-2.0")
         assert peer.startswith("10.251.0.")
     assert leftovers(first.name) == [] and leftovers(second.name) == []
+
+
+def test_native_network_instances_are_namespaces_that_talk(host):
+    platform = get_platform("native")(host)
+    with platform.network_instance(0) as first, platform.network_instance(1) as second:
+        with connect(first) as connection:
+            result = connection.run(
+                f"bash -c 'exec 3<>/dev/tcp/{platform.private_address(1)}/22 && head -c 7 <&3'; readlink /proc/self/ns/net",
+                hide=True, in_stream=False, timeout=20,
+            )
+        own_netns = subprocess.run(["readlink", "/proc/self/ns/net"], capture_output=True, text=True).stdout.strip()
+        assert result.stdout.startswith("SSH-2.0")
+        assert result.stdout.split()[-1] != own_netns  # really another network stack
+    assert leftovers(first.name) == [] and leftovers(second.name) == []

@@ -34,6 +34,15 @@ class Platform:
         raise NotImplementedError
         yield  # pragma: no cover
 
+    @contextmanager
+    def network_instance(self, index: int = 0) -> Iterator[Host]:
+        """Instance ``index`` for network benchmarks: reachable from the others at private_address(index)."""
+        with self.instance(index) as endpoint:
+            yield endpoint
+
+    def private_address(self, index: int) -> str:
+        raise PlatformError(f"platform {self.name} has no private network")
+
     def describe(self) -> dict:
         """What the sidecar records about the platform actually used."""
         return {"name": self.name, "family": self.family, "spec": self.spec}

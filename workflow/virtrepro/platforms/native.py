@@ -1,12 +1,22 @@
-"""native: the testbed host itself, no virtualization layer."""
+"""native: the testbed host itself, no virtualization layer.
+
+For network benchmarks, which need two communicating instances, native
+instances are network namespaces of the host (veth on the host-only bridge of
+:mod:`virtrepro.guests.network`), each running its own sshd with its own host
+key: the host's kernel and binaries, separate network stacks.
+"""
 
 from __future__ import annotations
 
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterator
 
+from ..guests import GuestState
+from ..guests.network import address, netns_on_bridge
 from ..testbed import Host
 from .base import Platform
+from .guest import GuestPlatform
 
 
 class Native(Platform):
@@ -16,3 +26,49 @@ class Native(Platform):
     @contextmanager
     def instance(self, index: int = 0) -> Iterator[Host]:
         yield self.host
+
+    @contextmanager
+    def network_instance(self, index: int = 0) -> Iterator[Host]:
+        with NativeNetns(self.host, self.spec).instance(index) as endpoint:
+            yield endpoint
+
+    def private_address(self, index: int) -> str:
+        return address(self.name, index)
+
+
+class NativeNetns(GuestPlatform):
+    """A network namespace of the host with its own sshd (an instance of `native` for network benchmarks)."""
+
+    name = "native"
+    family = "native"
+    boot_timeout = 30.0
+
+    def launch(self, state: GuestState, name: str, seed: Path):
+        import subprocess
+
+        index = int(name.rsplit("-", 1)[1])
+        ip = address(self.name, index)
+        netns, host_side = f"vrh-{name[-11:]}", f"vh-{name[-12:]}"
+        subprocess.run(["ip", "link", "del", host_side], capture_output=True)
+        subprocess.run(["ip", "netns", "del", netns], capture_output=True)
+        network_cleanup = netns_on_bridge(netns, host_side, ip)
+        config = state.dir / "sshd_config"
+        config.write_text(
+            "\n".join(
+                [
+                    f"ListenAddress {ip}:22",
+                    f"HostKey {seed / 'ssh_host_ed25519_key'}",
+                    f"AuthorizedKeysFile {seed / 'authorized_keys'}",
+                    f"PidFile {state.dir / 'sshd.pid'}",
+                    "PermitRootLogin prohibit-password",
+                    "PasswordAuthentication no",
+                    "KbdInteractiveAuthentication no",
+                    "UsePAM no",
+                    "StrictModes no",
+                    "",
+                ]
+            )
+        )
+        self.applied.update(address=ip, netns=netns)
+        command = ["ip", "netns", "exec", netns, "/usr/sbin/sshd", "-D", "-e", "-f", str(config)]
+        return command, {"cleanup": [["rm", "-rf", str(seed)], *network_cleanup]}, ip, 22
