@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 def config(tmp_path, monkeypatch):
-    require_tools("/usr/sbin/sshd", "sysbench", "iozone")
+    require_tools("/usr/sbin/sshd", "sysbench", "iozone", "mbw", "ioping")
     monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     cfg["testbed"] = "pytest-local"
@@ -29,6 +30,11 @@ def config(tmp_path, monkeypatch):
     cfg["platforms"] = ["native"]
     cfg["scales"]["quick"]["sysbench_cpu"].update(threads=[1], seconds=1)
     cfg["scales"]["quick"]["iozone"].update(min_file_size="1m", max_file_size="4m")
+    cfg["scales"]["quick"]["sysbench_memory"].update(operations=["read"], block_sizes=["1M"], seconds=1)
+    cfg["scales"]["quick"]["sysbench_fileio"].update(modes=["rndrw"], total_size="16M", seconds=1)
+    cfg["scales"]["quick"]["mbw"].update(runs=2, array_mib=16)
+    cfg["scales"]["quick"]["ioping"].update(count=3)
+    cfg["benchmarks"] = ["sysbench_cpu", "sysbench_memory", "sysbench_fileio", "mbw", "ioping", "iozone", "iozone_disk"]
     validate_config(cfg)
     yield cfg
     LocalTestbed("pytest-local", tmp_path / "state").down()
@@ -38,15 +44,34 @@ def run_of(config, benchmark):
     return next(r for r in plan(config) if r.benchmark == benchmark)
 
 
-@pytest.mark.parametrize("benchmark", ["sysbench_cpu", "iozone"])
+MAIN_METRIC = {
+    "sysbench_cpu": "events_per_second",
+    "sysbench_memory": "throughput",
+    "sysbench_fileio": "read_throughput",
+    "mbw": "copy_bandwidth_avg",
+    "ioping": "iops",
+    "iozone": "read",
+    "iozone_disk": "random_write",
+}
+
+
+@pytest.mark.parametrize("benchmark", sorted(MAIN_METRIC))
 def test_real_run_writes_log_and_provenance(config, tmp_path, benchmark):
-    log = measure(run_of(config, benchmark), config, tmp_path / "data")
+    run = run_of(config, benchmark)
+    log = measure(run, config, tmp_path / "data")
     assert rawlog.is_complete(log)
-    records = BENCHMARKS[benchmark].parse(log.read_text(), str(log))
-    assert records and all(r["value"] > 0 for r in records if r["metric"] in ("events_per_second", "read", "write"))
+    records = BENCHMARKS[benchmark].parse_run(log.read_text(), str(log), run.variant.param_dict)
+    main = [r for r in records if r["metric"] == MAIN_METRIC[benchmark]]
+    assert main and all(r["value"] > 0 for r in main)
     meta = json.loads(rawlog.sidecar_path(log).read_text())
     assert meta["exit_status"] == 0 and meta["status"] == "complete"
-    assert meta["command"] == BENCHMARKS[benchmark].command(run_of(config, benchmark).variant)
+    template = BENCHMARKS[benchmark].command(run.variant)
+    if "@SCRATCH@" in template:
+        # a scratch directory of its own, removed after the run
+        assert meta["command"] == template.replace("@SCRATCH@", meta["scratch"])
+        assert meta["scratch"].startswith("/var/tmp/virtrepro/") and not Path(meta["scratch"]).exists()
+    else:
+        assert meta["command"] == template and meta["scratch"] is None
     assert meta["started_utc"] < meta["ended_utc"]
     for fact in ("kernel", "cpu_model", "cores", "mem_total_kb", "os"):
         assert meta["host"][fact], fact

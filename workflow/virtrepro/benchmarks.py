@@ -12,9 +12,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .parsers import parse_iozone, parse_lifecycle, parse_sysbench
+from .parsers import parse_ioping, parse_iozone, parse_lifecycle, parse_mbw, parse_sysbench
 
 SCRATCH_DIR = "/var/tmp/virtrepro"
+# Commands write their files into SCRATCH; measure replaces it with a directory of
+# its own per run (under SCRATCH_DIR), created before and removed after the run, so
+# that two runs on one host never touch each other's files.
+SCRATCH = "@SCRATCH@"
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,11 @@ class Benchmark:
     def guest_overrides(self, variant: Variant) -> dict:
         """Changes to the configured guest spec that this variant needs (disk format, memory...)."""
         return {}
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        """Parse one run's log, checking it against the run's parameters where the tool's output alone
+        cannot show a cut-short run (the number of requests or repetitions asked for)."""
+        return self.parse(text, source)
 
     def _variant(self, **params) -> Variant:
         key = "_".join(f"{name}-{value}" for name, value in params.items())
@@ -120,7 +129,7 @@ class Iozone(Benchmark):
         # iozone needs the writer (-i 0) to create the file any other test reads
         numbers = sorted({0} | {self._TEST_NUMBERS[t] for t in p["tests"].split("+")})
         tests = " ".join(f"-i {n}" for n in numbers)
-        return f"iozone -a -r {p['record']} -n {low} -g {high} {tests} -f {SCRATCH_DIR}/iozone.tmp"
+        return f"iozone -a -r {p['record']} -n {low} -g {high} {tests} -f {SCRATCH}/iozone.tmp"
 
 
 class IozoneDisk(Benchmark):
@@ -158,13 +167,126 @@ class IozoneDisk(Benchmark):
 
     def command(self, variant: Variant) -> str:
         p = variant.param_dict
-        return f"iozone -s {p['size']} -r {p['record']} -i 0 -i 1 -i 2 -f {SCRATCH_DIR}/iozone.tmp"
+        return f"iozone -s {p['size']} -r {p['record']} -i 0 -i 1 -i 2 -f {SCRATCH}/iozone.tmp"
 
     def guest_overrides(self, variant: Variant) -> dict:
         p = variant.param_dict
         if p["disk"] == "host":
             return {}
         return {"disk_format": p["disk"], "cache": p["cache"], "memory_mb": int(p["mem"])}
+
+
+class SysbenchMemory(Benchmark):
+    """sysbench memory: sequential read and write bandwidth (thesis Figs. 4.5-4.7 memory overhead)."""
+
+    name = "sysbench_memory"
+    tool = "sysbench"
+    packages = ("sysbench",)
+    check_command = "sysbench --version"
+    version_command = "sysbench --version"
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_sysbench(text, source)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        return [
+            self._variant(oper=oper, block=block, total=params["total_size"], threads=threads, seconds=params["seconds"])
+            for oper in params["operations"]
+            for block in params["block_sizes"]
+            for threads in params["threads"]
+        ]
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        threads = "$(nproc)" if p["threads"] == "all" else str(int(p["threads"]))
+        return (
+            f"sysbench memory --memory-block-size={p['block']} --memory-total-size={p['total']} "
+            f"--memory-oper={p['oper']} --memory-access-mode=seq --threads={threads} --time={int(p['seconds'])} run"
+        )
+
+
+class SysbenchFileio(Benchmark):
+    """sysbench fileio: sequential and random file I/O (thesis Figs. 4.9-4.10).
+
+    prepare, run and cleanup in one command on the platform's scratch directory;
+    the log holds the run's output only, and the command fails if prepare does.
+    """
+
+    name = "sysbench_fileio"
+    tool = "sysbench"
+    packages = ("sysbench",)
+    check_command = "sysbench --version"
+    version_command = "sysbench --version"
+    uses_scratch = True
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_sysbench(text, source)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        return [self._variant(mode=mode, size=params["total_size"], seconds=params["seconds"]) for mode in params["modes"]]
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        files = f"--file-total-size={p['size']} --file-num=4"
+        return (
+            f"cd {SCRATCH} && sysbench fileio {files} prepare > /dev/null && "
+            f"sysbench fileio {files} --file-test-mode={p['mode']} --time={int(p['seconds'])} run; status=$?; "
+            f"sysbench fileio {files} cleanup > /dev/null; exit $status"
+        )
+
+
+class Mbw(Benchmark):
+    """mbw: memory copy bandwidth with memcpy, a byte loop and block copies (thesis chapter 4 memory)."""
+
+    name = "mbw"
+    tool = "mbw"
+    packages = ("mbw",)
+    check_command = "command -v mbw"
+    version_command = "dpkg-query -W -f='mbw ${Version}' mbw 2>/dev/null || echo mbw"
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_mbw(text, source)
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        runs = int(params["runs"]) if params else None
+        return parse_mbw(text, source, expected_runs=runs, expected_methods=("MEMCPY", "DUMB", "MCBLOCK"))
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        return [self._variant(runs=params["runs"], mib=params["array_mib"])]
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        return f"mbw -n {int(p['runs'])} {int(p['mib'])}"
+
+
+class Ioping(Benchmark):
+    """ioping: disk I/O latency on the platform's file system (thesis chapter 4 disk)."""
+
+    name = "ioping"
+    tool = "ioping"
+    packages = ("ioping",)
+    check_command = "command -v ioping"
+    version_command = "ioping -v 2>&1 | head -n 1"
+    uses_scratch = True
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_ioping(text, source)
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        count = int(params["count"]) if params else None
+        return parse_ioping(text, source, expected_requests=count)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        return [self._variant(count=params["count"], interval=params["interval"], direct=params["direct"])]
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        direct = " -D" if p["direct"] else ""
+        return f"ioping -c {int(p['count'])} -i {p['interval']}{direct} {SCRATCH}"
 
 
 class Lifecycle(Benchmark):
@@ -191,4 +313,7 @@ class Lifecycle(Benchmark):
         return "(harness) provision, boot, reboot, clone, destroy a fresh guest"
 
 
-BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (SysbenchCpu(), Iozone(), IozoneDisk(), Lifecycle())}
+BENCHMARKS: dict[str, Benchmark] = {
+    b.name: b
+    for b in (SysbenchCpu(), SysbenchMemory(), SysbenchFileio(), Mbw(), Ioping(), Iozone(), IozoneDisk(), Lifecycle())
+}

@@ -8,6 +8,7 @@ This is what a Snakemake measurement job calls. The steps are kept apart:
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shlex
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 
 from . import __version__, rawlog
-from .benchmarks import BENCHMARKS, SCRATCH_DIR, Benchmark
+from .benchmarks import BENCHMARKS, SCRATCH, SCRATCH_DIR, Benchmark
 from .config import Run
 from .guests import stop_guests
 from .parsers import ParseError
@@ -149,7 +150,8 @@ def measure(
     # no other platform's guest idles beside this measurement
     keep = platform.guest_name(0).rsplit("-", 1)[0] + "-" if run.platform != "native" and not benchmark.host_side else None
     stop_guests(run.testbed, keep_prefix=keep)
-    command = benchmark.command(run.variant)
+    scratch = f"{SCRATCH_DIR}/{run.testbed}.{run.platform}.{run.benchmark}.{run.repetition}.{os.getpid()}"
+    command = benchmark.command(run.variant).replace(SCRATCH, scratch)
     sidecar = {
         "virtrepro_version": __version__,
         "testbed": run.testbed,
@@ -160,6 +162,7 @@ def measure(
         "repetition": run.repetition,
         "scale": config.get("scale"),
         "command": command,
+        "scratch": scratch if SCRATCH in benchmark.command(run.variant) else None,
         **provenance(),
     }
     partial = rawlog.temporary_path(log)
@@ -167,11 +170,11 @@ def measure(
     if benchmark.host_side:
         status, error = _measure_on_host(platform, host, sidecar, partial)
     else:
-        status, error = _measure_in_instance(platform, benchmark, command, sidecar, partial, timeout)
+        status, error = _measure_in_instance(platform, benchmark, command, sidecar, partial, timeout, scratch)
     text = Path(partial).read_text(errors="replace")
     if error is None:
         try:
-            records = benchmark.parse(text, str(log))
+            records = benchmark.parse_run(text, str(log), run.variant.param_dict)
         except ParseError as exc:
             error = str(exc)
     if error is None and status != 0:
@@ -186,7 +189,7 @@ def measure(
     return log
 
 
-def _measure_in_instance(platform, benchmark: Benchmark, command: str, sidecar: dict, partial: Path, timeout):
+def _measure_in_instance(platform, benchmark: Benchmark, command: str, sidecar: dict, partial: Path, timeout, scratch: str):
     """Run the benchmark's command over SSH in an instance of the platform, into ``partial``."""
     with platform.instance() as endpoint:
         sidecar["platform"] = platform.describe()  # now with what was applied (accelerator, boot time, ...)
@@ -195,7 +198,7 @@ def _measure_in_instance(platform, benchmark: Benchmark, command: str, sidecar: 
             sidecar["host"] = host_facts(connection)
             sidecar["tool_version"] = ensure_tools(connection, benchmark, endpoint)
             if benchmark.uses_scratch:
-                connection.run(f"mkdir -p {SCRATCH_DIR}", hide=True, in_stream=False)
+                connection.run(f"mkdir -p {scratch}", hide=True, in_stream=False)
             sidecar["started_utc"] = utc_now()
             start = time.monotonic()
             with open(partial, "w") as handle:
@@ -208,7 +211,7 @@ def _measure_in_instance(platform, benchmark: Benchmark, command: str, sidecar: 
             sidecar["duration_s"] = round(time.monotonic() - start, 3)
             sidecar["exit_status"] = status
             if benchmark.uses_scratch:
-                connection.run(f"rm -f {SCRATCH_DIR}/iozone.tmp", hide=True, warn=True, in_stream=False)
+                connection.run(f"rm -rf {scratch}", hide=True, warn=True, in_stream=False)
     return status, error
 
 

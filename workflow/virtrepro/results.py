@@ -59,7 +59,7 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
         raise IncompleteLogError(str(relative), f"sidecar status is {sidecar.get('status')!r}, not 'complete'")
     if benchmark not in BENCHMARKS:
         raise ParseError(str(relative), f"unknown benchmark {benchmark!r}")
-    records = BENCHMARKS[benchmark].parse(log.read_text(errors="replace"), str(relative))
+    records = BENCHMARKS[benchmark].parse_run(log.read_text(errors="replace"), str(relative), sidecar.get("parameters"))
     context = {
         "testbed": testbed,
         "platform": platform,

@@ -41,7 +41,7 @@ def run(cmd, check=True, capture=False, **kw):
 SUITE = "bookworm"
 PACKAGES = [
     "systemd-sysv", "udev", "openssh-server", "iproute2",
-    "linux-image-cloud-amd64", "sysbench", "iozone3",
+    "linux-image-cloud-amd64", "sysbench", "iozone3", "mbw", "ioping",
     "iputils-ping",  # handy for the VM<->VM network check; tiny
 ]
 

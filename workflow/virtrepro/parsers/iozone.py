@@ -34,6 +34,7 @@ _COLUMNS = [
 
 _ERRORS = [
     re.compile(r"^Can not open temp file.*$", re.M),
+    re.compile(r"^Can not open temporary file.*$", re.M),
     re.compile(r"^iozone: interrupted$", re.M),
     re.compile(r"^Usage: .*$", re.M),
     re.compile(r"^iozone: .*(?:invalid|illegal|unknown) option.*$", re.M | re.I),
