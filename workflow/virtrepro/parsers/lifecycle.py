@@ -2,7 +2,7 @@
 
 Format, one ``key=value`` per line after a header, ending with ``lifecycle complete``::
 
-    virtrepro lifecycle platform=lxc guest=lxc-0de3126d-90
+    virtrepro lifecycle platform=lxc guest=lxc-0de3126d-19
     provision_s=0.512
     boot_s=0.981
     reboot_s=2.310          (or: reboot=not-applicable (reason))

@@ -15,6 +15,11 @@ from ..testbed import Host, connect
 from .base import Platform, PlatformError
 
 
+# the instance index lifecycle timings use: the last one with a private address, apart from
+# the instances benchmarks run in (0, 1, ...)
+LIFECYCLE_INDEX = 19
+
+
 class GuestPlatform(Platform):
     """A platform whose instances are guests started on the testbed host.
 
@@ -123,7 +128,7 @@ class GuestPlatform(Platform):
 
     def lifecycle(self, out) -> None:
         """Provision, boot, reboot, clone and destroy a fresh guest, timing each step into ``out``."""
-        state = GuestState(self.host.name, self.guest_name(90))
+        state = GuestState(self.host.name, self.guest_name(LIFECYCLE_INDEX))
         print(f"virtrepro lifecycle platform={self.name} guest={state.name}", file=out, flush=True)
         try:
             start = time.monotonic()
