@@ -102,3 +102,13 @@ def test_guest_spec_is_validated(config):
     bad["guest"]["cache"] = "unsafe"
     with pytest.raises(ConfigError, match="config key 'guest.cache'"):
         validate_config(bad)
+
+
+def test_every_guest_instance_used_by_the_harness_has_a_private_address():
+    from virtrepro.guests.network import address
+    from virtrepro.platforms.guest import LIFECYCLE_INDEX
+
+    for platform in ("lxc", "podman", "qemu-kvm", "qemu-tcg", "native"):
+        addresses = {address(platform, index) for index in (0, 1, LIFECYCLE_INDEX)}
+        assert len(addresses) == 3
+    assert address("lxc", LIFECYCLE_INDEX) != address("podman", 0)

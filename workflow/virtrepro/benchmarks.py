@@ -69,10 +69,14 @@ class Benchmark:
         return Variant(self.name, key, tuple(sorted(params.items())))
 
 
-class SysbenchCpu(Benchmark):
-    """sysbench cpu: prime-number verification, events per second (thesis 4.2 CPU overhead)."""
+def _threads(value) -> str:
+    """sysbench's --threads: a number, or every core of the platform (resolved on the host)."""
+    return "$(nproc)" if value == "all" else str(int(value))
 
-    name = "sysbench_cpu"
+
+class Sysbench(Benchmark):
+    """What every sysbench test shares: the tool, its package and its parser."""
+
     tool = "sysbench"
     packages = ("sysbench",)
     check_command = "sysbench --version"
@@ -82,6 +86,12 @@ class SysbenchCpu(Benchmark):
     def parse(text: str, source: str) -> list[dict]:
         return parse_sysbench(text, source)
 
+
+class SysbenchCpu(Sysbench):
+    """sysbench cpu: prime-number verification, events per second (thesis 4.2 CPU overhead)."""
+
+    name = "sysbench_cpu"
+
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [
             self._variant(threads=threads, prime=params["cpu_max_prime"], seconds=params["seconds"])
@@ -90,8 +100,7 @@ class SysbenchCpu(Benchmark):
 
     def command(self, variant: Variant) -> str:
         p = variant.param_dict
-        threads = "$(nproc)" if p["threads"] == "all" else str(int(p["threads"]))
-        return f"sysbench cpu --cpu-max-prime={int(p['prime'])} --threads={threads} --time={int(p['seconds'])} run"
+        return f"sysbench cpu --cpu-max-prime={int(p['prime'])} --threads={_threads(p['threads'])} --time={int(p['seconds'])} run"
 
 
 class Iozone(Benchmark):
@@ -132,7 +141,7 @@ class Iozone(Benchmark):
         return f"iozone -a -r {p['record']} -n {low} -g {high} {tests} -f {SCRATCH}/iozone.tmp"
 
 
-class IozoneDisk(Benchmark):
+class IozoneDisk(Iozone):
     """IOZone read, random read, write and random write on one file (Regola 2010 Tables I and II).
 
     On full VMs every disk image format x host cache mode is its own variant,
@@ -142,16 +151,7 @@ class IozoneDisk(Benchmark):
     """
 
     name = "iozone_disk"
-    tool = "iozone"
-    packages = ("iozone3",)
-    check_command = Iozone.check_command
-    version_command = Iozone.version_command
-    uses_scratch = True
     VM_PLATFORMS = ("qemu-kvm", "qemu-tcg")
-
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_iozone(text, source)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         _size_to_kb(params["file_size"])
@@ -176,18 +176,10 @@ class IozoneDisk(Benchmark):
         return {"disk_format": p["disk"], "cache": p["cache"], "memory_mb": int(p["mem"])}
 
 
-class SysbenchMemory(Benchmark):
+class SysbenchMemory(Sysbench):
     """sysbench memory: sequential read and write bandwidth (thesis Figs. 4.5-4.7 memory overhead)."""
 
     name = "sysbench_memory"
-    tool = "sysbench"
-    packages = ("sysbench",)
-    check_command = "sysbench --version"
-    version_command = "sysbench --version"
-
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_sysbench(text, source)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [
@@ -199,14 +191,14 @@ class SysbenchMemory(Benchmark):
 
     def command(self, variant: Variant) -> str:
         p = variant.param_dict
-        threads = "$(nproc)" if p["threads"] == "all" else str(int(p["threads"]))
         return (
             f"sysbench memory --memory-block-size={p['block']} --memory-total-size={p['total']} "
-            f"--memory-oper={p['oper']} --memory-access-mode=seq --threads={threads} --time={int(p['seconds'])} run"
+            f"--memory-oper={p['oper']} --memory-access-mode=seq --threads={_threads(p['threads'])} "
+            f"--time={int(p['seconds'])} run"
         )
 
 
-class SysbenchFileio(Benchmark):
+class SysbenchFileio(Sysbench):
     """sysbench fileio: sequential and random file I/O (thesis Figs. 4.9-4.10).
 
     prepare, run and cleanup in one command on the platform's scratch directory;
@@ -214,15 +206,7 @@ class SysbenchFileio(Benchmark):
     """
 
     name = "sysbench_fileio"
-    tool = "sysbench"
-    packages = ("sysbench",)
-    check_command = "sysbench --version"
-    version_command = "sysbench --version"
     uses_scratch = True
-
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_sysbench(text, source)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [self._variant(mode=mode, size=params["total_size"], seconds=params["seconds"]) for mode in params["modes"]]
