@@ -13,10 +13,11 @@ import shlex
 import subprocess
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 from . import __version__, rawlog
-from .benchmarks import BENCHMARKS, SCRATCH, SCRATCH_DIR, Benchmark
+from .benchmarks import BENCHMARKS, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
 from .config import Run
 from .guests import stop_guests
 from .parsers import ParseError
@@ -151,7 +152,8 @@ def measure(
     keep = platform.guest_name(0).rsplit("-", 1)[0] + "-" if run.platform != "native" and not benchmark.host_side else None
     stop_guests(run.testbed, keep_prefix=keep)
     scratch = f"{SCRATCH_DIR}/{run.testbed}.{run.platform}.{run.benchmark}.{run.repetition}.{os.getpid()}"
-    command = benchmark.command(run.variant).replace(SCRATCH, scratch)
+    count = benchmark.instances(run.variant)
+    command = with_addresses(benchmark.command(run.variant).replace(SCRATCH, scratch), platform, count)
     sidecar = {
         "virtrepro_version": __version__,
         "testbed": run.testbed,
@@ -170,7 +172,7 @@ def measure(
     if benchmark.host_side:
         status, error = _measure_on_host(platform, host, sidecar, partial)
     else:
-        status, error = _measure_in_instance(platform, benchmark, command, sidecar, partial, timeout, scratch)
+        status, error = _measure_in_instances(platform, benchmark, run.variant, count, command, sidecar, partial, timeout, scratch)
     text = Path(partial).read_text(errors="replace")
     if error is None:
         try:
@@ -189,30 +191,79 @@ def measure(
     return log
 
 
-def _measure_in_instance(platform, benchmark: Benchmark, command: str, sidecar: dict, partial: Path, timeout, scratch: str):
-    """Run the benchmark's command over SSH in an instance of the platform, into ``partial``."""
-    with platform.instance() as endpoint:
+def with_addresses(command: str, platform, count: int) -> str:
+    """Replace the peer placeholders of a multi-instance command with private addresses."""
+    if count <= 1:
+        return command
+    addresses = [platform.private_address(i) for i in range(count)]
+    for index in range(count - 1, 0, -1):  # @PEER10@ before @PEER1@
+        command = command.replace(peer(index), addresses[index])
+    return command.replace(HOSTS, ",".join(addresses))
+
+
+def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, command: str, sidecar: dict,
+                          partial: Path, timeout, scratch: str):
+    """Run the benchmark's command over SSH in instance 0 of the platform, into ``partial``.
+
+    With ``count`` > 1 every instance is a network instance; instances 1.. run the
+    benchmark's peer command (a server) first, and its stop command afterwards,
+    whatever happened in between.
+    """
+    with ExitStack() as stack:
+        if count == 1:
+            endpoints = [stack.enter_context(platform.instance(0))]
+        else:
+            endpoints = [stack.enter_context(platform.network_instance(i)) for i in range(count)]
         sidecar["platform"] = platform.describe()  # now with what was applied (accelerator, boot time, ...)
-        sidecar["endpoint"] = endpoint.describe()
-        with connect(endpoint) as connection:
-            sidecar["host"] = host_facts(connection)
-            sidecar["tool_version"] = ensure_tools(connection, benchmark, endpoint)
-            if benchmark.uses_scratch:
-                connection.run(f"mkdir -p {scratch}", hide=True, in_stream=False)
-            sidecar["started_utc"] = utc_now()
-            start = time.monotonic()
-            with open(partial, "w") as handle:
-                try:
-                    status = run_command(connection, command, handle, timeout)
-                    error = None
-                except Exception as exc:  # timeout, lost connection: keep what arrived
-                    status, error = None, f"{type(exc).__name__}: {exc}"
-            sidecar["ended_utc"] = utc_now()
-            sidecar["duration_s"] = round(time.monotonic() - start, 3)
-            sidecar["exit_status"] = status
-            if benchmark.uses_scratch:
-                connection.run(f"rm -rf {scratch}", hide=True, warn=True, in_stream=False)
+        sidecar["endpoint"] = endpoints[0].describe()
+        connection = stack.enter_context(connect(endpoints[0]))
+        peers = [stack.enter_context(connect(endpoint)) for endpoint in endpoints[1:]]
+        sidecar["host"] = host_facts(connection)
+        sidecar["tool_version"] = ensure_tools(connection, benchmark, endpoints[0])
+        if peers:
+            sidecar["peers"] = [
+                {"endpoint": endpoint.describe(), "address": platform.private_address(i + 1),
+                 "tool_version": ensure_tools(peer_connection, benchmark, endpoint)}
+                for i, (endpoint, peer_connection) in enumerate(zip(endpoints[1:], peers))
+            ]
+            stack.callback(_stop_peers, peers, benchmark.peer_stop(variant))
+            _start_peers(peers, benchmark.peer_start(variant))
+        if benchmark.uses_scratch:
+            connection.run(f"mkdir -p {scratch}", hide=True, in_stream=False)
+            stack.callback(connection.run, f"rm -rf {scratch}", hide=True, warn=True, in_stream=False)
+        sidecar["started_utc"] = utc_now()
+        start = time.monotonic()
+        with open(partial, "w") as handle:
+            try:
+                status = run_command(connection, command, handle, timeout)
+                error = None
+            except Exception as exc:  # timeout, lost connection: keep what arrived
+                status, error = None, f"{type(exc).__name__}: {exc}"
+        sidecar["ended_utc"] = utc_now()
+        sidecar["duration_s"] = round(time.monotonic() - start, 3)
+        sidecar["exit_status"] = status
     return status, error
+
+
+def _start_peers(peers, command: str | None) -> None:
+    if not command:
+        return
+    for connection in peers:
+        result = connection.run(f"sh -c {shlex.quote(command)} 2>&1", hide=True, warn=True, in_stream=False, timeout=60)
+        if result.exited != 0:
+            raise MeasurementError(
+                f"starting the peer side on {connection.host} failed (exit {result.exited}): {result.stdout.strip()[-500:]}"
+            )
+
+
+def _stop_peers(peers, command: str | None) -> None:
+    if not command:
+        return
+    for connection in peers:
+        try:
+            connection.run(f"sh -c {shlex.quote(command)}", hide=True, warn=True, in_stream=False, timeout=60)
+        except Exception:  # a lost peer is torn down with its instance anyway
+            pass
 
 
 def _measure_on_host(platform, host: Host, sidecar: dict, partial: Path):

@@ -41,7 +41,11 @@ def run(cmd, check=True, capture=False, **kw):
 SUITE = "bookworm"
 PACKAGES = [
     "systemd-sysv", "udev", "openssh-server", "iproute2",
-    "linux-image-cloud-amd64", "sysbench", "iozone3", "mbw", "ioping",
+    "linux-image-cloud-amd64", "procps",
+    # benchmarks (issue "Benchmark catalogue"); netperf and iozone3 are in non-free
+    "sysbench", "iozone3", "mbw", "ioping", "netperf", "iperf3", "fio", "bonnie++", "stress-ng",
+    # HPCC and NPB over MPI inside and across guests (NPB binaries are built on the host)
+    "hpcc", "openmpi-bin", "openssh-client", "libgfortran5", "libgomp1",
     "iputils-ping",  # handy for the VM<->VM network check; tiny
 ]
 

@@ -1,0 +1,88 @@
+"""What every benchmark shares: variants, the scratch placeholder and the Benchmark interface."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+SCRATCH_DIR = "/var/tmp/virtrepro"
+# Commands write their files into SCRATCH; measure replaces it with a directory of
+# its own per run (under SCRATCH_DIR), created before and removed after the run, so
+# that two runs on one host never touch each other's files.
+SCRATCH = "@SCRATCH@"
+# Benchmarks over several instances (network, MPI) name the others in their commands
+# with these placeholders; measure replaces them with private addresses.
+HOSTS = "@HOSTS@"  # every instance's private address, comma-separated, instance 0 first
+
+
+def peer(index: int) -> str:
+    """Placeholder for the private address of instance ``index`` (1 = the first peer)."""
+    return f"@PEER{index}@"
+
+
+@dataclass(frozen=True)
+class Variant:
+    benchmark: str
+    key: str
+    params: tuple = field(default=())  # sorted (name, value) pairs
+
+    @property
+    def param_dict(self) -> dict:
+        return dict(self.params)
+
+
+def size_to_kb(size: str) -> int:
+    match = re.fullmatch(r"([0-9]+)([kmg])", size)
+    if match is None:
+        raise ValueError(f"size {size!r} is not like 64m")
+    return int(match.group(1)) * {"k": 1, "m": 1024, "g": 1024 * 1024}[match.group(2)]
+
+
+class Benchmark:
+    name: str
+    tool: str
+    packages: tuple[str, ...]
+    check_command: str
+    version_command: str
+    parse: Callable[[str, str], list[dict]]
+    uses_scratch = False
+    host_side = False  # True: the harness itself does the work on the host (no command in a guest)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        raise NotImplementedError
+
+    def command(self, variant: Variant) -> str:
+        raise NotImplementedError
+
+    def instances(self, variant: Variant) -> int:
+        """How many instances of the platform one run uses. With more than one, every instance is a
+        network instance on the private network, the command runs in instance 0, and
+        :meth:`peer_start` runs first in each of the others."""
+        return 1
+
+    def peer_start(self, variant: Variant) -> str | None:
+        """Command run in instances 1.. before the run (a server); it must return once the server listens."""
+        return None
+
+    def peer_stop(self, variant: Variant) -> str | None:
+        """Command run in instances 1.. after the run, also a failed one: nothing is left running."""
+        return None
+
+    def guest_overrides(self, variant: Variant) -> dict:
+        """Changes to the configured guest spec that this variant needs (disk format, memory...)."""
+        return {}
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        """Parse one run's log, checking it against the run's parameters where the tool's output alone
+        cannot show a cut-short run (the number of requests or repetitions asked for)."""
+        return self.parse(text, source)
+
+    def _variant(self, **params) -> Variant:
+        key = "_".join(f"{name}-{value}" for name, value in params.items())
+        return Variant(self.name, key, tuple(sorted(params.items())))
+
+
+def threads_arg(value) -> str:
+    """sysbench's --threads: a number, or every core of the platform (resolved on the host)."""
+    return "$(nproc)" if value == "all" else str(int(value))

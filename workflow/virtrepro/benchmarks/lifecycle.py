@@ -1,0 +1,30 @@
+"""Operational flexibility timings, done by the harness on the host."""
+
+from __future__ import annotations
+
+from ..parsers import parse_lifecycle
+from .base import Benchmark, Variant
+
+
+class Lifecycle(Benchmark):
+    """Operational flexibility (thesis Tables 5.1-5.3): provision, boot to SSH, reboot, clone and
+    destroy a fresh guest, timed by the harness on the host. Not applicable to ``native``."""
+
+    name = "lifecycle"
+    tool = "virtrepro"
+    packages = ()
+    check_command = "true"
+    version_command = "echo virtrepro lifecycle"
+    host_side = True
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_lifecycle(text, source)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        if platform == "native":
+            return []
+        return [self._variant(steps="provision+boot+reboot+clone+destroy")]
+
+    def command(self, variant: Variant) -> str:
+        return "(harness) provision, boot, reboot, clone, destroy a fresh guest"

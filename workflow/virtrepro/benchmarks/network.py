@@ -1,0 +1,113 @@
+"""Network benchmarks between two instances of one platform over its private network.
+
+netserver / the iperf3 server run in instance 1 (a second guest, or for native a
+second network namespace), the client in instance 0; the servers are stopped after
+every run, so nothing is left listening.
+"""
+
+from __future__ import annotations
+
+from ..parsers import ParseError, parse_iperf3, parse_netperf
+from .base import Benchmark, Variant, peer
+
+
+def _start_server(argv: str, pid_file: str, port: int) -> str:
+    """Shell: start a server in the background with its pid in ``pid_file`` and wait until it listens.
+
+    The pid file, not the process name, says what to stop: a native instance
+    shares the host's processes, and a server of the user's must not be killed."""
+    return (
+        f"{_stop_server(pid_file)}; setsid {argv} < /dev/null > /dev/null 2>&1 & echo $! > {pid_file}; "
+        + _wait_listening(port)
+    )
+
+
+def _stop_server(pid_file: str) -> str:
+    return f"[ -f {pid_file} ] && kill $(cat {pid_file}) 2>/dev/null; rm -f {pid_file}; true"
+
+
+def _wait_listening(port: int) -> str:
+    """Shell: wait up to 5 s until something listens on TCP ``port``."""
+    return (
+        f"i=0; while ! ss -Hltn 'sport = :{port}' | grep -q .; do "
+        f"i=$((i+1)); [ $i -gt 50 ] && echo 'server is not listening on port {port}' && exit 1; sleep 0.1; done"
+    )
+
+
+class Netperf(Benchmark):
+    """netperf TCP_RR latency and TCP_STREAM bandwidth over a sweep of message sizes
+    (Walters 2008 Fig. 1, Regola 2010 Fig. 2). One variant per test and message size."""
+
+    name = "netperf"
+    tool = "netperf"
+    packages = ("netperf",)
+    check_command = "command -v netperf && command -v netserver"
+    version_command = "netperf -V 2>&1 | sed -n 's/^Netperf version \\(.*\\)/netperf \\1/p'"
+    PORT = 12865
+    PID_FILE = "/run/virtrepro-netserver.pid"
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_netperf(text, source)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        return [
+            self._variant(test="TCP_RR", size=size, seconds=params["seconds"]) for size in params["rr_sizes"]
+        ] + [
+            self._variant(test="TCP_STREAM", size=size, seconds=params["seconds"]) for size in params["stream_sizes"]
+        ]
+
+    def instances(self, variant: Variant) -> int:
+        return 2
+
+    def peer_start(self, variant: Variant) -> str:
+        return _start_server(f"netserver -D -p {self.PORT}", self.PID_FILE, self.PORT)
+
+    def peer_stop(self, variant: Variant) -> str:
+        return _stop_server(self.PID_FILE)
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        size, seconds = int(p["size"]), int(p["seconds"])
+        options = f"-r {size},{size}" if p["test"] == "TCP_RR" else f"-m {size}"
+        return f"netperf -H {peer(1)} -p {self.PORT} -t {p['test']} -l {seconds} -- {options}"
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        records = parse_netperf(text, source)
+        if params:
+            field = "request_size" if params["test"] == "TCP_RR" else "message_size"
+            if records[0]["test"] != params["test"] or records[0].get(field) != int(params["size"]):
+                raise ParseError(source, f"netperf log is not a {params['test']} run with {field} {params['size']}")
+        return records
+
+
+class Iperf3(Benchmark):
+    """iperf3 TCP bandwidth between two instances (thesis chapter 4 network)."""
+
+    name = "iperf3"
+    tool = "iperf3"
+    packages = ("iperf3",)
+    check_command = "command -v iperf3"
+    version_command = "iperf3 --version 2>&1 | head -n 1 | cut -d' ' -f1-2"
+    PORT = 5201
+    PID_FILE = "/run/virtrepro-iperf3-server.pid"
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_iperf3(text, source)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        return [self._variant(streams=streams, seconds=params["seconds"]) for streams in params["streams"]]
+
+    def instances(self, variant: Variant) -> int:
+        return 2
+
+    def peer_start(self, variant: Variant) -> str:
+        return _start_server(f"iperf3 -s -p {self.PORT}", self.PID_FILE, self.PORT)
+
+    def peer_stop(self, variant: Variant) -> str:
+        return _stop_server(self.PID_FILE)
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        return f"iperf3 -c {peer(1)} -p {self.PORT} -t {int(p['seconds'])} -P {int(p['streams'])} -J"
