@@ -22,6 +22,7 @@ configfile: str(Path(workflow.basedir) / "config" / "config.yaml")
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/images.smk"
+include: "workflow/rules/npb.smk"
 include: "workflow/rules/measure.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/notebooks.smk"

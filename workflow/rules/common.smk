@@ -48,7 +48,7 @@ def concrete_platforms():
 
 
 def planned_runs():
-    return plan(config, concrete_platforms())
+    return without_skipped_npb(plan(config, concrete_platforms()))  # npb.smk
 
 
 def raw_logs(wildcards=None):

@@ -61,6 +61,7 @@ for _platform in PLATFORMS:
             f"measure_{_platform.replace('-', '_')}"
         input:
             ancient(os.path.join(IMAGE_DIR, "image.json")) if _platform in GUEST_PLATFORMS else [],
+            npb_build_input,  # npb.smk
         output:
             log=update(RAW_PATTERN.replace("{platform}", _platform) + ".log"),
             sidecar=update(RAW_PATTERN.replace("{platform}", _platform) + ".json"),

@@ -3,9 +3,9 @@
 
 # The figures each notebook writes (as .png and .pdf).
 FIGURES = {
-    "walters2008": ["fig2-iozone-reader-writer"],
-    "kumar2013": ["fig4-cpu-overhead", "tables5-operational-flexibility"],
-    "regola2010": ["table2-iozone-disk-formats"],
+    "walters2008": ["fig1-netperf-latency-bandwidth", "fig2-iozone-reader-writer"],
+    "kumar2013": ["fig4-cpu-overhead", "fig4-8-network-bandwidth", "tables5-operational-flexibility"],
+    "regola2010": ["fig2-netperf-latency-throughput", "table2-iozone-disk-formats"],
 }
 
 

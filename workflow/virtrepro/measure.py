@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import __version__, rawlog
 from .benchmarks import BENCHMARKS, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
+from .benchmarks.base import PEER_KNOWN_HOSTS, PEER_SSH_KEY
 from .config import Run
 from .guests import stop_guests
 from .parsers import ParseError
@@ -154,6 +155,10 @@ def measure(
     scratch = f"{SCRATCH_DIR}/{run.testbed}.{run.platform}.{run.benchmark}.{run.repetition}.{os.getpid()}"
     count = benchmark.instances(run.variant)
     command = with_addresses(benchmark.command(run.variant).replace(SCRATCH, scratch), platform, count)
+    try:
+        uploads = [(local, remote.replace(SCRATCH, scratch)) for local, remote in benchmark.uploads(run.variant, config)]
+    except (OSError, ValueError) as error:
+        raise MeasurementError(f"{run.benchmark}/{run.variant.key}: {error}") from None
     sidecar = {
         "virtrepro_version": __version__,
         "testbed": run.testbed,
@@ -165,6 +170,8 @@ def measure(
         "scale": config.get("scale"),
         "command": command,
         "scratch": scratch if SCRATCH in benchmark.command(run.variant) else None,
+        **({"uploads": [{"local": local, "remote": remote, "sha256": _sha256(local)} for local, remote in uploads]}
+           if uploads else {}),
         **provenance(),
     }
     partial = rawlog.temporary_path(log)
@@ -172,7 +179,8 @@ def measure(
     if benchmark.host_side:
         status, error = _measure_on_host(platform, host, sidecar, partial)
     else:
-        status, error = _measure_in_instances(platform, benchmark, run.variant, count, command, sidecar, partial, timeout, scratch)
+        status, error = _measure_in_instances(platform, benchmark, run.variant, count, command, sidecar, partial, timeout, scratch,
+                                              uploads)
     text = Path(partial).read_text(errors="replace")
     if error is None:
         try:
@@ -202,7 +210,7 @@ def with_addresses(command: str, platform, count: int) -> str:
 
 
 def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, command: str, sidecar: dict,
-                          partial: Path, timeout, scratch: str):
+                          partial: Path, timeout, scratch: str, uploads=()):
     """Run the benchmark's command over SSH in instance 0 of the platform, into ``partial``.
 
     With ``count`` > 1 every instance is a network instance; instances 1.. run the
@@ -231,6 +239,15 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
         if benchmark.uses_scratch:
             connection.run(f"mkdir -p {scratch}", hide=True, in_stream=False)
             stack.callback(connection.run, f"rm -rf {scratch}", hide=True, warn=True, in_stream=False)
+            if uploads or (peers and benchmark.peer_ssh(variant)):
+                for peer_connection in peers:  # the same paths in every instance (MPI starts the same binary)
+                    peer_connection.run(f"mkdir -p {scratch}", hide=True, in_stream=False)
+                    stack.callback(peer_connection.run, f"rm -rf {scratch}", hide=True, warn=True, in_stream=False)
+        for instance in [connection, *peers] if uploads else []:
+            for local, remote in uploads:
+                instance.put(local, remote)  # SFTP; keeps the file's mode
+        if peers and benchmark.peer_ssh(variant):
+            sidecar["peer_ssh"] = _trust_peers(stack, platform, connection, peers, endpoints, scratch)
         sidecar["started_utc"] = utc_now()
         start = time.monotonic()
         with open(partial, "w") as handle:
@@ -243,6 +260,43 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
         sidecar["duration_s"] = round(time.monotonic() - start, 3)
         sidecar["exit_status"] = status
     return status, error
+
+
+def _sha256(path: str) -> str:
+    import hashlib
+
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _trust_peers(stack: ExitStack, platform, connection, peers, endpoints, scratch: str) -> dict:
+    """Let instance 0 log in to instances 1.. over SSH for this run only.
+
+    A key is made in instance 0 (in the run's scratch directory, so the private key
+    never leaves it), authorised on each peer until the run ends, and a known_hosts
+    file lists the peers' own host keys (the ones the harness pinned) at their private
+    addresses: instance 0 trusts no unknown key. See PEER_SSH_KEY and PEER_KNOWN_HOSTS."""
+    import io
+
+    key = PEER_SSH_KEY.replace(SCRATCH, scratch)
+    known_hosts = PEER_KNOWN_HOSTS.replace(SCRATCH, scratch)
+    marker = f"virtrepro-run-{Path(scratch).name}"
+    connection.run(f"mkdir -p -m 700 {Path(key).parent} && ssh-keygen -q -t ed25519 -N '' -C {marker} -f {key}",
+                   hide=True, in_stream=False)
+    public = connection.run(f"cat {key}.pub", hide=True, in_stream=False).stdout.strip()
+    lines = []
+    for index, endpoint in enumerate(endpoints):
+        pinned = Path(endpoint.known_hosts).read_text().split()
+        lines.append(f"{platform.private_address(index)} {pinned[1]} {pinned[2]}")
+    connection.put(io.StringIO("\n".join(lines) + "\n"), known_hosts)
+    for index, peer_connection in enumerate(peers, start=1):
+        path = platform.authorized_keys_file(index)
+        # registered first: the key goes away also when appending fails half-way
+        stack.callback(peer_connection.run, f"f={path}; if [ -f $f ]; then grep -vF -- {shlex.quote(marker)} $f > $f.tmp; "
+                       "cat $f.tmp > $f; rm -f $f.tmp; fi", hide=True, warn=True, in_stream=False)
+        peer_connection.run(f"f={path}; mkdir -p $(dirname $f) && echo {shlex.quote(public)} >> $f",
+                            hide=True, in_stream=False)
+    return {"key_comment": marker, "known_hosts": lines}
 
 
 def _start_peers(peers, command: str | None) -> None:

@@ -39,6 +39,12 @@ def platform_palette(platforms) -> dict:
     return {p: PLATFORM_COLORS.get(p, "#999999") for p in platforms}
 
 
+def unavailable(ax, reason: str) -> None:
+    """An empty panel that says in one line why the figure cannot be drawn (no data, no such platform...)."""
+    ax.text(0.5, 0.5, reason, ha="center", va="center", wrap=True)
+    ax.set_axis_off()
+
+
 def save(fig, figures_dir: str | Path, paper: str, name: str) -> list[Path]:
     """Save ``fig`` as figures/<paper>/<name>.png and .pdf; return the paths."""
     out = Path(figures_dir) / paper

@@ -9,18 +9,22 @@ the measurement, so runs at different scales never share a directory.
 from __future__ import annotations
 
 from .base import HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, Variant, peer, size_to_kb, threads_arg
-from .cpu_memory import Mbw, SysbenchCpu, SysbenchMemory
-from .disk import Ioping, Iozone, IozoneDisk, SysbenchFileio
+from .cpu_memory import Mbw, StressNg, SysbenchCpu, SysbenchMemory
+from .disk import Bonnie, Dd, Fio, Ioping, Iozone, IozoneDisk, SysbenchFileio
+from .hpc import Hpcc
 from .lifecycle import Lifecycle
 from .network import Iperf3, Netperf
+from .npb import NpbMpi, NpbOmp, NpbSerial
 
 # every benchmark the configuration can name, by name (each module adds its own here)
 BENCHMARKS: dict[str, Benchmark] = {
     b.name: b
     for b in (
-        SysbenchCpu(), SysbenchMemory(), Mbw(),
-        Iozone(), IozoneDisk(), SysbenchFileio(), Ioping(),
+        SysbenchCpu(), SysbenchMemory(), Mbw(), StressNg(),
+        Iozone(), IozoneDisk(), SysbenchFileio(), Ioping(), Fio(), Bonnie(), Dd(),
+        Hpcc(),
         Netperf(), Iperf3(),
+        NpbSerial(), NpbOmp(), NpbMpi(),
         Lifecycle(),
     )
 }

@@ -14,6 +14,11 @@ SCRATCH = "@SCRATCH@"
 # Benchmarks over several instances (network, MPI) name the others in their commands
 # with these placeholders; measure replaces them with private addresses.
 HOSTS = "@HOSTS@"  # every instance's private address, comma-separated, instance 0 first
+# Benchmarks whose instance 0 logs in to the others over SSH (MPI) name these files: a key made
+# for the run (authorised on the peers during the run only) and a known_hosts file with the
+# peers' real host keys at their private addresses. measure writes both (see Benchmark.peer_ssh).
+PEER_SSH_KEY = f"{SCRATCH}/.peer-ssh/id_ed25519"
+PEER_KNOWN_HOSTS = f"{SCRATCH}/.peer-ssh/known_hosts"
 
 
 def peer(index: int) -> str:
@@ -68,6 +73,16 @@ class Benchmark:
     def peer_stop(self, variant: Variant) -> str | None:
         """Command run in instances 1.. after the run, also a failed one: nothing is left running."""
         return None
+
+    def peer_ssh(self, variant: Variant) -> bool:
+        """True: instance 0 logs in to instances 1.. over SSH during the run (PEER_SSH_KEY, PEER_KNOWN_HOSTS)."""
+        return False
+
+    def uploads(self, variant: Variant, config: dict | None = None) -> list[tuple[str, str]]:
+        """Files (local path, path in the instance) copied into every instance before the run, over SFTP.
+
+        Remote paths are usually under SCRATCH, so they go away with the run's scratch directory."""
+        return []
 
     def guest_overrides(self, variant: Variant) -> dict:
         """Changes to the configured guest spec that this variant needs (disk format, memory...)."""

@@ -1,9 +1,9 @@
-"""CPU and memory benchmarks: sysbench cpu and memory, mbw."""
+"""CPU and memory benchmarks: sysbench cpu and memory, mbw, stress-ng."""
 
 from __future__ import annotations
 
-from ..parsers import parse_mbw, parse_sysbench
-from .base import Benchmark, Variant, threads_arg
+from ..parsers import ParseError, parse_mbw, parse_stress_ng, parse_sysbench
+from .base import SCRATCH, Benchmark, Variant, threads_arg
 
 
 class Sysbench(Benchmark):
@@ -80,3 +80,52 @@ class Mbw(Benchmark):
     def command(self, variant: Variant) -> str:
         p = variant.param_dict
         return f"mbw -n {int(p['runs'])} {int(p['mib'])}"
+
+
+class StressNg(Benchmark):
+    """stress-ng: a CPU and a memory (vm) stressor, bogo ops per second (thesis chapter 6 stressors).
+
+    ``workers`` instances of one stressor for ``seconds`` (``all`` = every core of
+    the platform, resolved on the host); the main metric is ``bogo_ops_per_second_real``.
+    stress-ng exits 0 with complete looking metrics when stopped by SIGTERM: the
+    parser compares the duration with the ``--timeout`` asked for.
+    """
+
+    name = "stress_ng"
+    tool = "stress-ng"
+    packages = ("stress-ng",)
+    check_command = "command -v stress-ng"
+    version_command = "stress-ng --version"
+    uses_scratch = True  # --temp-path: stressors that write files write them there
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_stress_ng(text, source)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        variants = []
+        for stressor in params["stressors"]:
+            extra = {"method": params["cpu_method"]} if stressor == "cpu" else {"bytes": params["vm_bytes"]}
+            for workers in params["workers"]:
+                variants.append(self._variant(stressor=stressor, workers=workers, **extra, seconds=params["seconds"]))
+        return variants
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        workers = threads_arg(p["workers"])
+        if p["stressor"] == "cpu":
+            what = f"--cpu {workers} --cpu-method {p['method']}"
+        else:
+            what = f"--vm {workers} --vm-bytes {p['bytes']}"
+        return f"stress-ng {what} --timeout {int(p['seconds'])}s --metrics-brief --temp-path {SCRATCH}"
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        if params is None:
+            return parse_stress_ng(text, source)
+        records = parse_stress_ng(text, source, expected_seconds=float(params["seconds"]))
+        rates = [r for r in records if r["metric"] == "bogo_ops_per_second_real" and r["stressor"] == params["stressor"]]
+        if not rates:
+            raise ParseError(source, f"stress-ng log has no metrics row for the {params['stressor']} stressor")
+        if params["workers"] != "all" and any(r["instances"] != int(params["workers"]) for r in rates):
+            raise ParseError(source, f"stress-ng ran {rates[0]['instances']} {params['stressor']} instances, {params['workers']} were asked for")
+        return records

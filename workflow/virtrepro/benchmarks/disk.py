@@ -1,8 +1,11 @@
-"""Disk benchmarks: IOZone (Walters, Regola), sysbench fileio and ioping (thesis)."""
+"""Disk benchmarks: IOZone (Walters, Regola), sysbench fileio, ioping, fio and dd (thesis), Bonnie++ (Youseff)."""
 
 from __future__ import annotations
 
-from ..parsers import parse_ioping, parse_iozone
+import json
+import re
+
+from ..parsers import ParseError, TruncatedLogError, parse_bonnie, parse_dd, parse_fio, parse_ioping, parse_iozone
 from .base import SCRATCH, Benchmark, Variant, size_to_kb
 from .cpu_memory import Sysbench
 
@@ -128,3 +131,172 @@ class Ioping(Benchmark):
         p = variant.param_dict
         direct = " -D" if p["direct"] else ""
         return f"ioping -c {int(p['count'])} -i {p['interval']}{direct} {SCRATCH}"
+
+
+def _direct_probe(directory: str, wanted: bool) -> str:
+    """Shell that sets $direct to 1 if O_DIRECT works in ``directory`` (and is wanted), else 0, and logs it."""
+    probe = f"{directory}/.virtrepro-direct-probe"
+    test = f"dd if=/dev/zero of={probe} bs=4096 count=1 oflag=direct 2>/dev/null" if wanted else "false"
+    return f"if {test}; then direct=1; else direct=0; fi; rm -f {probe}; echo \"virtrepro: direct=$direct\""
+
+
+_DIRECT_LINE = re.compile(r"^virtrepro: direct=([01])\s*$", re.M)
+
+
+class Fio(Benchmark):
+    """fio: sequential and random read and write, one job per mode (thesis chapter 6 disk I/O stressor).
+
+    One time-based job on a file of ``size`` in the run's scratch directory, with
+    O_DIRECT where the file system allows it (the log says ``virtrepro: direct=1|0``,
+    and every record carries it as the label ``direct``).
+    """
+
+    name = "fio"
+    tool = "fio"
+    packages = ("fio",)
+    check_command = "command -v fio"
+    version_command = "fio --version"
+    uses_scratch = True
+    MODES = {"read": "read", "write": "write", "randread": "read", "randwrite": "write"}
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_fio(text, source)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        size_to_kb(params["file_size"])
+        variants = []
+        for mode in params["modes"]:
+            block = params["seq_block_size"] if mode in ("read", "write") else params["rand_block_size"]
+            size_to_kb(block)
+            variants.append(
+                self._variant(mode=mode, bs=block, size=params["file_size"], seconds=params["seconds"], direct=params["direct"])
+            )
+        return variants
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        return (
+            f"{_direct_probe(SCRATCH, bool(p['direct']))}; "
+            f"fio --name={p['mode']} --directory={SCRATCH} --rw={p['mode']} --bs={p['bs']} --size={p['size']} "
+            f"--runtime={int(p['seconds'])} --time_based --ioengine=psync --direct=$direct --output-format=json"
+        )
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        records = parse_fio(text, source)
+        if params is None:
+            return records
+        direct = _DIRECT_LINE.search(text)
+        if direct is None:
+            raise ParseError(source, "fio log lacks the 'virtrepro: direct=' line: O_DIRECT use unknown")
+        # fio parses the JSON after any text; its options show what really ran
+        start = next(i for i, line in enumerate(text.splitlines(keepends=True)) if line.strip() == "{")
+        data, _ = json.JSONDecoder().raw_decode("".join(text.splitlines(keepends=True)[start:]))
+        options = {"rw": params["mode"], "bs": params["bs"], "size": params["size"],
+                   "runtime": str(int(params["seconds"])), "direct": direct.group(1)}
+        for job in data["jobs"]:
+            ran = job.get("job options", {})
+            for key, value in options.items():
+                if ran.get(key) != value:
+                    raise ParseError(source, f"fio job {job.get('jobname')!r} ran {key}={ran.get(key)!r}, not {value!r}")
+        direction = self.MODES[params["mode"]]
+        runtimes = [r["value"] for r in records if r["metric"] == "runtime" and r["direction"] == direction]
+        if not runtimes:
+            raise ParseError(source, f"fio {params['mode']} job did no {direction} I/O")
+        wanted_ms = int(params["seconds"]) * 1000
+        if min(runtimes) < 0.99 * wanted_ms:
+            raise TruncatedLogError(source, f"fio ran {min(runtimes):g} ms of the {wanted_ms} ms asked for")
+        return [{**r, "direct": direct.group(1) == "1"} for r in records]
+
+
+class Bonnie(Benchmark):
+    """Bonnie++: per-character and block sequential I/O, rewrite and random seeks (Youseff 2006 Fig. 2).
+
+    One file of each configured size in the run's scratch directory; ``-r`` is set to
+    half the size so that bonnie++ accepts small files, ``-n`` file-creation tests as
+    configured (0 = none, as Youseff's Bonnie had none), results as the CSV line (``-q``).
+    """
+
+    name = "bonnie"
+    tool = "bonnie++"
+    packages = ("bonnie++",)
+    check_command = "command -v bonnie++"
+    version_command = "bonnie++ 2>&1 | sed -n 's/^Version: */bonnie++ /p' | head -n 1"
+    uses_scratch = True
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_bonnie(text, source)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        variants = []
+        for size in params["file_sizes"]:
+            if size_to_kb(size) < 2 * 1024:
+                raise ValueError(f"bonnie: file size {size} is below 2m")
+            variants.append(self._variant(size=size, files=params["num_files"]))
+        return variants
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        mib = size_to_kb(p["size"]) // 1024
+        return f"bonnie++ -d {SCRATCH} -s {mib} -r {mib // 2} -n {int(p['files'])} -u root -m virtrepro -q -x 1"
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        records = parse_bonnie(text, source, expected_runs=1 if params else None)
+        if params is None:
+            return records
+        wanted = size_to_kb(params["size"])
+        for size in {r["file_size"] for r in records}:
+            if not size or size_to_kb(size.lower()) != wanted:
+                raise ParseError(source, f"bonnie++ used a {size} file, {params['size']} was asked for")
+        return records
+
+
+class Dd(Benchmark):
+    """dd disk copy: write a file with fdatasync, then read it back past the page cache (thesis Fig. 4.11).
+
+    The read uses O_DIRECT where the file system allows it, else the page cache is
+    dropped where the instance may (root, writable /proc/sys); the log says which
+    (``virtrepro: dd read page cache: direct|dropped|cached``) and so does the label ``read_cache``.
+    """
+
+    name = "dd"
+    tool = "dd"
+    packages = ("coreutils",)
+    check_command = "command -v dd"
+    version_command = "dd --version | head -n 1"
+    uses_scratch = True
+    _CACHE_LINE = re.compile(r"^virtrepro: dd read page cache: (direct|dropped|cached)\s*$", re.M)
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_dd(text, source)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        return [self._variant(bs="1M", count=int(params["size_mib"]))]
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        image = f"{SCRATCH}/dd.img"
+        return (
+            f"export LC_ALL=C; dd if=/dev/zero of={image} bs={p['bs']} count={int(p['count'])} conv=fdatasync || exit $?; "
+            f"if dd if={image} of=/dev/null bs={p['bs']} count=1 iflag=direct 2>/dev/null; then cache=direct; flag=iflag=direct; "
+            "elif sync && { echo 3 > /proc/sys/vm/drop_caches; } 2>/dev/null; then cache=dropped; flag=; "
+            "else cache=cached; flag=; fi; "
+            'echo "virtrepro: dd read page cache: $cache"; '
+            f"dd if={image} of=/dev/null bs={p['bs']} $flag"
+        )
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        shell = re.search(r"^(?:sh|dash|bash)(?:: \d+)?: .*$", text, re.M)
+        if shell:
+            raise ParseError(source, f"the dd command failed in the shell: {shell.group(0)}")
+        if params is None:
+            return parse_dd(text, source)
+        size = int(params["count"]) * size_to_kb(params["bs"].lower()) * 1024
+        records = parse_dd(text, source, expected_bytes=[size, size])
+        cache = self._CACHE_LINE.search(text)
+        if cache is None:
+            raise TruncatedLogError(source, "dd log lacks the 'virtrepro: dd read page cache:' line between write and read")
+        ops = ({"op": "write"}, {"op": "read", "read_cache": cache.group(1)})
+        return [{**r, **ops[r["copy"]]} for r in records]

@@ -7,6 +7,7 @@ complete, successful run.
 """
 
 from .bonnie import parse_bonnie
+from .dd import parse_dd
 from .errors import ParseError, ToolReportedError, TruncatedLogError
 from .fio import parse_fio
 from .hpcc import parse_hpcc, parse_hpccinf
@@ -25,6 +26,7 @@ __all__ = [
     "ToolReportedError",
     "TruncatedLogError",
     "parse_bonnie",
+    "parse_dd",
     "parse_fio",
     "parse_hpcc",
     "parse_hpccinf",

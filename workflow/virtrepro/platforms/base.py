@@ -43,6 +43,10 @@ class Platform:
     def private_address(self, index: int) -> str:
         raise PlatformError(f"platform {self.name} has no private network")
 
+    def authorized_keys_file(self, index: int) -> str:
+        """Path (in instance ``index``, for its shell) of the authorized_keys file its sshd reads."""
+        return "$HOME/.ssh/authorized_keys"
+
     def describe(self) -> dict:
         """What the sidecar records about the platform actually used."""
         return {"name": self.name, "family": self.family, "spec": self.spec}

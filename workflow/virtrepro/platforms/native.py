@@ -35,6 +35,11 @@ class Native(Platform):
     def private_address(self, index: int) -> str:
         return address(self.name, index)
 
+    def authorized_keys_file(self, index: int) -> str:
+        """A network namespace's sshd reads the authorized_keys of its seed (not the host's own)."""
+        netns = NativeNetns(self.host, self.spec)
+        return str(GuestState(self.host.name, netns.guest_name(index)).dir / "seed" / "authorized_keys")
+
 
 class NativeNetns(GuestPlatform):
     """A network namespace of the host with its own sshd (an instance of `native` for network benchmarks)."""
@@ -65,6 +70,7 @@ class NativeNetns(GuestPlatform):
                     "KbdInteractiveAuthentication no",
                     "UsePAM no",
                     "StrictModes no",
+                    "Subsystem sftp internal-sftp",  # benchmarks upload files (Benchmark.uploads)
                     "",
                 ]
             )

@@ -1,0 +1,291 @@
+"""The published reference data (data/reference/*.csv) and the claims table (claims.yaml).
+
+The papers themselves are not part of the repository, so these tests check the files' shape and
+the values the papers are known to state; that every quote occurs in its paper was checked once
+against the paper texts when the files were written.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+
+REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
+PAPERS = ("walters2008", "regola2010", "youseff2006", "kudryavtsev2012", "kumar2013")
+CSV_FILES = ("walters2008", "regola2010_text", "youseff2006", "kudryavtsev2012", "kumar2013")
+COLUMNS = ["paper", "source", "platform_in_paper", "benchmark", "metric", "unit", "parameters", "value", "available", "quote"]
+
+# Our benchmarks and the metrics their parsers emit (the ones claims may name).
+METRICS = {
+    "sysbench_cpu": {"events_per_second", "total_time", "total_events", "latency_avg", "latency_max"},
+    "sysbench_memory": {"operations_per_second", "throughput", "total_time", "latency_avg"},
+    "sysbench_fileio": {"reads_per_second", "writes_per_second", "fsyncs_per_second", "read_throughput", "write_throughput"},
+    "mbw": {"copy_bandwidth_avg", "elapsed_avg", "copy_bandwidth", "elapsed"},
+    "ioping": {"iops", "bandwidth", "latency_min", "latency_avg", "latency_max", "latency_mdev"},
+    "iozone": {"write", "rewrite", "read", "reread", "random_read", "random_write"},
+    "iozone_disk": {"write", "rewrite", "read", "reread", "random_read", "random_write"},
+    "netperf": {"transaction_rate", "round_trip_latency", "half_round_trip_latency", "throughput"},
+    "iperf3": {"throughput"},
+    "lifecycle": {"provision", "boot", "reboot", "clone", "destroy"},
+    "bonnie": {"putc", "put_block", "rewrite", "getc", "get_block", "seeks"},
+    "hpcc": {
+        "hpl_tflops", "hpl_gflops", "hpl_time", "star_random_access", "single_random_access", "mpi_random_access",
+        "star_stream_copy", "star_stream_triad", "single_stream_copy", "single_stream_triad",
+        "min_ping_pong_latency", "avg_ping_pong_latency", "max_ping_pong_bandwidth",
+    },
+    "npb_serial": {"time", "mops_total"},
+    "npb_omp": {"time", "mops_total", "mops_per_thread"},
+    "npb_mpi": {"time", "mops_total", "mops_per_process"},
+    "stress_ng": {"bogo_ops", "bogo_ops_per_second_real", "bogo_ops_per_second_usr_sys", "memory_read_rate", "memory_write_rate"},
+    "fio": {"bw", "iops", "runtime", "io"},
+    "dd": {"throughput"},
+}
+DERIVED = {"parallel_speedup"}  # computed from `time` records; the claim must say how (`derived`)
+PLATFORMS = {"native", "lxc", "podman", "qemu", "qemu-kvm", "qemu-tcg"}
+PAIR_KINDS = {"overhead_at_most", "overhead_at_least", "equivalent", "better"}
+KINDS = PAIR_KINDS | {"order"}
+
+
+def load_csv(name: str) -> tuple[list[str], list[dict]]:
+    with (REFERENCE / f"{name}.csv").open(newline="") as f:
+        reader = csv.DictReader(f)
+        return reader.fieldnames, list(reader)
+
+
+@pytest.fixture(scope="module")
+def claims() -> list[dict]:
+    data = yaml.safe_load((REFERENCE / "claims.yaml").read_text())
+    assert isinstance(data, list) and data, "claims.yaml must be a non-empty YAML list"
+    return data
+
+
+def rows(name: str) -> list[dict]:
+    return load_csv(name)[1]
+
+
+def find(name: str, **match) -> list[dict]:
+    return [r for r in rows(name) if all(r[k] == v for k, v in match.items())]
+
+
+# ------------------------------------------------------------------ CSV files
+
+@pytest.mark.parametrize("name", CSV_FILES)
+def test_csv_has_exactly_the_columns(name):
+    header, data = load_csv(name)
+    assert header == COLUMNS
+    assert data, f"{name}.csv has no rows"
+    for row in data:
+        assert None not in row and all(v is not None for v in row.values()), f"{name}.csv: row with a wrong field count: {row}"
+
+
+@pytest.mark.parametrize("name", CSV_FILES)
+def test_csv_rows_are_consistent(name):
+    paper = name.removesuffix("_text")
+    for row in rows(name):
+        where = f"{name}.csv {row['source']} {row['platform_in_paper']} {row['metric']}"
+        assert row["paper"] == paper, where
+        assert row["available"] in ("true", "false"), where
+        assert row["source"].strip() and row["benchmark"].strip() and row["metric"].strip(), where
+        assert row["quote"].strip(), f"{where}: empty quote"
+        if row["available"] == "true":
+            value = float(row["value"])  # raises on a non-number
+            assert math.isfinite(value), where
+        else:
+            assert row["value"] == "", f"{where}: an unavailable row must have no value"
+        if row["parameters"]:
+            for pair in row["parameters"].split(";"):
+                key, sep, value = pair.partition("=")
+                assert sep and key and value, f"{where}: parameter {pair!r} is not key=value"
+
+
+def test_regola_tables_file_is_unchanged_in_shape():
+    header, data = load_csv("regola2010")
+    assert header == ["paper", "source", "platform_in_paper", "disk_format", "cache", "benchmark", "metric", "unit", "value", "quote"]
+    assert len(data) == 52  # Table I (2 rows x 4 columns) + Table II (11 rows x 4 columns)
+
+
+def test_every_paper_has_reference_rows():
+    for name in CSV_FILES:
+        assert rows(name)
+    for name in ("walters2008", "regola2010_text", "youseff2006", "kudryavtsev2012"):
+        assert any(r["available"] == "true" for r in rows(name)), name
+
+
+def test_kumar_rows_are_figures_and_tables_without_values():
+    data = rows("kumar2013")
+    assert data and all(r["available"] == "false" and r["value"] == "" for r in data)
+    sources = {r["source"] for r in data}
+    assert {"Table 5.1", "Table 5.2", "Table 5.3", "Fig. 4.1", "Fig. 4.11"} <= sources
+
+
+# ------------------------------------------------------------------ the issue's examples, exact values
+
+@pytest.mark.parametrize(
+    "platform, value",
+    [("native", "80.0"), ("OpenVZ", "84.62"), ("Xen", "159.89")],
+)
+def test_walters_one_byte_latency(platform, value):
+    hits = find("walters2008", platform_in_paper=platform, benchmark="netperf", metric="half_round_trip_latency", unit="us")
+    assert [r["value"] for r in hits] == [value]
+    assert "size=1" in hits[0]["parameters"].split(";") and "test=TCP_RR" in hits[0]["parameters"].split(";")
+    assert value in hits[0]["quote"]
+
+
+@pytest.mark.parametrize(
+    "platform, value",
+    [("Xen", "94.5"), ("OpenVZ", "35.3"), ("VMWare Server", "25.9")],
+)
+def test_walters_bandwidth_share_of_native(platform, value):
+    hits = find("walters2008", platform_in_paper=platform, benchmark="netperf", metric="throughput", unit="%")
+    assert [r["value"] for r in hits] == [value]
+    assert "relative=of_baseline" in hits[0]["parameters"]
+
+
+def test_walters_latency_difference():
+    hits = find("walters2008", platform_in_paper="OpenVZ", metric="half_round_trip_latency", unit="%")
+    assert [r["value"] for r in hits] == ["5.8"]
+
+
+@pytest.mark.parametrize(
+    "platform, value",
+    [("native", "6.35"), ("OpenVZ", "5.38"), ("KVM", "4.33"), ("Xen", "4.43"), ("EC2", "4.74")],
+)
+def test_regola_openmp_speedups(platform, value):
+    hits = find("regola2010_text", platform_in_paper=platform, benchmark="npb_omp", metric="parallel_speedup")
+    assert [r["value"] for r in hits] == [value]
+
+
+def test_youseff_stream_and_bonnie_ranges():
+    stream = find("youseff2006", platform_in_paper="Xen", metric="single_stream", unit="%")
+    assert sorted(float(r["value"]) for r in stream) == [1.0, 2.0]
+    bonnie = find("youseff2006", platform_in_paper="Xen", benchmark="bonnie", metric="get_block", unit="%")
+    assert sorted(float(r["value"]) for r in bonnie) == [11.0, 17.0]
+    assert {p for r in bonnie for p in r["parameters"].split(";") if p.startswith("bound=")} == {"bound=range_low", "bound=range_high"}
+
+
+def test_kudryavtsev_numa_ranges():
+    hits = find("kudryavtsev2012", benchmark="hpcc_npb", platform_in_paper="KVM and Palacios")
+    by_numa = {}
+    for r in hits:
+        numa = next(p for p in r["parameters"].split(";") if p.startswith("numa="))
+        by_numa.setdefault(numa, set()).add(float(r["value"]))
+    assert by_numa == {"numa=false": {10.0, 60.0}, "numa=true": {1.0, 5.0}}
+
+
+def test_regola_network_numbers():
+    data = rows("regola2010_text")
+    values = {(r["platform_in_paper"], r["metric"], r["unit"], r["value"]) for r in data}
+    for expected in [
+        ("KVM (virtio)", "half_round_trip_latency", "%", "8.3"),
+        ("OpenVZ", "half_round_trip_latency", "%", "89.2"),
+        ("KVM", "throughput", "%", "55"),
+        ("OpenVZ", "throughput", "%", "99.99"),
+        ("OpenVZ", "throughput", "Mbit/s", "941"),
+    ]:
+        assert expected in values
+
+
+# ------------------------------------------------------------------ claims.yaml
+
+REQUIRED = ("id", "paper", "source", "quote", "published", "testable")
+
+
+def test_claims_have_the_required_fields(claims):
+    for claim in claims:
+        missing = [k for k in REQUIRED if k not in claim]
+        assert not missing, f"{claim.get('id')}: missing {missing}"
+        assert claim["paper"] in PAPERS, claim["id"]
+        assert isinstance(claim["testable"], bool), claim["id"]
+        for key in ("source", "quote", "published"):
+            assert isinstance(claim[key], str) and claim[key].strip(), f"{claim['id']}: empty {key}"
+
+
+def test_claim_ids_are_unique_and_start_with_their_paper(claims):
+    ids = [c["id"] for c in claims]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    for claim in claims:
+        assert claim["id"].startswith(claim["paper"] + "-"), claim["id"]
+        assert claim["id"] == claim["id"].lower() and " " not in claim["id"], claim["id"]
+
+
+def test_each_paper_has_claims(claims):
+    for paper in PAPERS:
+        assert any(c["paper"] == paper for c in claims), paper
+    # Walters, Regola, Kudryavtsev and Kumar compare platforms we run.
+    for paper in ("walters2008", "regola2010", "kudryavtsev2012", "kumar2013"):
+        assert any(c["paper"] == paper and c["testable"] for c in claims), paper
+
+
+def test_untestable_claims_give_a_reason(claims):
+    for claim in claims:
+        if not claim["testable"]:
+            reason = claim.get("reason")
+            assert isinstance(reason, str) and reason.strip(), f"{claim['id']}: no reason"
+            assert "\n" not in reason.strip(), f"{claim['id']}: reason must be one line"
+            assert "check" not in claim, f"{claim['id']}: an untestable claim has no check"
+
+
+def test_testable_claims_have_a_complete_check(claims):
+    for claim in claims:
+        if not claim["testable"]:
+            continue
+        cid = claim["id"]
+        check = claim.get("check")
+        assert isinstance(check, dict), f"{cid}: no check"
+        assert check.get("kind") in KINDS, f"{cid}: unknown kind {check.get('kind')!r}"
+        benchmark, metric = check.get("benchmark"), check.get("metric")
+        assert benchmark in METRICS, f"{cid}: unknown benchmark {benchmark!r}"
+        if metric in DERIVED:
+            assert isinstance(check.get("derived"), str) and check["derived"].strip(), f"{cid}: derived metric without 'derived'"
+        else:
+            assert metric in METRICS[benchmark], f"{cid}: {benchmark} has no metric {metric!r}"
+        if "where" in check:
+            assert isinstance(check["where"], dict) and check["where"], f"{cid}: where must be a non-empty mapping"
+        if "aggregate" in check:
+            assert check["aggregate"] == "mean", f"{cid}: unknown aggregate {check['aggregate']!r}"
+        if check["kind"] == "order":
+            platforms = check.get("platforms")
+            assert isinstance(platforms, list) and len(platforms) >= 2, f"{cid}: order needs platforms"
+            assert set(platforms) <= PLATFORMS and len(set(platforms)) == len(platforms), cid
+            assert "platform" not in check and "baseline" not in check, cid
+        else:
+            assert check.get("platform") in PLATFORMS, f"{cid}: platform {check.get('platform')!r}"
+            assert check.get("baseline") in PLATFORMS, f"{cid}: baseline {check.get('baseline')!r}"
+            assert check["platform"] != check["baseline"], cid
+            threshold = check.get("threshold")
+            assert isinstance(threshold, (int, float)) and not isinstance(threshold, bool), f"{cid}: threshold"
+            assert threshold >= 0, cid
+            if check["kind"] in ("overhead_at_most", "equivalent"):
+                assert threshold > 0, f"{cid}: {check['kind']} needs a positive threshold"
+
+
+def test_untestable_platforms_are_never_checked(claims):
+    """Xen, Palacios, EC2 and InfiniBand have no stand-in: no check may name them."""
+    for claim in claims:
+        check = claim.get("check", {})
+        names = {check.get("platform"), check.get("baseline"), *check.get("platforms", [])} - {None}
+        assert names <= PLATFORMS, claim["id"]
+
+
+def test_claims_named_in_the_issue_are_present(claims):
+    by_id = {c["id"]: c for c in claims}
+    latency = by_id["walters2008-netperf-latency-openvz-close-to-native"]
+    assert latency["testable"] and latency["check"]["kind"] == "overhead_at_most"
+    assert latency["check"]["platform"] == "lxc" and latency["check"]["baseline"] == "native"
+    assert latency["check"]["where"] == {"test": "TCP_RR", "size": 1}
+    assert "84.62" in latency["quote"] and "80.0" in latency["quote"]
+    assert by_id["walters2008-netperf-latency-xen-twice-native"]["testable"] is False
+    boot = by_id["kumar2013-lifecycle-containers-boot-several-times-faster"]
+    assert boot["check"]["kind"] == "better" and boot["check"]["baseline"] == "qemu"
+    assert by_id["kumar2013-memory-kvm-least-overhead"]["check"]["platforms"] == ["qemu", "lxc"]
+    assert any(c["paper"] == "kudryavtsev2012" and c["testable"] and c["check"]["benchmark"] in ("npb_mpi", "hpcc") for c in claims)
+
+
+def test_claims_that_name_xen_in_the_reason_are_untestable(claims):
+    for claim in claims:
+        if "Xen is not available" in claim.get("reason", ""):
+            assert claim["testable"] is False

@@ -1,0 +1,167 @@
+"""HPC Challenge (HPCC 1.5) on one instance: HPL, STREAM, RandomAccess, PingPong... (Kudryavtsev 2012 Fig. 3)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from ..parsers import ParseError, TruncatedLogError, parse_hpcc, parse_hpccinf
+from .base import SCRATCH, Benchmark, Variant
+
+# hpccinf.txt: the HPL part (lines 1-31) follows HPL's defaults except N, NB and P x Q; then PTRANS
+_HPCCINF = """HPLinpack benchmark input file
+Innovative Computing Laboratory, University of Tennessee
+HPL.out      output file name (if any)
+8            device out (6=stdout,7=stderr,file)
+1            # of problems sizes (N)
+@N@         Ns
+1            # of NBs
+@NB@           NBs
+0            PMAP process mapping (0=Row-,1=Column-major)
+1            # of process grids (P x Q)
+@P@            Ps
+@Q@            Qs
+16.0         threshold
+1            # of panel fact
+2            PFACTs (0=left, 1=Crout, 2=Right)
+1            # of recursive stopping criterium
+4            NBMINs (>= 1)
+1            # of panels in recursion
+2            NDIVs
+1            # of recursive panel fact.
+1            RFACTs (0=left, 1=Crout, 2=Right)
+1            # of broadcast
+1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)
+1            # of lookahead depth
+1            DEPTHs (>=0)
+2            SWAP (0=bin-exch,1=long,2=mix)
+64           swapping threshold
+0            L1 in (0=transposed,1=no-transposed) form
+0            U  in (0=transposed,1=no-transposed) form
+1            Equilibration (0=no,1=yes)
+8            memory alignment in double (> 0)
+##### This line (no. 32) is ignored (it serves as a separator). ######
+0                      		Number of additional problem sizes for PTRANS
+1200 10000 30000        	values of N
+0                       	number of additional blocking sizes for PTRANS
+40 9 8 13 13 20 16 32 64       	values of NB
+"""
+
+_FACTS = re.compile(
+    r"^virtrepro: hpcc procs=(?P<procs>\d+) mem_total_kb=(?P<mem_kb>\d+) N=(?P<n>\d+) NB=(?P<nb>\d+)"
+    r" P=(?P<p>\d+) Q=(?P<q>\d+)\s*$",
+    re.M,
+)
+_SECTIONS = ("mpirun output", "hpccinf.txt", "hpccoutf.txt")
+
+
+def problem_size(memory_fraction: float, mem_total_kb: int, nb: int) -> int:
+    """The HPL N whose N x N matrix of doubles fills ``memory_fraction`` of the memory, a multiple of NB."""
+    return int(math.sqrt(memory_fraction * mem_total_kb * 1024 / 8) / nb) * nb
+
+
+def process_grid(procs: int) -> tuple[int, int]:
+    """P x Q = procs with P <= Q and P as large as possible (square when it can be)."""
+    p = int(math.isqrt(procs))
+    while procs % p:
+        p -= 1
+    return p, procs // p
+
+
+class Hpcc(Benchmark):
+    """HPCC on every core (or ``procs``) of one instance with one MPI process per core.
+
+    The command writes ``hpccinf.txt`` in the run's scratch directory: N is fixed
+    (``n``) or sized so that HPL's matrix takes ``memory_fraction`` of the
+    instance's memory (MemTotal); NB from the configuration; the process grid is
+    as square as the process count allows. It prints a line with the facts it used,
+    runs ``mpirun -np <procs> hpcc`` there, and copies ``hpccinf.txt`` and
+    ``hpccoutf.txt`` into the log between ``virtrepro: begin/end`` marker lines
+    (hpcc writes its results to that file and appends to it: it is removed first).
+    """
+
+    name = "hpcc"
+    tool = "hpcc"
+    packages = ("hpcc", "openmpi-bin")
+    check_command = "command -v hpcc && command -v mpirun"
+    version_command = "dpkg-query -W -f='hpcc ${Version}' hpcc 2>/dev/null || echo hpcc"
+    uses_scratch = True
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        has_n, has_fraction = params.get("n") is not None, params.get("memory_fraction") is not None
+        if has_n == has_fraction:
+            raise ValueError("hpcc: give exactly one of n and memory_fraction")
+        size = {"n": int(params["n"])} if has_n else {"mem": float(params["memory_fraction"])}
+        return [self._variant(procs=params["procs"], **size, nb=int(params["nb"]))]
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        procs = "$(nproc)" if p["procs"] == "all" else str(int(p["procs"]))
+        fixed_n = int(p.get("n", 0))
+        fraction = float(p.get("mem", 0))
+        nb = int(p["nb"])
+        inf = _HPCCINF.replace("@NB@", str(nb)).replace("@N@", "$1").replace("@P@", "$2").replace("@Q@", "$3")
+        return (
+            f"cd {SCRATCH} || exit 1\n"
+            f"procs={procs}\n"
+            "mem_kb=$(sed -n 's/^MemTotal: *\\([0-9]*\\) kB/\\1/p' /proc/meminfo)\n"
+            f"set -- $(awk -v procs=\"$procs\" -v mem_kb=\"$mem_kb\" -v n={fixed_n} -v frac={fraction} -v nb={nb} 'BEGIN {{\n"
+            "  if (n == 0) n = int(sqrt(frac * mem_kb * 1024 / 8) / nb) * nb\n"
+            "  p = int(sqrt(procs)); while (procs % p) p--\n"
+            "  printf \"%d %d %d\\n\", n, p, procs / p }')\n"
+            f'echo "virtrepro: hpcc procs=$procs mem_total_kb=$mem_kb N=$1 NB={nb} P=$2 Q=$3"\n'
+            f"cat > hpccinf.txt <<EOF\n{inf}EOF\n"
+            "rm -f hpccoutf.txt\n"
+            'echo "virtrepro: begin mpirun output"\n'
+            'mpirun --allow-run-as-root --bind-to none -np "$procs" hpcc\n'
+            "status=$?\n"
+            'echo "virtrepro: end mpirun output"\n'
+            'echo "virtrepro: begin hpccinf.txt"; cat hpccinf.txt; echo "virtrepro: end hpccinf.txt"\n'
+            'echo "virtrepro: begin hpccoutf.txt"; [ -f hpccoutf.txt ] && cat hpccoutf.txt; echo "virtrepro: end hpccoutf.txt"\n'
+            "exit $status"
+        )
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return Hpcc().parse_run(text, source)
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        facts = _FACTS.search(text)
+        if facts is None:
+            raise TruncatedLogError(source, "hpcc log lacks the 'virtrepro: hpcc procs=...' line (the command did not get that far)")
+        ran = {key: int(value) for key, value in facts.groupdict().items()}
+        sections = {}
+        for name in _SECTIONS:
+            begin, end = f"virtrepro: begin {name}\n", f"virtrepro: end {name}\n"
+            start = text.find(begin)
+            stop = text.find(end, start + len(begin)) if start >= 0 else -1
+            if stop < 0:
+                raise TruncatedLogError(source, f"hpcc log has no complete '{name}' section (killed or timed out?)")
+            sections[name] = text[start + len(begin) : stop]
+        inf = parse_hpccinf(sections["hpccinf.txt"], f"{source} (hpccinf.txt)")
+        if (inf["N"], inf["NB"], inf["grids"]) != ([ran["n"]], [ran["nb"]], [(ran["p"], ran["q"])]):
+            raise ParseError(source, f"hpccinf.txt in the log ({inf}) is not the one the command wrote ({ran})")
+        if ran["p"] * ran["q"] != ran["procs"] or ran["n"] < ran["nb"]:
+            raise ParseError(source, f"hpcc input N={ran['n']} NB={ran['nb']} P x Q={ran['p']}x{ran['q']} for {ran['procs']} processes is not usable")
+        if params is not None:
+            wanted = {"nb": int(params["nb"])}
+            if params.get("n") is not None:
+                wanted["n"] = int(params["n"])
+            else:
+                wanted["n"] = problem_size(float(params["mem"]), ran["mem_kb"], int(params["nb"]))
+            if params["procs"] != "all":
+                wanted["procs"] = int(params["procs"])
+            wanted["p"], wanted["q"] = process_grid(wanted.get("procs", ran["procs"]))
+            for key, value in wanted.items():
+                if ran[key] != value:
+                    raise ParseError(source, f"hpcc ran with {key}={ran[key]}, the configuration asks for {key}={value}")
+        records = parse_hpcc(
+            sections["hpccoutf.txt"],
+            source,
+            mpirun_log=sections["mpirun output"],
+            hpccinf=sections["hpccinf.txt"],
+            expected={"N": ran["n"], "NB": ran["nb"], "P": ran["p"], "Q": ran["q"], "processes": ran["procs"]},
+        )
+        if any(r["reports_in_file"] != 1 for r in records):
+            raise ParseError(source, "hpccoutf.txt holds more than one report although it was removed before the run")
+        return [{**r, "mem_total_kb": ran["mem_kb"]} for r in records]

@@ -1,0 +1,180 @@
+"""NAS Parallel Benchmarks 3.4: serial, OpenMP and MPI (also MPI across several instances).
+
+The binaries are built on the testbed host (:mod:`virtrepro.npb`) and uploaded
+into the run's scratch directory of every instance before the run
+(:meth:`Benchmark.uploads`): guests are Debian 12 like the host, with the
+Fortran, OpenMP and Open MPI run-time libraries in their image.
+
+MPI over ``nodes`` > 1 instances: mpirun runs in instance 0 with
+``--host <address>:<slots>,...`` and starts its daemons in the others over SSH
+with a key made for this run only, trusting only the peers' real host keys
+(see :data:`PEER_SSH_KEY` in :mod:`.base` and ``measure``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..parsers import ParseError, parse_npb
+from .base import HOSTS, PEER_KNOWN_HOSTS, PEER_SSH_KEY, SCRATCH, Benchmark, Variant
+
+KERNELS = ("bt", "cg", "ep", "ft", "is", "lu", "mg", "sp")
+MPIRUN = "mpirun --allow-run-as-root --bind-to none --oversubscribe"
+
+
+def _is_square(n: int) -> bool:
+    return math.isqrt(n) ** 2 == n
+
+
+def _is_power_of_two(n: int) -> bool:
+    return n >= 1 and n & (n - 1) == 0
+
+
+def process_count_problem(kernel: str, processes: int, nodes: int = 1) -> str | None:
+    """Why NPB ``kernel`` cannot run with ``processes`` MPI processes over ``nodes`` instances (None: it can)."""
+    if kernel in ("bt", "sp") and not _is_square(processes):
+        return f"{kernel.upper()} needs a square number of processes (1, 4, 9, 16, ...), not {processes}"
+    if kernel in ("cg", "ft", "is", "mg") and not _is_power_of_two(processes):
+        return f"{kernel.upper()} needs a power-of-two number of processes, not {processes}"
+    if processes < nodes:
+        return f"{processes} processes cannot fill {nodes} instances"
+    if processes % nodes:
+        return f"{processes} processes do not spread evenly over {nodes} instances"
+    return None
+
+
+class _Npb(Benchmark):
+    tool = "npb"
+    flavour = ""
+    packages = ("libgfortran5", "libgomp1")
+    check_command = "ldconfig -p | grep -q libgfortran.so.5 && ldconfig -p | grep -q libgomp.so.1"
+    version_command = "echo NPB 3.4"
+    uses_scratch = True
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_npb(text, source)
+
+    def binary(self, variant: Variant) -> str:
+        p = variant.param_dict
+        return f"{p['kernel']}.{p['class']}.x"
+
+    def remote_binary(self, variant: Variant) -> str:
+        return f"{SCRATCH}/npb-{self.flavour}-{self.binary(variant)}"
+
+    def uploads(self, variant: Variant, config: dict | None = None) -> list[tuple[str, str]]:
+        from ..npb import local_binary, settings
+
+        if config is None:
+            raise ValueError(f"{self.name}: the configuration (npb:) is needed to find the built binaries")
+        p = variant.param_dict
+        local = local_binary(settings(config), self.flavour, p["kernel"], p["class"])
+        if not local.exists():
+            raise FileNotFoundError(
+                f"{local} is not built: the workflow's npb_build rule builds it (python -m virtrepro.npb build)"
+            )
+        return [(str(local), self.remote_binary(variant))]
+
+    def _check(self, records: list[dict], source: str, params: dict | None, **expected) -> list[dict]:
+        if not params:
+            return records
+        got = records[0]
+        if got["benchmark"] != params["kernel"].upper() or got["class"] != params["class"]:
+            raise ParseError(source, f"NPB log is {got['benchmark']} class {got['class']}, "
+                                     f"not the {params['kernel'].upper()} class {params['class']} asked for")
+        for key, value in expected.items():
+            if got.get(key) != value:
+                raise ParseError(source, f"NPB log has {key} {got.get(key)}, not the {value} asked for")
+        return records
+
+
+class NpbSerial(_Npb):
+    """NPB serial (NPB3.4-SER; else the OpenMP code with one thread)."""
+
+    name = "npb_serial"
+    flavour = "serial"
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        return [self._variant(kernel=k, **{"class": params["class"]}) for k in params["kernels"]]
+
+    def command(self, variant: Variant) -> str:
+        return f"cd {SCRATCH} && OMP_NUM_THREADS=1 {self.remote_binary(variant)}"
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        records = self._check(parse_npb(text, source), source, params)
+        if params and records[0].get("threads", 1) != 1:
+            raise ParseError(source, f"NPB serial run used {records[0]['threads']} threads")
+        return records
+
+
+class NpbOmp(_Npb):
+    """NPB OpenMP (NPB3.4-OMP) with the configured thread counts."""
+
+    name = "npb_omp"
+    flavour = "omp"
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        return [self._variant(kernel=k, **{"class": params["class"]}, threads=int(t))
+                for k in params["kernels"] for t in params["threads"]]
+
+    def command(self, variant: Variant) -> str:
+        return f"cd {SCRATCH} && OMP_NUM_THREADS={int(variant.param_dict['threads'])} {self.remote_binary(variant)}"
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        records = parse_npb(text, source)
+        if params:
+            self._check(records, source, params, mode="omp", threads=int(params["threads"]))
+        return records
+
+
+class NpbMpi(_Npb):
+    """NPB MPI (NPB3.4-MPI) with the configured process counts, in one instance or spread over several."""
+
+    name = "npb_mpi"
+    flavour = "mpi"
+    packages = ("openmpi-bin", "libgfortran5")
+    check_command = "command -v mpirun"
+    version_command = "mpirun --version 2>&1 | head -n 1"
+
+    def planning(self, params: dict) -> tuple[list[Variant], list[str]]:
+        """The runnable variants and, for each one left out, why."""
+        variants, skipped = [], []
+        for kernel in params["kernels"]:
+            for nodes in params.get("nodes", [1]):
+                for processes in params["processes"]:
+                    problem = process_count_problem(kernel, int(processes), int(nodes))
+                    if problem:
+                        skipped.append(f"npb_mpi {kernel} class {params['class']}, {processes} processes "
+                                       f"on {nodes} instance(s): {problem}")
+                    else:
+                        variants.append(self._variant(kernel=kernel, **{"class": params["class"]},
+                                                      procs=int(processes), nodes=int(nodes)))
+        return variants, skipped
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        return self.planning(params)[0]
+
+    def instances(self, variant: Variant) -> int:
+        return int(variant.param_dict["nodes"])
+
+    def peer_ssh(self, variant: Variant) -> bool:
+        return self.instances(variant) > 1
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        procs, nodes = int(p["procs"]), int(p["nodes"])
+        if nodes == 1:
+            return f"cd {SCRATCH} && {MPIRUN} -np {procs} {self.remote_binary(variant)}"
+        slots = procs // nodes
+        hosts = f"$(echo {HOSTS} | sed -e 's/,/:{slots},/g' -e 's/$/:{slots}/')"
+        rsh = f"-i {PEER_SSH_KEY} -o UserKnownHostsFile={PEER_KNOWN_HOSTS} -o StrictHostKeyChecking=yes -o BatchMode=yes"
+        return (
+            f"cd {SCRATCH} && {MPIRUN} --host {hosts} -np {procs}"
+            f" --mca plm_rsh_args '{rsh}' {self.remote_binary(variant)}"
+        )
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        records = parse_npb(text, source)
+        if params:
+            self._check(records, source, params, mode="mpi", processes=int(params["procs"]))
+        return records

@@ -1,0 +1,357 @@
+"""NAS Parallel Benchmarks 3.4: obtaining the source tarball and building it on the testbed host.
+
+NPB is in no package archive, so the workflow obtains NASA's tarball itself:
+
+1. ``npb.tarball`` configured (a local path): use it. Its sha256 is checked
+   against ``npb.sha256`` or, if that is null, against the checksum pinned for
+   ``npb.version`` below; a difference is refused with both checksums named.
+2. else download ``npb.url`` (NASA's official download) and check the same
+   checksum. Without a known checksum nothing is downloaded: the user has to
+   state one (``npb.sha256``).
+3. else (no network, no checksum): NPB is *skipped*. The reason is written to
+   ``<data>/raw/<testbed>/probes/npb.json`` (``"status": "skipped"``) where the
+   notebooks can show it, the NPB benchmarks plan no runs, and the rest of the
+   workflow goes on.
+
+The build (:func:`build`) extracts the tarball under
+``.state/npb/<key>/`` (key: hash of version, tarball checksum and compiler
+flags) and compiles the serial (NPB3.4-SER; if the tarball has none, the
+OpenMP code, run with one thread), OpenMP and MPI binaries of the kernels and
+classes the configuration asks for into ``.state/npb/<key>/bin/<flavour>/``.
+
+    python -m virtrepro.npb obtain --config JSON --output probes/npb.json
+    python -m virtrepro.npb build  --config JSON --source probes/npb.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from .testbed import default_state_dir
+
+# Published sha256 checksums of NASA's tarballs, by version. Only checksums
+# taken from a public package recipe are listed: 3.4.1 from spack's `npb`
+# package (var/spack/repos/builtin/packages/npb/package.py). For any other
+# version (3.4.2, 3.4.3, ...) no published checksum was found: configure
+# `npb.sha256` with the checksum you trust, or supply `npb.tarball`.
+PINNED_SHA256 = {
+    "3.3.1": "4a8ea679b1df69f583c544c47198b3c26a50ec2bb6f8f69aef66c04c9a747d2d",
+    "3.4.1": "f3a43467da6e84a829ea869156d3ea86c17932136bb413a4b6dab23018a28881",
+}
+PINNED_FROM = "spack package recipe `npb`"
+
+KERNELS = ("bt", "cg", "ep", "ft", "is", "lu", "mg", "sp")
+FLAVOURS = ("serial", "omp", "mpi")
+BENCHMARK_FLAVOUR = {"npb_serial": "serial", "npb_omp": "omp", "npb_mpi": "mpi"}
+
+# make.def of each flavour (the build writes it; nothing of the tarball's template is used)
+MAKE_DEF = {
+    "serial": {
+        "FC": "gfortran", "FLINK": "$(FC)", "F_LIB": "", "F_INC": "",
+        "FFLAGS": "-O3", "FLINKFLAGS": "$(FFLAGS)",
+        "CC": "gcc", "CLINK": "$(CC)", "C_LIB": "-lm", "C_INC": "",
+        "CFLAGS": "-O3", "CLINKFLAGS": "$(CFLAGS)", "UCC": "gcc",
+        "BINDIR": "../bin", "RAND": "randdp", "WTIME": "wtime.c",
+    },
+    "omp": {
+        "FC": "gfortran", "FLINK": "$(FC)", "F_LIB": "", "F_INC": "",
+        "FFLAGS": "-O3 -fopenmp", "FLINKFLAGS": "$(FFLAGS)",
+        "CC": "gcc", "CLINK": "$(CC)", "C_LIB": "-lm", "C_INC": "",
+        "CFLAGS": "-O3 -fopenmp", "CLINKFLAGS": "$(CFLAGS)", "UCC": "gcc",
+        "BINDIR": "../bin", "RAND": "randdp", "WTIME": "wtime.c",
+    },
+    "mpi": {
+        # gfortran >= 10 refuses the MPI calls' mixed argument types without -fallow-argument-mismatch
+        "MPIFC": "mpif90", "FLINK": "$(MPIFC)", "FMPI_LIB": "", "FMPI_INC": "",
+        "FFLAGS": "-O3 -fallow-argument-mismatch", "FLINKFLAGS": "$(FFLAGS)",
+        "MPICC": "mpicc", "CLINK": "$(MPICC)", "CMPI_LIB": "", "CMPI_INC": "",
+        "CFLAGS": "-O3", "CLINKFLAGS": "$(CFLAGS)", "CC": "gcc",
+        "BINDIR": "../bin", "RAND": "randdp",
+    },
+}
+
+
+DEFAULTS = {
+    "version": "3.4.1",
+    "tarball": None,
+    "url": "https://www.nas.nasa.gov/assets/npb/NPB{version}.tar.gz",
+    "sha256": None,
+}
+
+
+def settings(config: dict) -> dict:
+    """The configuration's ``npb:`` with the schema's defaults filled in."""
+    return {**DEFAULTS, **(config.get("npb") or {})}
+
+
+class NpbError(RuntimeError):
+    """NPB cannot be used as configured (a checksum differs, a configured tarball is missing, a build failed)."""
+
+
+def utc_now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def expected_sha256(npb: dict) -> tuple[str | None, str | None]:
+    """The checksum the tarball must have, and where it comes from (config, pinned, or none)."""
+    if npb.get("sha256"):
+        return npb["sha256"].lower(), "config npb.sha256"
+    pinned = PINNED_SHA256.get(str(npb["version"]))
+    return (pinned, f"pinned for {npb['version']} ({PINNED_FROM})") if pinned else (None, None)
+
+
+def download_url(npb: dict) -> str:
+    return npb["url"].replace("{version}", str(npb["version"]))
+
+
+def _check(path: Path, expected: str | None, origin: str | None, what: str) -> str:
+    actual = sha256_of(path)
+    if expected is not None and actual != expected:
+        raise NpbError(
+            f"NPB tarball {what} has sha256 {actual}, but {origin} says {expected}: refused. "
+            "If this really is the NPB you mean, set npb.sha256 to its checksum; otherwise get the right tarball."
+        )
+    return actual
+
+
+def obtain(npb: dict, downloads: Path | None = None, timeout: float = 30) -> dict:
+    """Find or download the NPB tarball; return the record that the probe file keeps.
+
+    ``{"status": "available", "tarball": ..., "sha256": ...}`` or
+    ``{"status": "skipped", "reason": ...}``. Raises NpbError when a tarball is
+    there but must not be used (its checksum differs, a configured path is missing).
+    """
+    expected, origin = expected_sha256(npb)
+    record = {"version": str(npb["version"]), "sha256_expected": expected, "sha256_expected_from": origin,
+              "checked_utc": utc_now()}
+    if npb.get("tarball"):
+        path = Path(npb["tarball"]).expanduser().resolve()
+        if not path.is_file():
+            raise NpbError(f"npb.tarball {path} does not exist (configure an existing NPB {npb['version']} tarball, or null)")
+        actual = _check(path, expected, origin, str(path))
+        note = None if expected else (
+            f"no published checksum is known for NPB {npb['version']}: the tarball was used unverified "
+            "(its sha256 is recorded; set npb.sha256 to pin it)")
+        return {**record, "status": "available", "source": "local", "tarball": str(path), "sha256": actual,
+                "sha256_verified": expected is not None, **({"note": note} if note else {})}
+    url = download_url(npb)
+    if expected is None:
+        return {**record, "status": "skipped", "url": url,
+                "reason": f"no published sha256 is known for NPB {npb['version']}, so it is not downloaded: "
+                          "set npb.sha256 to the checksum you trust, or npb.tarball to a local copy"}
+    downloads = Path(downloads or default_state_dir() / "npb" / "downloads")
+    target = downloads / f"NPB{npb['version']}.tar.gz"
+    if not target.is_file():
+        downloads.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(target.name + ".part")
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as response, open(partial, "wb") as out:
+                shutil.copyfileobj(response, out)
+        except (urllib.error.URLError, OSError, TimeoutError) as error:
+            partial.unlink(missing_ok=True)
+            return {**record, "status": "skipped", "url": url,
+                    "reason": f"NPB {npb['version']} could not be downloaded from {url} "
+                              f"({type(error).__name__}: {getattr(error, 'reason', error)}); "
+                              "set npb.tarball to a local copy of the tarball (see docs/npb.md)"}
+        try:
+            _check(partial, expected, origin, f"downloaded from {url}")
+        except NpbError:
+            partial.unlink(missing_ok=True)
+            raise
+        partial.rename(target)
+    actual = _check(target, expected, origin, str(target))
+    return {**record, "status": "available", "source": "download", "url": url, "tarball": str(target),
+            "sha256": actual, "sha256_verified": True}
+
+
+def write_record(record: dict, output: Path) -> None:
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = output.with_name(output.name + ".tmp")
+    tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    tmp.rename(output)
+
+
+# --- what to build ----------------------------------------------------------------------------
+
+def wanted_binaries(config: dict) -> dict[str, list[str]]:
+    """``{flavour: ["ep.S", ...]}`` for the NPB benchmarks the configuration runs."""
+    scale = config["scales"][config["scale"]]
+    wanted: dict[str, set] = {}
+    for name in config["benchmarks"]:
+        if name in BENCHMARK_FLAVOUR and name in scale:
+            params = scale[name]
+            wanted.setdefault(BENCHMARK_FLAVOUR[name], set()).update(f"{k}.{params['class']}" for k in params["kernels"])
+    return {flavour: sorted(names) for flavour, names in sorted(wanted.items())}
+
+
+def not_planned(config: dict) -> list[str]:
+    """The configured NPB runs that cannot run (process counts a kernel does not accept), each with its reason."""
+    from .benchmarks.npb import NpbMpi
+
+    scale = config["scales"][config["scale"]]
+    if "npb_mpi" in config["benchmarks"] and "npb_mpi" in scale:
+        return NpbMpi().planning(scale["npb_mpi"])[1]
+    return []
+
+
+def uses_npb(config: dict) -> bool:
+    return any(name in BENCHMARK_FLAVOUR for name in config["benchmarks"])
+
+
+def build_key(npb: dict, tarball_sha256: str | None) -> str:
+    identity = {"version": str(npb["version"]), "sha256": tarball_sha256, "make_def": MAKE_DEF}
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def tarball_sha256_for_key(npb: dict) -> str | None:
+    """The checksum the build will be made from, known before obtaining (pinned, configured, or the local file's)."""
+    expected, _ = expected_sha256(npb)
+    if expected:
+        return expected
+    if npb.get("tarball") and Path(npb["tarball"]).expanduser().is_file():
+        return sha256_of(Path(npb["tarball"]).expanduser())
+    return None
+
+
+def build_dir(npb: dict, state_dir: Path | None = None) -> Path:
+    return Path(state_dir or default_state_dir()) / "npb" / build_key(npb, tarball_sha256_for_key(npb))
+
+
+def binary_name(kernel: str, cls: str) -> str:
+    return f"{kernel}.{cls}.x"
+
+
+def local_binary(npb: dict, flavour: str, kernel: str, cls: str, state_dir: Path | None = None) -> Path:
+    return build_dir(npb, state_dir) / "bin" / flavour / binary_name(kernel, cls)
+
+
+def _run(argv: list[str], cwd: Path, log) -> None:
+    print(f"$ (cd {cwd} && {' '.join(argv)})", file=log, flush=True)
+    result = subprocess.run(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+    if result.returncode != 0:
+        raise NpbError(f"`{' '.join(argv)}` in {cwd} failed with exit status {result.returncode}")
+
+
+def _tool_versions() -> dict:
+    versions = {}
+    for name, argv in (("gfortran", ["gfortran", "--version"]), ("mpif90", ["mpif90", "--version"]),
+                       ("mpirun", ["mpirun", "--version"])):
+        try:
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout
+            versions[name] = out.splitlines()[0] if out else "unknown"
+        except OSError:
+            versions[name] = "missing"
+    return versions
+
+
+def build(config: dict, source: dict, log=sys.stdout, state_dir: Path | None = None) -> Path:
+    """Compile the wanted binaries from the obtained tarball; return the manifest's path.
+
+    Incremental: a binary already in ``bin/<flavour>/`` is kept (the directory's
+    name is a hash of everything that goes into it).
+    """
+    npb = settings(config)
+    if source.get("status") != "available":
+        raise NpbError(f"NPB is not available: {source.get('reason', 'no tarball')}")
+    root = build_dir(npb, state_dir)
+    if build_key(npb, source["sha256"]) != root.name:
+        raise NpbError(f"the obtained tarball (sha256 {source['sha256']}) is not the one the configuration names; "
+                       "re-run the workflow so that the NPB source is obtained again")
+    src = root / "src"
+    if not src.is_dir():
+        tmp = root / "src.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        with tarfile.open(source["tarball"]) as archive:
+            archive.extractall(tmp, filter="data")
+        tops = [p for p in tmp.iterdir() if p.is_dir()]
+        if len(tops) != 1:
+            raise NpbError(f"{source['tarball']} does not have one top directory (NPB{npb['version']}/)")
+        tops[0].rename(src)
+        shutil.rmtree(tmp)
+    directories = {flavour: src / f"NPB3.4-{'SER' if flavour == 'serial' else flavour.upper()}" for flavour in FLAVOURS}
+    make_def = dict(MAKE_DEF)
+    serial_from = "NPB3.4-SER"
+    if not directories["serial"].is_dir():
+        # no serial code in the tarball: the OpenMP code, run with OMP_NUM_THREADS=1, is the serial program
+        directories["serial"], make_def["serial"] = src / "NPB3.4-OMP", MAKE_DEF["omp"]
+        serial_from = "NPB3.4-OMP (no NPB3.4-SER in the tarball), run with OMP_NUM_THREADS=1"
+    manifest = {"version": str(npb["version"]), "tarball": source["tarball"], "sha256": source["sha256"],
+                "make_def": make_def, "serial_from": serial_from, "tools": _tool_versions(), "binaries": {}}
+    for flavour, names in wanted_binaries(config).items():
+        code = directories[flavour]
+        if not code.is_dir():
+            raise NpbError(f"{source['tarball']} has no {code.name}/ directory")
+        # each flavour builds in its own copy of its directory
+        work = root / "work" / flavour
+        if not work.is_dir():
+            shutil.copytree(code, work)
+        (work / "config" / "make.def").write_text("".join(f"{k} = {v}\n" for k, v in make_def[flavour].items()))
+        (work / "bin").mkdir(exist_ok=True)
+        out = root / "bin" / flavour
+        out.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            kernel, cls = name.split(".")
+            target = out / binary_name(kernel, cls)
+            if not target.exists():
+                # setparams rewrites npbparams.h per class, and the objects depend on it
+                _run(["make", kernel, f"CLASS={cls}"], work, log)
+                built = work / "bin" / binary_name(kernel, cls)
+                if not built.exists():
+                    raise NpbError(f"make {kernel} CLASS={cls} in {work} produced no {built.name}")
+                shutil.copy2(built, target)
+            manifest["binaries"].setdefault(flavour, {})[name] = {"path": str(target), "sha256": sha256_of(target)}
+    path = root / "manifest.json"
+    write_record(manifest, path)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m virtrepro.npb", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    ob = sub.add_parser("obtain", help="find or download the tarball; write the probe record")
+    ob.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
+    ob.add_argument("--output", required=True)
+    bu = sub.add_parser("build", help="build the binaries the configuration asks for")
+    bu.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
+    bu.add_argument("--source", required=True, help="the record written by `obtain`")
+    args = parser.parse_args(argv)
+    config = json.loads(args.config or os.environ.get("VIRTREPRO_CONFIG") or "null")
+    if not config:
+        parser.error("no configuration: pass --config or set VIRTREPRO_CONFIG")
+    try:
+        if args.command == "obtain":
+            record = {**obtain(settings(config)), "not_planned": not_planned(config)}
+            write_record(record, Path(args.output))
+            print(f"NPB {record['version']}: {record['status']}"
+                  + (f" ({record['reason']})" if record["status"] == "skipped" else f" ({record['tarball']})"))
+        else:
+            source = json.loads(Path(args.source).read_text())
+            print(f"built: {build(config, source)}")
+    except NpbError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
