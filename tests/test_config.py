@@ -51,6 +51,7 @@ def test_unknown_key_is_named(config):
 
 def test_plan_counts_runs_and_repetitions(config):
     config["platforms"] = ["native"]
+    config["benchmarks"] = ["sysbench_cpu", "iozone", "iozone_disk", "lifecycle"]  # lifecycle: none on native
     runs = plan(config)
     quick = config["scales"]["quick"]
     expected = (

@@ -100,3 +100,17 @@ def test_failing_tool_never_becomes_a_log(config, tmp_path, monkeypatch):
     assert len(failed) == 1 and str(failed[0]) in str(error.value)
     assert "invalid option" in failed[0].read_text()
     assert json.loads(failed[0].with_suffix(".json").read_text())["status"] == "failed"
+
+
+def test_a_run_past_its_timeout_is_killed_and_fails(config, tmp_path, monkeypatch):
+    """The remote side enforces the timeout too: the tool does not keep running after the job gives up."""
+    import subprocess
+
+    run = run_of(config, "sysbench_cpu")
+    marker = "--cpu-max-prime=20011"  # a command line no other test uses, to find leftovers by
+    monkeypatch.setattr(type(BENCHMARKS["sysbench_cpu"]), "command", lambda self, v: f"sysbench cpu {marker} --time=60 run")
+    with pytest.raises(MeasurementError):
+        measure(run, config, tmp_path / "data", timeout=3)
+    assert not run.log_path(tmp_path / "data").exists()
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert not [line for line in ps.splitlines() if marker in line]

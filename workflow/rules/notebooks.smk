@@ -6,7 +6,15 @@ FIGURES = {
     "walters2008": ["fig1-netperf-latency-bandwidth", "fig2-iozone-reader-writer"],
     "kumar2013": ["fig4-cpu-overhead", "fig4-8-network-bandwidth", "tables5-operational-flexibility"],
     "regola2010": ["fig2-netperf-latency-throughput", "table2-iozone-disk-formats"],
+    "kudryavtsev2012": ["fig1-npb-cg-ft-mg-is", "fig2-npb-ep-lu", "fig3-hpcc"],
+    "youseff2006": ["fig1-stream", "fig2-bonnie-relative", "fig3a-npb-relative"],
+    "summary": ["overview-overhead-then-now"],
 }
+
+
+def report_figure(paper, name):
+    """A figure's PNG as a `snakemake --report` item: caption workflow/report/<paper>-<name>.rst, category the paper."""
+    return report(f"{FIGURES_DIR}/{paper}/{name}.png", caption=f"../report/{paper}-{name}.rst", category=paper)
 
 
 def notebook_outputs():
@@ -23,7 +31,8 @@ for _paper in config["notebooks"]:
             notebook=str(Path(workflow.basedir) / "notebooks" / f"{_paper}.ipynb"),
         output:
             executed=f"{DATA}/executed/{TESTBED}/{_paper}.ipynb",
-            figures=[f"{FIGURES_DIR}/{_paper}/{name}.{ext}" for name in FIGURES[_paper] for ext in ("png", "pdf")],
+            figures=[report_figure(_paper, name) for name in FIGURES[_paper]]
+            + [f"{FIGURES_DIR}/{_paper}/{name}.pdf" for name in FIGURES[_paper]],
         log:
             f"logs/notebooks/{TESTBED}/{_paper}.log",
         params:

@@ -111,10 +111,17 @@ def ensure_tools(connection, benchmark: Benchmark, host: Host) -> str:
 
 
 def run_command(connection, command: str, log_handle, timeout: float | None) -> int:
-    """Run ``command`` with stderr folded into stdout, streaming into ``log_handle``."""
+    """Run ``command`` with stderr folded into stdout, streaming into ``log_handle``.
+
+    With a ``timeout``, the remote side enforces it too (coreutils ``timeout`` signals the
+    command's whole process group, e.g. mpirun and its ranks), so a hung run leaves nothing
+    running; the exit status is then 124 (or 137), which makes the run a failed one."""
     wrapped = f"sh -c {shlex.quote(command)} 2>&1"
+    if timeout:
+        wrapped = f"timeout -k 10 {int(timeout)} {wrapped}"
     result = connection.run(
-        wrapped, hide=True, warn=True, pty=False, in_stream=False, out_stream=log_handle, timeout=timeout
+        wrapped, hide=True, warn=True, pty=False, in_stream=False, out_stream=log_handle,
+        timeout=timeout + 30 if timeout else None,
     )
     return result.exited
 
@@ -234,8 +241,9 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
                  "tool_version": ensure_tools(peer_connection, benchmark, endpoint)}
                 for i, (endpoint, peer_connection) in enumerate(zip(endpoints[1:], peers))
             ]
-            stack.callback(_stop_peers, peers, benchmark.peer_stop(variant))
-            _start_peers(peers, benchmark.peer_start(variant))
+            # peer commands may name the instances too (@PEERn@)
+            stack.callback(_stop_peers, peers, with_addresses(benchmark.peer_stop(variant) or "", platform, count))
+            _start_peers(peers, with_addresses(benchmark.peer_start(variant) or "", platform, count))
         if benchmark.uses_scratch:
             connection.run(f"mkdir -p {scratch}", hide=True, in_stream=False)
             stack.callback(connection.run, f"rm -rf {scratch}", hide=True, warn=True, in_stream=False)

@@ -54,3 +54,22 @@ def save(fig, figures_dir: str | Path, paper: str, name: str) -> list[Path]:
         # fixed metadata so that reruns on the same data give the same files
         fig.savefig(path, metadata={"CreationDate": None} if path.suffix == ".pdf" else {"Software": None})
     return paths
+
+
+def grouped_bars(ax, frame, x: str, value: str, low: str | None = None, high: str | None = None,
+                 hue: str = "platform", order=None, hue_order=None, colors: dict | None = None) -> None:
+    """Bars of ``value`` grouped by ``x``, one per ``hue`` (platform colours by default), with error
+    bars from the ``low``/``high`` columns where they are not NaN (an unbounded interval has none)."""
+    order = list(order if order is not None else dict.fromkeys(frame[x]))
+    hue_order = list(hue_order if hue_order is not None else dict.fromkeys(frame[hue]))
+    colors = colors or platform_palette(hue_order)
+    width = 0.8 / max(len(hue_order), 1)
+    for i, name in enumerate(hue_order):
+        part = frame[frame[hue] == name].drop_duplicates(x).set_index(x).reindex(order)
+        pos = [j + (i - (len(hue_order) - 1) / 2) * width for j in range(len(order))]
+        ax.bar(pos, part[value], width=width, color=colors.get(name, "#999999"), label=name)
+        if low and high:
+            ok = part[low].notna() & part[high].notna()
+            err = [(part[value] - part[low])[ok], (part[high] - part[value])[ok]]
+            ax.errorbar([p for p, k in zip(pos, ok) if k], part[value][ok], yerr=err, fmt="none", ecolor="black", capsize=3, linewidth=1)
+    ax.set_xticks(range(len(order)), labels=[str(o) for o in order])

@@ -22,7 +22,7 @@ from .benchmarks import BENCHMARKS
 from .parsers import ParseError
 
 # Bump when a parser or the table layout changes: every cached table is rebuilt.
-TABLE_FORMAT = 1
+TABLE_FORMAT = 2
 
 COLUMNS = [
     "testbed",
@@ -68,7 +68,10 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
         "repetition": int(rawlog.LOG_NAME.match(name).group(1)),
         "source_log": str(relative),
     }
-    return [{**context, **record} for record in records]
+    # the variant's parameters as columns of their own (param_<name>), as text: one column
+    # may hold a number for one benchmark and a word ("all") for another
+    params = {f"param_{name}": str(value) for name, value in (sidecar.get("parameters") or {}).items()}
+    return [{**context, **params, **record} for record in records]
 
 
 def build_table(data_dir: str | Path, testbed: str) -> pd.DataFrame:
@@ -77,7 +80,9 @@ def build_table(data_dir: str | Path, testbed: str) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame(columns=COLUMNS)
     labels = sorted(c for c in frame.columns if c not in COLUMNS)
-    for column in labels:  # labels keep their type beside the rows that lack them
+    for column in labels:
+        if column.startswith("param_"):
+            continue  # labels keep their type beside the rows that lack them
         values = frame[column].dropna()
         if len(values) and all(isinstance(v, bool) for v in values):
             frame[column] = frame[column].astype("boolean")

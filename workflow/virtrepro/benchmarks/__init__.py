@@ -15,6 +15,7 @@ from .hpc import Hpcc
 from .lifecycle import Lifecycle
 from .network import Iperf3, Netperf
 from .npb import NpbMpi, NpbOmp, NpbSerial
+from .thesis import CpuScaling, Isolation, MemoryScaling
 
 # every benchmark the configuration can name, by name (each module adds its own here)
 BENCHMARKS: dict[str, Benchmark] = {
@@ -26,6 +27,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         Netperf(), Iperf3(),
         NpbSerial(), NpbOmp(), NpbMpi(),
         Lifecycle(),
+        CpuScaling(), MemoryScaling(), Isolation(),
     )
 }
 

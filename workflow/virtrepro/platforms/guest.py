@@ -15,6 +15,23 @@ from ..testbed import Host, connect
 from .base import Platform, PlatformError
 
 
+def host_cpus() -> list[int]:
+    """The host CPUs this process may use (its affinity: a cpuset of the host's own applies too)."""
+    return sorted(os.sched_getaffinity(0))
+
+
+def block_device(path: Path) -> tuple[str, str] | None:
+    """(major:minor, /dev path) of the whole disk holding ``path``, or None (tmpfs, overlay, btrfs...)."""
+    dev = os.stat(path).st_dev
+    sysfs = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}")
+    if not sysfs.exists():
+        return None
+    disk = sysfs.resolve()
+    if (disk / "partition").exists():  # blkio throttling applies to the whole disk
+        disk = disk.parent
+    return (disk / "dev").read_text().strip(), f"/dev/{disk.name}"
+
+
 # the instance index lifecycle timings use: the last one with a private address, apart from
 # the instances benchmarks run in (0, 1, ...)
 LIFECYCLE_INDEX = 19
@@ -162,6 +179,33 @@ class GuestPlatform(Platform):
         shutil.copy(console, kept)
         return kept
 
+    def cpu_assignment(self, index: int) -> dict:
+        """The host CPUs instance ``index`` gets: ``vcpus`` of them, capped at the host's; with
+        ``cpu_partition`` each instance its own block (instance i the i-th, wrapping around)."""
+        cpus = host_cpus()
+        vcpus = int(self.spec.get("vcpus") or len(cpus))
+        count = min(vcpus, len(cpus))
+        start = (index * count) % len(cpus) if self.spec.get("cpu_partition") else 0
+        chosen = sorted(cpus[(start + k) % len(cpus)] for k in range(count))
+        return {"vcpus_requested": vcpus, "host_cpus": len(cpus), "cpuset": ",".join(map(str, chosen)),
+                "capped_at_host_cpus": vcpus > len(cpus), "cpu_partition": bool(self.spec.get("cpu_partition"))}
+
+    def spec_applied(self, index: int) -> dict:
+        """What instance ``index`` gets from the spec (cpuset, limits, oversubscription), for the sidecar."""
+        return {}
+
+    def container_limits(self, index: int, directory: Path) -> dict:
+        """What a container platform applies from the spec (cgroup v1 values): cpuset, memory, disk bandwidth."""
+        limits = self.cpu_assignment(index)
+        if self.spec.get("memory_mb"):
+            limits["memory_limit_mb"] = int(self.spec["memory_mb"])
+        if self.spec.get("disk_bps"):
+            device = block_device(directory)
+            if device is None:
+                raise PlatformError(f"{self.name}: disk_bps needs a block device under {directory}, found none to throttle")
+            limits.update(disk_bps=int(self.spec["disk_bps"]), disk_device=device[0], disk_device_path=device[1])
+        return limits
+
     def seed_network(self, state: GuestState) -> dict[str, str] | None:
         return None
 
@@ -180,6 +224,8 @@ class GuestPlatform(Platform):
             self.applied["reused_running_guest"] = True
         else:
             endpoint = self._start(state, owner)
+        if index == 0:  # what the spec sets for the instance the benchmark runs in (also when reused)
+            self.applied.update(self.spec_applied(index))
         try:
             yield endpoint
         finally:

@@ -37,6 +37,13 @@ class Lxc(GuestPlatform):
         subprocess.run(["rm", "-rf", str(container)], check=True)
         (container / "delta").mkdir(parents=True)
         ensure_bridge()
+        limits = self.container_limits(int(name.rsplit("-", 1)[1]), container)
+        cgroup = [f"lxc.cgroup.cpuset.cpus = {limits['cpuset']}"]
+        if "memory_limit_mb" in limits:
+            cgroup.append(f"lxc.cgroup.memory.limit_in_bytes = {limits['memory_limit_mb'] * 1024 * 1024}")
+        if "disk_bps" in limits:
+            cgroup += [f"lxc.cgroup.blkio.throttle.{kind}_bps_device = {limits['disk_device']} {limits['disk_bps']}"
+                       for kind in ("read", "write")]
         (container / "config").write_text(
             "\n".join(
                 [
@@ -54,6 +61,7 @@ class Lxc(GuestPlatform):
                     f"lxc.mount.entry = {seed} seed none bind,ro,create=dir 0 0",
                     f"lxc.log.file = {container / 'lxc.log'}",
                     "lxc.log.level = WARN",
+                    *cgroup,
                     f"lxc.console.logfile = {container / 'console.log'}",
                     "",
                 ]
@@ -66,6 +74,9 @@ class Lxc(GuestPlatform):
             "cleanup": [["lxc-stop", *base, "-k"], ["rm", "-rf", str(container), str(seed)], REMOVE_IDLE_BRIDGE],
         }
         return ["lxc-start", "-F", *base], spec, ip, 22
+
+    def spec_applied(self, index: int) -> dict:
+        return {"limits": self.container_limits(index, lxc_path())}
 
     def clone(self, state: GuestState, target: Path) -> None:
         """A full copy of the container's root file system (what lxc-copy without snapshots does)."""

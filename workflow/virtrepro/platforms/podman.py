@@ -55,8 +55,15 @@ class Podman(GuestPlatform):
         subprocess.run(["ip", "link", "del", host_side], capture_output=True)
         subprocess.run(["ip", "netns", "del", netns], capture_output=True)
         network_cleanup = netns_on_bridge(netns, host_side, ip)
+        limits = self.container_limits(index, default_state_dir() / "podman")
+        flags = ["--cpuset-cpus", limits["cpuset"]]
+        if "memory_limit_mb" in limits:
+            flags += ["--memory", f"{limits['memory_limit_mb']}m"]
+        if "disk_bps" in limits:
+            for kind in ("read", "write"):
+                flags += [f"--device-{kind}-bps", f"{limits['disk_device_path']}:{limits['disk_bps']}"]
         command = [
-            *podman(), "run", "--rm", "--name", name, "--hostname", name, *RUN_FLAGS,
+            *podman(), "run", "--rm", "--name", name, "--hostname", name, *RUN_FLAGS, *flags,
             "--network", f"ns:/run/netns/{netns}", "-v", f"{seed}:/seed:ro", tag, *GUEST_COMMAND,
         ]
         self.applied.update(image=tag, runtime="runc", cgroup_manager="cgroupfs", address=ip, network="netns+veth")
@@ -65,6 +72,9 @@ class Podman(GuestPlatform):
             "cleanup": [[*podman(), "rm", "-f", "-i", name], ["rm", "-rf", str(seed)], *network_cleanup],
         }
         return command, spec, ip, 22
+
+    def spec_applied(self, index: int) -> dict:
+        return {"limits": self.container_limits(index, default_state_dir() / "podman")}
 
     reboot_supported = False
 

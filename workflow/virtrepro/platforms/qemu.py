@@ -21,7 +21,7 @@ from ..guests import GuestState, require_image
 from ..guests.network import address, networkd_static, tap_on_bridge
 from ..testbed import default_state_dir
 from .base import PlatformError
-from .guest import GuestPlatform
+from .guest import GuestPlatform, host_cpus
 
 DEFAULT_SPEC = {
     "vcpus": 2,
@@ -32,6 +32,9 @@ DEFAULT_SPEC = {
     "hugepages": False,  # guest memory backed by the host's huge pages (hugetlbfs)
     "pin_vcpus": False,  # each vCPU thread pinned to its own host CPU
 }
+# knobs only some specs set (isolation with limits), absent from the default so that other
+# guests keep their names: cpu_partition (vCPUs pinned to this instance's own block of host
+# CPUs, instance i the i-th) and disk_bps (root disk read and write cap, QEMU block throttling)
 
 
 def _hugepages() -> tuple[int, int]:
@@ -106,6 +109,8 @@ class Qemu(GuestPlatform):
                     f"{self.name}: hugepages=true needs {needed} free huge pages of {size_kb} kB for {memory} MB "
                     f"mounted at /dev/hugepages; the host has {free} free (raise vm.nr_hugepages)"
                 )
+        if self.spec.get("cpu_partition") and vcpus > len(host_cpus()):
+            raise PlatformError(f"{self.name}: cpu_partition needs a host CPU per vCPU ({vcpus} vCPUs, {len(host_cpus())} CPUs)")
         if self.spec.get("pin_vcpus") and vcpus > (os.cpu_count() or 1):
             raise PlatformError(f"{self.name}: pin_vcpus needs a host CPU per vCPU ({vcpus} vCPUs, {os.cpu_count()} CPUs)")
 
@@ -133,7 +138,7 @@ class Qemu(GuestPlatform):
 
     def _boot(self, state, command, spec, endpoint, owner):
         endpoint = super()._boot(state, command, spec, endpoint, owner)
-        if self.spec.get("pin_vcpus"):
+        if self.spec.get("pin_vcpus") or self.spec.get("cpu_partition"):
             self.applied["vcpu_pinning"] = self._pin_vcpus(state)
         self.applied["numa_nodes"] = self.spec.get("numa_nodes")
         self.applied["hugepages"] = bool(self.spec.get("hugepages"))
@@ -145,15 +150,29 @@ class Qemu(GuestPlatform):
         if not pids:
             raise PlatformError(f"{self.name}: cannot find the QEMU process of {state.name} to pin its vCPUs")
         pinned = {}
+        # with cpu_partition, this instance's own block of host CPUs; else vCPU n on host CPU n
+        cpus = [int(c) for c in self.cpu_assignment(int(state.name.rsplit("-", 1)[1]))["cpuset"].split(",")]
+        if not self.spec.get("cpu_partition"):
+            cpus = host_cpus()
         for task in Path(f"/proc/{pids[0]}/task").iterdir():
             name = (task / "comm").read_text().strip()
             if name.startswith("CPU ") and "/" in name:
-                cpu = int(name.split()[1].split("/")[0])
+                cpu = cpus[int(name.split()[1].split("/")[0]) % len(cpus)]
                 os.sched_setaffinity(int(task.name), {cpu})
                 pinned[name] = cpu
         if len(pinned) != self.spec["vcpus"]:
             raise PlatformError(f"{self.name}: found {len(pinned)} vCPU threads to pin, expected {self.spec['vcpus']}")
         return pinned
+
+    def spec_applied(self, index: int) -> dict:
+        applied = {"vcpus": self.spec["vcpus"], "memory_mb": self.spec["memory_mb"],
+                   # more vCPUs than host CPUs: the VM runs oversubscribed (its vCPU threads share CPUs)
+                   "oversubscribed": self.spec["vcpus"] > len(host_cpus())}
+        if self.spec.get("cpu_partition"):
+            applied["cpuset"] = self.cpu_assignment(index)["cpuset"]
+        if self.spec.get("disk_bps"):
+            applied["disk_bps"] = int(self.spec["disk_bps"])
+        return applied
 
     def console_log(self, state: GuestState) -> Path:
         return state.dir / "console.log"
@@ -177,13 +196,17 @@ class Qemu(GuestPlatform):
         subprocess.run(["ip", "link", "del", tap], capture_output=True)
         network_cleanup = tap_on_bridge(tap)
         cpu = "host" if self.accel == "kvm" else "max"
+        throttle = ""
+        if self.spec.get("disk_bps"):
+            throttle = f",throttling.bps-read={int(self.spec['disk_bps'])},throttling.bps-write={int(self.spec['disk_bps'])}"
+
         command = [
             "qemu-system-x86_64", "-name", f"{name},debug-threads=on", "-accel", self.accel, "-cpu", cpu,
             "-smp", str(self.spec["vcpus"]), *self._memory_options(),
             "-nodefaults", "-display", "none", "-monitor", "none",
             "-serial", f"file:{state.dir / 'console.log'}",
             "-kernel", str(image / "vmlinuz"), "-initrd", str(image / "initrd"), "-append", CMDLINE,
-            "-drive", f"file={disk},if=virtio,format={fmt},cache={self.spec['cache']}",
+            "-drive", f"file={disk},if=virtio,format={fmt},cache={self.spec['cache']}{throttle}",
             "-drive", f"file={seed_disk},if=virtio,format=raw,readonly=on",
             "-netdev", f"user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:{port}-:22",
             "-device", "virtio-net-pci,netdev=n0",

@@ -1,0 +1,238 @@
+"""Claim verdicts on small synthetic tables whose answers can be checked by hand, and every claim of
+claims.yaml against the committed reference-vm table."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from virtrepro import claims, results, stats
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def rows(platform, benchmark, metric, unit, values, **params):
+    """One record per value, each from its own log (one repetition each), params as param_<key> text."""
+    variant = "_".join(f"{k}-{v}" for k, v in params.items()) or "default"
+    return [
+        {
+            "testbed": "t", "platform": platform, "benchmark": benchmark, "parameters": variant,
+            "repetition": i, "metric": metric, "unit": unit, "value": float(v),
+            "source_log": f"t/{platform}/{benchmark}/{variant}/rep-{i}.log",
+            **{f"param_{k}": str(v) for k, v in params.items()},
+        }
+        for i, v in enumerate(values)
+    ]  # fmt: skip
+
+
+def table(*groups):
+    return pd.DataFrame([r for g in groups for r in g])
+
+
+def claim(kind, benchmark="bench", metric="throughput", testable=True, **check):
+    return {"id": f"x-{kind}", "paper": "x", "source": "Sec. 1", "published": "p", "testable": testable,
+            "check": {"kind": kind, "benchmark": benchmark, "metric": metric, **check}}  # fmt: skip
+
+
+# baseline mean 100, platform mean 95: 5 % less throughput, i.e. an overhead of +0.05
+BASE = [99.0, 100.0, 101.0]
+PLAT = [94.0, 95.0, 96.0]
+THROUGHPUT = table(rows("native", "bench", "throughput", "MB/s", BASE), rows("lxc", "bench", "throughput", "MB/s", PLAT))
+
+
+def one(kind, data=THROUGHPUT, **check):
+    return claims.evaluate_claim(claim(kind, **check), data)
+
+
+def test_direction_table():
+    assert claims.higher_is_better("throughput", "MB/s")
+    assert claims.higher_is_better("events_per_second", "events/s")
+    assert claims.higher_is_better("hpl_gflops", "Gflop/s")
+    assert claims.higher_is_better("parallel_speedup")
+    assert not claims.higher_is_better("time", "s")
+    assert not claims.higher_is_better("half_round_trip_latency", "us")
+    assert not claims.higher_is_better("latency_avg", "ms")
+    assert not claims.higher_is_better("provision", "s")
+    assert not claims.higher_is_better("put_block_cpu", "%")
+
+
+def test_overhead_value_and_interval_are_stats_overhead_as_a_fraction():
+    row = one("overhead_at_most", platform="lxc", baseline="native", threshold=0.10)
+    ref = stats.overhead(BASE, PLAT, higher_is_better=True, level=0.95)
+    assert row["value"] == pytest.approx(0.05)
+    assert row["ci_low"] == pytest.approx(ref["overhead_ci_low"] / 100)
+    assert row["ci_high"] == pytest.approx(ref["overhead_ci_high"] / 100)
+    assert 0.0 < row["ci_low"] < 0.05 < row["ci_high"] < 0.10
+    assert (row["n_platform"], row["n_baseline"]) == (3, 3)
+    assert row["platforms"] == "lxc vs native"
+    assert row["verdict"] == "holds"
+
+
+@pytest.mark.parametrize(
+    ("kind", "threshold", "verdict"),
+    [
+        ("overhead_at_most", 0.10, "holds"),  # whole CI below 10 %
+        ("overhead_at_most", 0.05, "inconclusive"),  # CI straddles 5 %
+        ("overhead_at_most", 0.01, "does not hold"),  # whole CI above 1 %
+        ("overhead_at_least", 0.01, "holds"),
+        ("overhead_at_least", 0.05, "inconclusive"),
+        ("overhead_at_least", 0.10, "does not hold"),
+        ("better", 0.0, "does not hold"),  # the platform is worse, not better
+    ],
+)
+def test_verdicts_follow_the_interval(kind, threshold, verdict):
+    assert one(kind, platform="lxc", baseline="native", threshold=threshold)["verdict"] == verdict
+
+
+def test_better_for_a_time_metric():
+    # half the time: relative difference (5 - 10) / 10 = -0.5
+    data = table(rows("qemu-kvm", "b", "time", "s", [9.9, 10.0, 10.1]), rows("lxc", "b", "time", "s", [4.9, 5.0, 5.1]))
+    row = claims.evaluate_claim(claim("better", "b", "time", platform="lxc", baseline="qemu", threshold=0.4), data)
+    assert row["value"] == pytest.approx(-0.5)
+    assert row["platforms"] == "lxc vs qemu-kvm"  # qemu resolved to what the table has
+    assert row["verdict"] == "holds"
+    row = claims.evaluate_claim(claim("better", "b", "time", platform="lxc", baseline="qemu", threshold=0.6), data)
+    assert row["verdict"] == "does not hold"
+
+
+def test_equivalent_uses_tost():
+    same = table(rows("native", "bench", "throughput", "MB/s", BASE), rows("lxc", "bench", "throughput", "MB/s", [100.2, 99.8, 100.0]))
+    assert one("equivalent", same, platform="lxc", baseline="native", threshold=0.05)["verdict"] == "holds"
+    # a noisy platform with the same mean: the t-test cannot reject, but equivalence is not shown
+    noisy = table(rows("native", "bench", "throughput", "MB/s", BASE), rows("lxc", "bench", "throughput", "MB/s", [60, 100, 140]))
+    row = one("equivalent", noisy, platform="lxc", baseline="native", threshold=0.05)
+    assert row["value"] == pytest.approx(0.0) and row["verdict"] == "inconclusive"
+    far = table(rows("native", "bench", "throughput", "MB/s", BASE), rows("lxc", "bench", "throughput", "MB/s", [79, 80, 81]))
+    assert one("equivalent", far, platform="lxc", baseline="native", threshold=0.05)["verdict"] == "does not hold"
+
+
+def test_order():
+    data = table(
+        rows("lxc", "bench", "throughput", "MB/s", [99, 100, 101]),
+        rows("podman", "bench", "throughput", "MB/s", [79, 80, 81]),
+        rows("qemu-tcg", "bench", "throughput", "MB/s", [19, 20, 21]),
+    )
+    row = one("order", data, platforms=["lxc", "podman", "qemu"])
+    assert row["verdict"] == "holds"
+    assert row["platforms"] == "lxc > podman > qemu-tcg (best first)"
+    # worst adjacent pair: lxc vs podman, (80 - 100) / 80 = -0.25
+    assert row["value"] == pytest.approx(-0.25)
+    assert one("order", data, platforms=["qemu", "lxc"])["verdict"] == "does not hold"
+
+
+def test_where_selects_as_text_and_each_variant_must_hold():
+    data = table(
+        rows("native", "net", "half_round_trip_latency", "us", [10, 10.1, 9.9], test="TCP_RR", size=1),
+        rows("lxc", "net", "half_round_trip_latency", "us", [10.5, 10.6, 10.4], test="TCP_RR", size=1),  # +5 %
+        rows("native", "net", "half_round_trip_latency", "us", [20, 20.2, 19.8], test="TCP_RR", size=256),
+        rows("lxc", "net", "half_round_trip_latency", "us", [30, 30.3, 29.7], test="TCP_RR", size=256),  # +50 %
+    )
+    base = dict(benchmark="net", metric="half_round_trip_latency", platform="lxc", baseline="native", threshold=0.10)
+    row = claims.evaluate_claim(claim("overhead_at_most", **{**base, "where": {"test": "TCP_RR", "size": 1}}), data)
+    assert row["verdict"] == "holds" and row["value"] == pytest.approx(0.05)
+    row = claims.evaluate_claim(claim("overhead_at_most", **{**base, "where": {"test": "TCP_RR"}}), data)
+    assert row["verdict"] == "does not hold"
+    assert row["variant"] == "size=256" and row["value"] == pytest.approx(0.5)
+    assert row["note"].startswith("2 comparisons")
+    # a list value: each of them; a listed value that was not run keeps a holding claim inconclusive
+    row = claims.evaluate_claim(claim("overhead_at_most", **{**base, "where": {"size": [1, 4096]}}), data)
+    assert row["verdict"] == "inconclusive" and "size=4096" in row["note"]
+
+
+def test_aggregate_mean_of_the_per_variant_differences():
+    data = table(
+        rows("native", "npb", "time", "s", [9.9, 10.0, 10.1], kernel="cg"),
+        rows("lxc", "npb", "time", "s", [10.9, 11.0, 11.1], kernel="cg"),  # +10 %
+        rows("native", "npb", "time", "s", [19.8, 20.0, 20.2], kernel="ep"),
+        rows("lxc", "npb", "time", "s", [19.8, 20.0, 20.2], kernel="ep"),  # 0 %
+    )
+    c = claim("overhead_at_most", "npb", "time", platform="lxc", baseline="native", threshold=0.07, aggregate="mean")
+    row = claims.evaluate_claim(c, data)
+    assert row["value"] == pytest.approx(0.05)
+    assert row["ci_low"] < 0.05 < row["ci_high"] < 0.07
+    assert row["verdict"] == "holds" and (row["n_platform"], row["n_baseline"]) == (6, 6)
+    del c["check"]["aggregate"]
+    assert claims.evaluate_claim(c, data)["verdict"] == "does not hold"  # cg alone is 10 % > 7 %
+
+
+def test_parallel_speedup():
+    data = table(
+        rows("native", "npb_omp", "time", "s", [9.9, 10.0, 10.1], kernel="cg", threads=1),
+        rows("native", "npb_omp", "time", "s", [4.9, 5.0, 5.1], kernel="cg", threads=2),  # speed-up 2
+        rows("lxc", "npb_omp", "time", "s", [9.9, 10.0, 10.1], kernel="cg", threads=1),
+        rows("lxc", "npb_omp", "time", "s", [7.9, 8.0, 8.1], kernel="cg", threads=2),  # speed-up 1.25
+    )
+    c = claim("order", "npb_omp", "parallel_speedup", platforms=["native", "lxc"], aggregate="mean")
+    row = claims.evaluate_claim(c, data)
+    # native better than lxc by (1.25 - 2) / 1.25 = -0.6 (higher is better)
+    assert row["value"] == pytest.approx(-0.6)
+    assert row["verdict"] == "holds"
+    c["check"]["platforms"] = ["lxc", "native"]
+    assert claims.evaluate_claim(c, data)["verdict"] == "does not hold"
+
+
+def test_platform_setup_dimension_and_labels_varying_within_a_log():
+    # the VM's disk formats against the host's one disk: each format against the whole baseline
+    data = table(
+        rows("native", "io", "write", "kB/s", [99, 100, 101], disk="host"),
+        rows("qemu-tcg", "io", "write", "kB/s", [89, 90, 91], disk="raw"),  # 10 % less
+        rows("qemu-tcg", "io", "write", "kB/s", [49, 50, 51], disk="qcow2"),  # 50 % less
+    )
+    row = claims.evaluate_claim(claim("overhead_at_least", "io", "write", platform="qemu", baseline="native", threshold=0.05), data)
+    assert row["verdict"] == "holds" and row["variant"] == "disk=raw" and row["value"] == pytest.approx(0.10)
+    # one log with several file sizes: the label is a variant dimension
+    logs = []
+    for platform, scale in (("native", 1.0), ("lxc", 0.5)):
+        for rep in range(3):
+            for size, value in ((1024, 100 + rep), (2048, 200 + rep)):
+                logs.append({"testbed": "t", "platform": platform, "benchmark": "io", "parameters": "v", "repetition": rep,
+                             "metric": "read", "unit": "kB/s", "value": value * (scale if size == 2048 else 1.0),
+                             "source_log": f"{platform}/{rep}", "file_size_kb": size})  # fmt: skip
+    row = claims.evaluate_claim(claim("overhead_at_most", "io", "read", platform="lxc", baseline="native", threshold=0.1), pd.DataFrame(logs))
+    assert row["verdict"] == "does not hold" and row["variant"] == "file_size_kb=2048"
+    assert row["value"] == pytest.approx(0.5)
+
+
+def test_not_measured_and_not_testable():
+    row = one("overhead_at_most", platform="qemu", baseline="native", threshold=0.1)
+    assert row["verdict"] == "not measured" and "qemu" in row["note"]
+    row = one("overhead_at_most", platform="lxc", baseline="native", threshold=0.1, where={"size": 8})
+    assert row["verdict"] == "not measured" and "size=8" in row["note"]
+    row = claims.evaluate_claim(claim("overhead_at_most", benchmark="netperf", platform="lxc", baseline="native", threshold=0.1), THROUGHPUT)
+    assert row["verdict"] == "not measured" and "no netperf runs on lxc" in row["note"]
+    untestable = {"id": "x-u", "paper": "x", "testable": False, "reason": "Xen is not available"}
+    row = claims.evaluate_claim(untestable, THROUGHPUT)
+    assert row["verdict"] == "not testable here" and row["note"] == "Xen is not available"
+
+
+def test_one_value_per_side_is_inconclusive():
+    data = table(rows("native", "bench", "throughput", "MB/s", [100]), rows("lxc", "bench", "throughput", "MB/s", [50]))
+    row = one("overhead_at_least", data, platform="lxc", baseline="native", threshold=0.1)
+    assert row["value"] == pytest.approx(0.5) and math.isnan(row["ci_low"]) and row["verdict"] == "inconclusive"
+
+
+def test_load_claims_refuses_a_bad_kind(tmp_path):
+    bad = tmp_path / "claims.yaml"
+    bad.write_text("- {id: a, paper: x, testable: true, check: {kind: faster, benchmark: b, metric: m}}\n")
+    with pytest.raises(ValueError, match="unknown check kind"):
+        claims.load_claims(bad)
+
+
+def test_every_claim_evaluates_against_the_reference_table():
+    listed = claims.load_claims(REPO / "data" / "reference" / "claims.yaml")
+    verdicts = claims.evaluate(listed, results.load("reference-vm", REPO / "data"))
+    assert len(verdicts) == len(listed) and verdicts["id"].is_unique
+    assert set(verdicts["verdict"]) <= set(claims.VERDICTS)
+    testable = {c["id"] for c in listed if c["testable"]}
+    assert set(verdicts.loc[verdicts["verdict"] == "not testable here", "id"]).isdisjoint(testable)
+    measured = verdicts[verdicts["verdict"].isin(["holds", "does not hold", "inconclusive"])]
+    # reference-vm has sysbench_cpu, iozone, iozone_disk and lifecycle: their claims are measured
+    assert len(measured) >= 10
+    assert measured["value"].map(np.isfinite).all()
+    decided = measured[measured["verdict"] != "inconclusive"]
+    assert decided[["ci_low", "ci_high"]].notna().all().all()
+    assert verdicts.loc[verdicts["verdict"] == "not measured", "note"].str.startswith("no ").all()

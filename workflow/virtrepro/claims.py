@@ -1,0 +1,545 @@
+"""Verdicts on the papers' comparison claims (``data/reference/claims.yaml``) from our runs.
+
+:func:`load_claims` reads the claims, :func:`evaluate` checks each one against the tidy table
+of a testbed (:func:`virtrepro.results.load`) and returns one row per claim. The format of a
+claim and the meaning of every kind are in ``data/reference/README.md``; in short:
+
+* **Relative difference** of a platform P against a baseline B, signed so that positive means
+  P is worse: ``(P - B) / B`` for lower-is-better metrics, ``(B - P) / B`` for higher-is-better
+  ones (:data:`DIRECTION_RULES` decides which). It is ``stats.overhead``'s overhead as a
+  fraction (not percent); its confidence interval is Fieller's for the ratio of means
+  (``stats.overhead``), or a percentile bootstrap where a claim averages over variants
+  (``aggregate: mean``) or uses a derived metric (``parallel_speedup``).
+* **Verdict** from the confidence interval [lo, hi] of that difference and the threshold t:
+
+  ====================  ========================  =========================
+  kind                  holds when                does not hold when
+  ====================  ========================  =========================
+  ``overhead_at_most``  hi <= t                   lo > t
+  ``overhead_at_least`` lo >= t                   hi < t
+  ``better``            hi < -t                   lo >= -t
+  ``equivalent``        TOST p < alpha, margin t  [lo, hi] outside [-t, t]
+  ``order``             each platform ``better`` (t = 0) than the next, else as ``better``
+  ====================  ========================  =========================
+
+  otherwise ``inconclusive`` (the interval straddles the threshold, or there is no interval:
+  fewer than 2 values a side). ``not measured`` when the benchmark, metric, platform or selected
+  variant has no runs on the testbed (the note says which), ``not testable here`` for claims
+  marked ``testable: false`` (with their reason).
+* **Variants.** ``where`` selects records: each key matches the ``param_<key>`` column or the
+  record label ``<key>``, compared as text; a list means each of its values. Every parameter
+  ``where`` leaves open is a variant dimension, as is a record label that varies within one raw
+  log (e.g. iozone's ``file_size_kb``: one log holds every file size). The platform and the
+  baseline are paired on the dimensions whose values they share; a dimension whose values
+  differ entirely between the two (the VM's ``disk=qcow2`` against the host's ``disk=host``)
+  is the platform's own set-up, and each of the platform's values is compared with the whole
+  baseline. Without ``aggregate`` a claim must hold for each paired variant and the row reports
+  the worst one; with ``aggregate: mean`` the claim is about the mean of the per-variant
+  relative differences. A ``where`` list value with no paired runs keeps a claim that holds
+  elsewhere at ``inconclusive`` (a counterexample still makes it ``does not hold``).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from . import stats
+
+KINDS = ("overhead_at_most", "overhead_at_least", "equivalent", "better", "order")
+VERDICTS = ("holds", "does not hold", "inconclusive", "not measured", "not testable here")
+
+# ---------------------------------------------------------------------------
+# Metric direction: the one table that says whether more is better.
+# ---------------------------------------------------------------------------
+# Rules are tried in order; the first that matches decides. (field, test, value, higher_is_better)
+DIRECTION_RULES: list[tuple[str, str, str, bool]] = [
+    ("metric", "equals", "parallel_speedup", True),  # derived: more speed-up is better
+    ("metric", "equals", "time", False),  # NPB run time
+    ("metric", "in", "provision boot reboot clone destroy", False),  # lifecycle steps (s)
+    ("metric", "endswith", "_latency", False),  # netperf, HPCC PingPong, bonnie
+    ("metric", "startswith", "latency_", False),  # sysbench latency_avg/max/p95
+    ("metric", "startswith", "rtt_latency", False),  # netperf omni
+    ("metric", "endswith", "_time", False),  # hpl_time, run_time, total_time
+    ("metric", "endswith", "_cpu", False),  # bonnie CPU use (%)
+    ("unit", "in", "s ms us ns", False),  # any other duration
+    ("unit", "equals", "%", False),  # CPU use
+    # everything else (MB/s, kB/s, Mbit/s, Gflop/s, GUP/s, Mop/s, events/s, bogo-ops/s): higher is better
+]
+
+
+def higher_is_better(metric: str, unit: str | None = None) -> bool:
+    """Whether a larger value of ``metric`` (in ``unit``) is better, by :data:`DIRECTION_RULES`."""
+    fields = {"metric": metric or "", "unit": unit or ""}
+    for field, test, value, higher in DIRECTION_RULES:
+        got = fields[field]
+        if (
+            (test == "equals" and got == value)
+            or (test == "in" and got in value.split())
+            or (test == "endswith" and got.endswith(value))
+            or (test == "startswith" and got.startswith(value))
+        ):
+            return higher
+    return True
+
+
+# The parameter a derived parallel speed-up scales over (time at its smallest value / time at its largest).
+SCALING_PARAMETER = {"npb_omp": "threads", "npb_mpi": "procs", "npb_serial": "threads"}
+
+COLUMNS = [
+    "id", "paper", "source", "kind", "benchmark", "metric", "published", "platforms", "threshold",
+    "value", "ci_low", "ci_high", "n_platform", "n_baseline", "variant", "verdict", "note",
+]  # fmt: skip
+
+
+def load_claims(path: str | Path) -> list[dict]:
+    """The claims of ``claims.yaml``, checked for the fields evaluation needs."""
+    claims = yaml.safe_load(Path(path).read_text())
+    if not isinstance(claims, list):
+        raise ValueError(f"{path}: expected a list of claims")
+    seen = set()
+    for claim in claims:
+        ident = claim.get("id")
+        if not ident or ident in seen:
+            raise ValueError(f"{path}: claim id {ident!r} missing or repeated")
+        seen.add(ident)
+        if claim.get("testable"):
+            check = claim.get("check") or {}
+            if check.get("kind") not in KINDS:
+                raise ValueError(f"{ident}: unknown check kind {check.get('kind')!r}")
+            needed = ["benchmark", "metric"] + (["platforms"] if check["kind"] == "order" else ["platform", "baseline"])
+            if check["kind"] != "order" and check["kind"] != "equivalent":
+                needed.append("threshold")
+            missing = [k for k in needed if k not in check]
+            if missing:
+                raise ValueError(f"{ident}: check lacks {', '.join(missing)}")
+        elif not claim.get("reason"):
+            raise ValueError(f"{ident}: an untestable claim needs a reason")
+    return claims
+
+
+# ---------------------------------------------------------------------------
+# Selecting records
+# ---------------------------------------------------------------------------
+
+
+def _text(value) -> str:
+    """A value as the text it is compared by (1024 == "1024" == 1024.0)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _where_text(where: dict | None) -> str:
+    parts = []
+    for key, value in (where or {}).items():
+        shown = "|".join(_text(v) for v in value) if isinstance(value, list) else _text(value)
+        parts.append(f"{key}={shown}")
+    return ", ".join(parts)
+
+
+def resolve_platform(name: str, table: pd.DataFrame) -> str:
+    """``qemu`` is whichever QEMU the table has: qemu-kvm if present, else qemu-tcg."""
+    if name != "qemu":
+        return name
+    present = set(table["platform"].unique()) if len(table) else set()
+    for candidate in ("qemu-kvm", "qemu-tcg"):
+        if candidate in present:
+            return candidate
+    return "qemu"
+
+
+def _column_text(frame: pd.DataFrame, column: str) -> pd.Series:
+    return frame[column].map(_text) if column in frame.columns else pd.Series("", index=frame.index)
+
+
+def _match(frame: pd.DataFrame, key: str, value) -> pd.Series:
+    wanted = {_text(v) for v in (value if isinstance(value, list) else [value])}
+    hit = pd.Series(False, index=frame.index)
+    for column in (f"param_{key}", key):
+        if column in frame.columns:
+            hit |= _column_text(frame, column).isin(wanted)
+    return hit
+
+
+class NotMeasured(Exception):
+    """The claim's records are not in the table; the message says which."""
+
+
+def _records(table: pd.DataFrame, check: dict, platform: str) -> pd.DataFrame:
+    bench, metric, where = check["benchmark"], check["metric"], check.get("where") or {}
+    if platform == "qemu":
+        raise NotMeasured("no qemu-kvm or qemu-tcg runs on this testbed")
+    rows = table[(table["benchmark"] == bench) & (table["platform"] == platform)]
+    if rows.empty:
+        raise NotMeasured(f"no {bench} runs on {platform}")
+    if metric != "parallel_speedup":
+        rows = rows[rows["metric"] == metric]
+        if rows.empty:
+            raise NotMeasured(f"no {metric} records of {bench} on {platform}")
+    else:
+        rows = rows[rows["metric"] == "time"]
+    for key, value in where.items():
+        rows = rows[_match(rows, key, value)]
+    if rows.empty:
+        raise NotMeasured(f"no {bench} runs with {_where_text(where)} on {platform}")
+    return rows[rows["value"].notna()]
+
+
+def _dimensions(frames: list[pd.DataFrame], where: dict, exclude: set[str]) -> list[str]:
+    """Variant dimensions: open parameters, labels that vary within one log, and where's keys."""
+    both = pd.concat(frames)
+    dims = [c for c in both.columns if c.startswith("param_") and both[c].notna().any()]
+    fixed = {"testbed", "platform", "benchmark", "parameters", "repetition", "metric", "unit", "value", "source_log"}
+    for column in both.columns:
+        if column in fixed or column.startswith("param_") or column in dims or both[column].isna().all():
+            continue
+        if column in where and f"param_{column}" not in both.columns:
+            dims.append(column)
+            continue
+        per_log = both.groupby(["source_log", "metric"])[column].nunique(dropna=False)
+        if (per_log > 1).any():
+            dims.append(column)
+    return [d for d in dims if d not in exclude and d.removeprefix("param_") not in exclude]
+
+
+def _dim_name(column: str) -> str:
+    return column.removeprefix("param_")
+
+
+class _Pair:
+    """The platform's and the baseline's samples of one variant."""
+
+    def __init__(self, label: str, plat: dict, base: dict):
+        self.label, self.plat, self.base = label, plat, base
+
+
+def _pairs(plat: pd.DataFrame, base: pd.DataFrame, dims: list[str], scaling: str | None):
+    """Pair the two sides' variants. Returns (pairs, unpaired descriptions).
+
+    Each side of a pair is a dict of numpy samples: {"value": ...} for a plain metric, or
+    {"small": ..., "large": ...} (time at the smallest / largest common scaling value) for a
+    parallel speed-up.
+    """
+    matched, setup = [], []
+    for dim in dims:
+        shared = set(_column_text(plat, dim)) & set(_column_text(base, dim))
+        (matched if shared else setup).append(dim)
+    key_p = plat.assign(_k=list(zip(*[_column_text(plat, d) for d in matched + setup]))) if dims else plat.assign(_k=[()] * len(plat))
+    key_b = base.assign(_k=list(zip(*[_column_text(base, d) for d in matched]))) if matched else base.assign(_k=[()] * len(base))
+    pairs, unpaired = [], []
+    varying = [d for d in matched + setup if pd.concat([_column_text(plat, d), _column_text(base, d)]).nunique() > 1]
+    for key, prows in key_p.groupby("_k", sort=True):
+        mkey = key[: len(matched)]
+        brows = key_b[key_b["_k"] == mkey]
+        values = dict(zip(matched + setup, key))
+        label = ", ".join(f"{_dim_name(d)}={values[d]}" for d in varying if d in values)
+        if brows.empty:
+            unpaired.append(label or "all")
+            continue
+        if scaling is None:
+            pairs.append(_Pair(label, {"value": prows["value"].to_numpy(float)}, {"value": brows["value"].to_numpy(float)}))
+        else:
+            pairs.append(_Pair(label, prows, brows))
+    return pairs, unpaired, varying
+
+
+def _speedup_pairs(raw_pairs: list[_Pair], scaling_col: str, check: dict) -> tuple[list[_Pair], list[str]]:
+    """Group the per-scaling-value pairs into speed-up pairs (time at smallest / at largest common count)."""
+    # raw pairs carry the rows; regroup by the label without the scaling dimension
+    groups: dict[str, list[_Pair]] = {}
+    name = _dim_name(scaling_col)
+    for pair in raw_pairs:
+        parts = [p for p in pair.label.split(", ") if p and not p.startswith(f"{name}=")]
+        groups.setdefault(", ".join(parts), []).append(pair)
+    out, problems = [], []
+    for label, members in sorted(groups.items()):
+        plat = pd.concat([m.plat for m in members])
+        base = pd.concat([m.base for m in members])
+        counts = sorted(set(_column_text(plat, scaling_col)) & set(_column_text(base, scaling_col)), key=_number)
+        if len(counts) < 2:
+            problems.append(f"{label or 'all'}: fewer than two common {name} values")
+            continue
+        small, large = counts[0], counts[-1]
+
+        def side(rows):
+            text = _column_text(rows, scaling_col)
+            return {"small": rows.loc[text == small, "value"].to_numpy(float), "large": rows.loc[text == large, "value"].to_numpy(float)}
+
+        out.append(_Pair(f"{label + ', ' if label else ''}{name} {small}->{large}", side(plat), side(base)))
+    return out, problems
+
+
+def _number(text: str):
+    try:
+        return (0, float(text))
+    except ValueError:
+        return (1, text)
+
+
+# ---------------------------------------------------------------------------
+# Relative differences and their intervals
+# ---------------------------------------------------------------------------
+
+
+def _quantity(side: dict) -> float:
+    if "value" in side:
+        return float(np.mean(side["value"]))
+    return float(np.mean(side["small"]) / np.mean(side["large"]))
+
+
+def _relative(q_plat: float, q_base: float, hib: bool) -> float:
+    return (q_base - q_plat) / q_base if hib else (q_plat - q_base) / q_base
+
+
+def _boot_quantities(side: dict, rng, n_boot: int) -> np.ndarray:
+    def means(x):
+        return x[rng.integers(0, x.size, size=(n_boot, x.size))].mean(axis=1)
+
+    if "value" in side:
+        return means(side["value"])
+    return means(side["small"]) / means(side["large"])
+
+
+def _n(side: dict) -> int:
+    return int(sum(len(v) for v in side.values()))
+
+
+def _min_n(side: dict) -> int:
+    return int(min(len(v) for v in side.values()))
+
+
+def _relative_ci(pairs: list[_Pair], hib: bool, level: float, aggregate: bool, n_boot: int, seed: int) -> list[dict]:
+    """Relative difference (positive = worse) and CI per pair, or one row for their mean.
+
+    A plain metric per variant: ``stats.overhead`` (Fieller). A derived metric or an aggregate:
+    percentile bootstrap of the same statistic (each sample resampled independently,
+    ``numpy.random.default_rng(seed)``), as ``stats.overhead(method="bootstrap")`` does.
+    """
+    nan = float("nan")
+    if not aggregate and all("value" in p.plat for p in pairs):
+        rows = []
+        for p in pairs:
+            res = stats.overhead(p.base["value"], p.plat["value"], hib, level=level, method="fieller")
+            rows.append({"label": p.label, "value": res["overhead_percent"] / 100,
+                         "ci_low": res["overhead_ci_low"] / 100, "ci_high": res["overhead_ci_high"] / 100,
+                         "n_platform": res["n_platform"], "n_baseline": res["n_baseline"], "pair": p,
+                         "ci_note": res["ci_note"]})  # fmt: skip
+        return rows
+    alpha = 1 - level
+    rng = np.random.default_rng(seed)
+    groups = [pairs] if aggregate else [[p] for p in pairs]
+    rows = []
+    for group in groups:
+        point = float(np.mean([_relative(_quantity(p.plat), _quantity(p.base), hib) for p in group]))
+        low = high = nan
+        note = ""
+        if all(_min_n(p.plat) >= 2 and _min_n(p.base) >= 2 for p in group):
+            boot = np.mean(
+                [_relative(_boot_quantities(p.plat, rng, n_boot), _boot_quantities(p.base, rng, n_boot), hib) for p in group],
+                axis=0,
+            )
+            low, high = (float(q) for q in np.quantile(boot, [alpha / 2, 1 - alpha / 2]))
+        else:
+            note = "fewer than 2 values in a sample: no interval"
+        label = group[0].label if len(group) == 1 and not aggregate else f"mean over {len(group)} variants"
+        rows.append({"label": label, "value": point, "ci_low": low, "ci_high": high,
+                     "n_platform": sum(_n(p.plat) for p in group), "n_baseline": sum(_n(p.base) for p in group),
+                     "pair": group, "ci_note": note})  # fmt: skip
+    return rows
+
+
+def _tost_holds(row: dict, hib: bool, margin: float, level: float, aggregate: bool, n_boot: int, seed: int) -> bool:
+    """Equivalence within +-margin: TOST (Welch) per variant; for a mean over variants, the
+    (1 - 2 alpha) bootstrap interval inside the margin, which is the TOST decision at alpha."""
+    alpha = 1 - level
+    if not aggregate and isinstance(row["pair"], _Pair) and "value" in row["pair"].plat:
+        p = stats.tost_p(row["pair"].base["value"], row["pair"].plat["value"], margin)
+        return bool(p < alpha)
+    pairs = row["pair"] if isinstance(row["pair"], list) else [row["pair"]]
+    inner = _relative_ci(pairs, hib, 1 - 2 * alpha, True, n_boot, seed)[0]
+    return bool(inner["ci_low"] > -margin and inner["ci_high"] < margin)
+
+
+def _verdict(kind: str, row: dict, threshold: float, **tost) -> str:
+    lo, hi = row["ci_low"], row["ci_high"]
+    if kind == "equivalent":
+        if _tost_holds(row, margin=threshold, **tost):
+            return "holds"
+        if not (math.isnan(lo) or math.isnan(hi)) and (lo > threshold or hi < -threshold):
+            return "does not hold"
+        return "inconclusive"
+    if math.isnan(lo) or math.isnan(hi):
+        return "inconclusive"
+    if kind == "overhead_at_most":
+        return "holds" if hi <= threshold else "does not hold" if lo > threshold else "inconclusive"
+    if kind == "overhead_at_least":
+        return "holds" if lo >= threshold else "does not hold" if hi < threshold else "inconclusive"
+    if kind == "better":
+        return "holds" if hi < -threshold else "does not hold" if lo >= -threshold else "inconclusive"
+    raise ValueError(f"unknown kind {kind!r}")
+
+
+_SEVERITY = {"holds": 0, "inconclusive": 1, "does not hold": 2}
+
+
+def _badness(kind: str, value: float) -> float:
+    if kind == "overhead_at_least":
+        return -value
+    if kind == "equivalent":
+        return abs(value)
+    return value  # at_most, better, order: a larger overhead is worse
+
+
+def _compare(table, check, plat_name, base_name, kind, threshold, level, n_boot, seed):
+    """Rows (one per variant, or one aggregate) comparing two platforms, with verdicts."""
+    where = check.get("where") or {}
+    derived = check["metric"] == "parallel_speedup"
+    scaling = SCALING_PARAMETER.get(check["benchmark"]) if derived else None
+    sides, why = {}, []
+    for name in dict.fromkeys((plat_name, base_name)):
+        try:
+            sides[name] = _records(table, check, name)
+        except NotMeasured as reason:
+            why.append(str(reason))
+    if why:
+        raise NotMeasured("; ".join(why))
+    plat, base = sides[plat_name], sides[base_name]
+    dims = _dimensions([plat, base], where, set())
+    if scaling:
+        col = f"param_{scaling}" if f"param_{scaling}" in plat.columns else scaling
+        if col not in dims:
+            dims.append(col)
+    pairs, unpaired, _ = _pairs(plat, base, dims, scaling)
+    problems = []
+    if scaling:
+        pairs, problems = _speedup_pairs(pairs, col, check)
+    if not pairs:
+        raise NotMeasured(
+            f"no {check['benchmark']} variant run on both {plat_name} and {base_name}"
+            + (f" ({'; '.join(problems)})" if problems else "")
+        )
+    unit = plat["unit"].iloc[0] if "unit" in plat.columns and len(plat) else None
+    hib = higher_is_better(check["metric"], unit)
+    rows = _relative_ci(pairs, hib, level, check.get("aggregate") == "mean", n_boot, seed)
+    tost = {"hib": hib, "level": level, "aggregate": check.get("aggregate") == "mean", "n_boot": n_boot, "seed": seed}
+    for row in rows:
+        row["verdict"] = _verdict(kind, row, threshold, **tost)
+    # values a where list asked for that were not run on both sides
+    missing = []
+    for key, value in where.items():
+        if isinstance(value, list):
+            have = set(_column_text(plat, f"param_{key}")) | set(_column_text(plat, key))
+            have &= set(_column_text(base, f"param_{key}")) | set(_column_text(base, key))
+            missing += [f"{key}={_text(v)}" for v in value if _text(v) not in have]
+    return rows, missing + [f"only on {plat_name}: {u}" for u in unpaired] + problems
+
+
+def _worst(kind: str, rows: list[dict]) -> dict:
+    return max(rows, key=lambda r: (_SEVERITY[r["verdict"]], _badness(kind, r["value"])))
+
+
+def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin: float = 0.05,
+                   n_boot: int = 10_000, seed: int = 0) -> dict:  # fmt: skip
+    """One claim's verdict row (see the module docstring)."""
+    check = claim.get("check") or {}
+    row = {c: None for c in COLUMNS}
+    row.update({k: claim.get(k) for k in ("id", "paper", "source", "published")})
+    row.update({"kind": check.get("kind"), "benchmark": check.get("benchmark"), "metric": check.get("metric"),
+                "threshold": check.get("threshold"), "n_platform": 0, "n_baseline": 0})  # fmt: skip
+    for key in ("value", "ci_low", "ci_high"):
+        row[key] = float("nan")
+    if not claim.get("testable"):
+        row.update(verdict="not testable here", note=claim.get("reason", ""), platforms="")
+        return row
+    kind = check["kind"]
+    try:
+        if kind == "order":
+            names = [resolve_platform(p, table) for p in check["platforms"]]
+            row["platforms"] = " > ".join(names) + " (best first)"
+            rows, notes = [], []
+            for better, worse in zip(names, names[1:]):
+                got, missing = _compare(table, check, better, worse, "better", 0.0, level, n_boot, seed)
+                for r in got:
+                    r["label"] = f"{better} vs {worse}" + (f", {r['label']}" if r["label"] else "")
+                rows += got
+                notes += missing
+        else:
+            plat, base = resolve_platform(check["platform"], table), resolve_platform(check["baseline"], table)
+            row["platforms"] = f"{plat} vs {base}"
+            threshold = check.get("threshold", margin if kind == "equivalent" else None)
+            row["threshold"] = threshold
+            rows, notes = _compare(table, check, plat, base, kind, float(threshold), level, n_boot, seed)
+    except NotMeasured as why:
+        row.update(verdict="not measured", note=str(why))
+        return row
+    worst = _worst(kind, rows)
+    verdict = worst["verdict"]
+    where_missing = [n for n in notes if not n.startswith("only on")]
+    if verdict == "holds" and where_missing:
+        verdict = "inconclusive"
+    note = []
+    if len(rows) > 1:
+        counts = pd.Series([r["verdict"] for r in rows]).value_counts()
+        note.append(f"{len(rows)} comparisons: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + "; worst shown")
+    if where_missing:
+        note.append("not run: " + ", ".join(where_missing))
+    if worst["ci_note"]:
+        note.append(worst["ci_note"])
+    row.update(value=worst["value"], ci_low=worst["ci_low"], ci_high=worst["ci_high"], n_platform=worst["n_platform"],
+               n_baseline=worst["n_baseline"], variant=worst["label"], verdict=verdict, note="; ".join(note))  # fmt: skip
+    return row
+
+
+def evaluate(claims: list[dict], table: pd.DataFrame, level: float = 0.95, margin: float = 0.05,
+             n_boot: int = 10_000, seed: int = 0) -> pd.DataFrame:  # fmt: skip
+    """One row per claim: id, paper, source, kind, benchmark, metric, published, platforms
+    (as used: ``qemu`` resolved), threshold, value (relative difference, positive = worse; for
+    ``order`` the worst adjacent pair's), ci_low, ci_high (at ``level``), n_platform, n_baseline,
+    variant (the one shown: the worst), verdict (one of :data:`VERDICTS`) and note.
+
+    ``margin`` is the TOST margin of an ``equivalent`` claim that gives no threshold.
+    """
+    rows = [evaluate_claim(c, table, level=level, margin=margin, n_boot=n_boot, seed=seed) for c in claims]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def verdict_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Claims per paper and verdict (columns in :data:`VERDICTS` order, a total row)."""
+    counts = pd.crosstab(verdicts["paper"], verdicts["verdict"]).reindex(columns=list(VERDICTS), fill_value=0)
+    counts.loc["all papers"] = counts.sum()
+    return counts
+
+
+def _percent(value: float) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:+.1f}%"
+
+
+def report(verdicts: pd.DataFrame, width: int = 70) -> str:
+    """The verdict rows as a plain-text table for a notebook: claim, verdict, our relative difference
+    (positive = worse) with its interval, threshold, platforms, n per side and the note (shortened)."""
+    if verdicts.empty:
+        return "no claims"
+    shown = pd.DataFrame(
+        {
+            "claim": [f"{i.split('-', 1)[1] if '-' in i else i}" for i in verdicts["id"]],
+            "verdict": verdicts["verdict"],
+            "ours": [
+                "" if v is None or math.isnan(v) else f"{_percent(v)} [{_percent(lo)}, {_percent(hi)}]"
+                for v, lo, hi in zip(verdicts["value"], verdicts["ci_low"], verdicts["ci_high"])
+            ],
+            "threshold": ["" if t is None or t != t else f"{100 * float(t):g}%" for t in verdicts["threshold"]],
+            "platforms": verdicts["platforms"].fillna(""),
+            "n": [f"{p}/{b}" if p else "" for p, b in zip(verdicts["n_platform"], verdicts["n_baseline"])],
+            "note": [(n or "")[:width] + ("..." if n and len(n) > width else "") for n in verdicts["note"]],
+        }
+    )
+    shown["claim"] = shown["claim"].str.ljust(shown["claim"].str.len().max())
+    shown["note"] = shown["note"].str.ljust(shown["note"].str.len().max())
+    return shown.to_string(index=False, justify="left")
