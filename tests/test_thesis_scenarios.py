@@ -22,8 +22,8 @@ from virtrepro.config import Run, validate_config
 from virtrepro.guests import GuestState, image_dir, stop_guests
 from virtrepro.measure import measure
 from virtrepro.platforms import get_platform
-from virtrepro.platforms.guest import host_cpus
-from virtrepro.testbed import LocalTestbed, connect
+from virtrepro.platforms.guest import block_device, host_cpus
+from virtrepro.testbed import LocalTestbed, connect, default_state_dir
 
 pytestmark = pytest.mark.integration
 
@@ -35,6 +35,12 @@ PROBE = (
     "nproc; grep Cpus_allowed_list /proc/self/status | cut -f2; "
     "p=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup); "
     "for f in /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/memory$p/memory.limit_in_bytes; do "
+    "[ -f $f ] && cat $f && break; done"
+)
+# inside a guest: its blkio write throttle rules ("major:minor bytes/s" lines)
+BLKIO = (
+    "p=$(sed -n 's/^[0-9]*:blkio://p' /proc/self/cgroup); "
+    "for f in /sys/fs/cgroup/blkio/blkio.throttle.write_bps_device /sys/fs/cgroup/blkio$p/blkio.throttle.write_bps_device; do "
     "[ -f $f ] && cat $f && break; done"
 )
 
@@ -53,21 +59,25 @@ def host():
 @pytest.mark.parametrize("name", ["lxc", "podman"])
 def test_containers_get_the_cpuset_and_memory_limit_of_the_spec(host, name):
     cpus = host_cpus()
-    spec = {"vcpus": 1, "memory_mb": 512, "cpu_partition": True}
+    spec = {"vcpus": 1, "memory_mb": 512, "cpu_partition": True, "disk_bps": 10 * 1024 * 1024}
     platform = get_platform(name)(host, spec)
     with platform.instance(1) as endpoint, connect(endpoint) as connection:
         nproc, allowed, limit = connection.run(PROBE, hide=True, in_stream=False).stdout.split()
+        throttle = connection.run(BLKIO, hide=True, in_stream=False).stdout.split()
+    assert throttle == [block_device(default_state_dir())[0], str(10 * 1024 * 1024)]
     assert int(nproc) == 1
     assert allowed == str(cpus[1 % len(cpus)]), "instance 1 of a partitioned spec gets the second block of CPUs"
     assert int(limit) == 512 * 1024 * 1024
-    # more vCPUs than the host has: a container gets every host CPU, and says it was capped
-    platform = get_platform(name)(host, {"vcpus": len(cpus) + 3, "memory_mb": 1024})
+    # more vCPUs than the host has: a container gets every host CPU, and says it was capped;
+    # memory above the host's (memory_scaling's "above" guest) is set as asked
+    above = host_memory_mb() * 5 // 4
+    platform = get_platform(name)(host, {"vcpus": len(cpus) + 3, "memory_mb": above})
     with platform.instance(0) as endpoint, connect(endpoint) as connection:
         nproc, allowed, limit = connection.run(PROBE, hide=True, in_stream=False).stdout.split()
-    assert int(nproc) == len(cpus) and int(limit) == 1024 * 1024 * 1024
+    assert int(nproc) == len(cpus) and int(limit) == above * 1024 * 1024
     limits = platform.describe()["applied"]["limits"]
     assert limits["capped_at_host_cpus"] is True and limits["vcpus_requested"] == len(cpus) + 3
-    assert limits["memory_limit_mb"] == 1024
+    assert limits["memory_limit_mb"] == above
 
 
 def test_planning_caps_marks_and_refuses():
@@ -93,9 +103,10 @@ def test_planning_caps_marks_and_refuses():
     assert memory.variants(tight, "qemu-tcg") == [] and all("reserve" in r or "max_overcommit" in r for _, r in memory.skipped(tight, "qemu-tcg"))
     assert [v.param_dict["mem"] for v in memory.variants(params, "native")] == ["host"]
 
-    native = isolation.variants(QUICK["isolation"], "native")
-    assert {v.param_dict["limits"] for v in native} == {"off"} and isolation.skipped(QUICK["isolation"], "native")
-    lxc = isolation.variants(QUICK["isolation"], "lxc")
+    params = {**QUICK["isolation"], "resources": ["cpu", "memory", "disk", "network"], "limits": ["off", "on"]}
+    native = isolation.variants(params, "native")
+    assert {v.param_dict["limits"] for v in native} == {"off"} and isolation.skipped(params, "native")
+    lxc = isolation.variants(params, "lxc")
     assert len(lxc) == 2 * len(native)
     on = next(v for v in lxc if v.param_dict["limits"] == "on")
     assert isolation.guest_overrides(on)["cpu_partition"] is True and isolation.guest_overrides(on)["vcpus"] == max(1, n // 2)
@@ -118,7 +129,7 @@ def config(host, tmp_path, monkeypatch):
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     cfg.update(testbed=TESTBED, repetitions=1, platforms=["native", "lxc"], benchmarks=["isolation"])
     cfg["testbeds"][TESTBED] = {"kind": "local"}
-    cfg["scales"]["quick"]["isolation"].update(seconds=1)
+    cfg["scales"]["quick"]["isolation"].update(seconds=1, resources=["cpu", "network"], limits=["off", "on"])
     validate_config(cfg)
     yield cfg
     stop_guests(TESTBED)
