@@ -12,6 +12,7 @@ from conftest import REPO, require_tools
 from virtrepro import rawlog
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.config import plan, validate_config
+from virtrepro.guests import stop_guests
 from virtrepro.measure import measure
 from virtrepro.parsers import ParseError
 from virtrepro.testbed import LocalTestbed
@@ -43,10 +44,11 @@ def config(tmp_path_factory):
         quick["bonnie"].update(file_sizes=["8m"], num_files=0)
         quick["dd"].update(size_mib=16)
         quick["stress_ng"].update(stressors=["cpu", "vm"], workers=[1], vm_bytes="32M", seconds=1)
-        quick["hpcc"].update(procs="all", n=500, nb=50)
+        quick["hpcc"].update(procs="all", n=500, nb=50, nodes=[1, 2])  # 2: MPI across two network namespaces
         cfg["benchmarks"] = sorted(MAIN_METRIC)
         validate_config(cfg)
         yield cfg
+        stop_guests("pytest-local")
         LocalTestbed("pytest-local", state).down()
 
 
@@ -75,6 +77,11 @@ def test_real_run_parses_and_has_a_positive_main_metric(config, data_dir, benchm
         assert meta["records"] == len(records)
         main = [r for r in records if r["metric"] == MAIN_METRIC[benchmark]]
         assert main and all(r["value"] > 0 for r in main), (benchmark, run.variant.key)
+        if run.variant.param_dict.get("nodes") == 2:
+            # ranks in both instances, started over SSH with a per-run key and pinned host keys
+            assert len(meta["peers"]) == 1 and meta["peer_ssh"]
+            assert {r["nodes"] for r in records} == {2}
+            assert "nodes=2" in log.read_text() and "echo 10.251.0.70,10.251.0.71 |" in meta["command"]
 
 
 def _kept_log(config, data_dir, benchmark, **match):

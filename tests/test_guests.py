@@ -131,7 +131,13 @@ def test_native_network_instances_are_namespaces_that_talk(host):
                 f"bash -c 'exec 3<>/dev/tcp/{platform.private_address(1)}/22 && head -c 7 <&3'; readlink /proc/self/ns/net",
                 hide=True, in_stream=False, timeout=20,
             )
+        names = []
+        for endpoint in (first, second):
+            with connect(endpoint) as connection:
+                names.append(connection.run("hostname", hide=True, in_stream=False, timeout=20).stdout.strip())
         own_netns = subprocess.run(["readlink", "/proc/self/ns/net"], capture_output=True, text=True).stdout.strip()
         assert result.stdout.startswith("SSH-2.0")
         assert result.stdout.split()[-1] != own_netns  # really another network stack
+        # a host name each, like separate hosts (Open MPI tells nodes apart by name)
+        assert names == [first.name, second.name]
     assert leftovers(first.name) == [] and leftovers(second.name) == []

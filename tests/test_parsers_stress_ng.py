@@ -144,6 +144,7 @@ GOOD = [
     "cpu2-matrixprod-5s-metrics-brief-split.stderr",
     "hdd1-256M-10s-metrics-brief-times.log",
     "mixed-cpu-vm-matrix-10s-metrics-yaml.log",
+    "cpu2-matrixprod-5s-container-late-start.log",
 ]
 
 
@@ -157,3 +158,11 @@ def test_every_good_capture_parses_to_finite_non_negative_numbers():
     for name in GOOD:
         records = parse_stress_ng(fixture_text(TOOL, name), name)
         assert records and all(r["value"] >= 0 and r["value"] == r["value"] for r in records), name
+
+
+def test_a_stressor_that_started_late_in_a_container_is_still_a_complete_run():
+    """Real output from a podman container: the cpu stressor's mean real time (4.75 s) is below the
+    5 s timeout because its instances started one after another, but the run completed its 5 s."""
+    records = parse_stress_ng(fixture_text("stress-ng", "cpu2-matrixprod-5s-container-late-start.log"), "x", expected_seconds=5)
+    rate = next(r for r in records if r["metric"] == "bogo_ops_per_second_real")
+    assert rate["value"] == 1635.14 and rate["instances"] == 2

@@ -107,3 +107,10 @@ def test_load_caches_and_rebuilds_when_a_log_changes(data):
 def test_load_rebuild_false_never_parses(data):
     with pytest.raises(FileNotFoundError):
         results.load("tb", data, rebuild=False)
+
+
+def test_a_record_label_named_like_a_column_never_replaces_it():
+    from virtrepro.results import _labels
+
+    record = {"metric": "time", "unit": "s", "value": 1.5, "benchmark": "EP", "class": "S"}
+    assert _labels(record) == {"metric": "time", "unit": "s", "value": 1.5, "label_benchmark": "EP", "class": "S"}

@@ -355,3 +355,14 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def why_no_runs(data_dir: str | Path, testbed: str, benchmark: str = "NPB") -> str:
+    """One line for a notebook on why ``benchmark`` (an NPB one) has no runs on ``testbed``:
+    the reason recorded when NPB was skipped, else that nothing was measured yet."""
+    probe = Path(data_dir) / "raw" / testbed / "probes" / "npb.json"
+    if probe.exists():
+        info = json.loads(probe.read_text())
+        if info.get("status") == "skipped":
+            return f"no {benchmark} runs: NPB was skipped ({info.get('reason', 'no reason recorded')})"
+    return f"no {benchmark} runs on testbed {testbed!r}"

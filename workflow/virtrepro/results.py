@@ -22,7 +22,7 @@ from .benchmarks import BENCHMARKS
 from .parsers import ParseError
 
 # Bump when a parser or the table layout changes: every cached table is rebuilt.
-TABLE_FORMAT = 2
+TABLE_FORMAT = 3
 
 COLUMNS = [
     "testbed",
@@ -71,7 +71,14 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
     # the variant's parameters as columns of their own (param_<name>), as text: one column
     # may hold a number for one benchmark and a word ("all") for another
     params = {f"param_{name}": str(value) for name, value in (sidecar.get("parameters") or {}).items()}
-    return [{**context, **params, **record} for record in records]
+    return [{**context, **params, **_labels(record)} for record in records]
+
+
+def _labels(record: dict) -> dict:
+    """A record's fields, with a label named like a table column (NPB's own ``benchmark``: "EP")
+    kept as ``label_<name>`` so that it never replaces the column."""
+    return {(f"label_{key}" if key in COLUMNS and key not in ("metric", "unit", "value") else key): value
+            for key, value in record.items()}
 
 
 def build_table(data_dir: str | Path, testbed: str) -> pd.DataFrame:

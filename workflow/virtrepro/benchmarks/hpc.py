@@ -6,7 +6,7 @@ import math
 import re
 
 from ..parsers import ParseError, TruncatedLogError, parse_hpcc, parse_hpccinf
-from .base import SCRATCH, Benchmark, Variant
+from .base import HOSTS, PEER_KNOWN_HOSTS, PEER_SSH_KEY, SCRATCH, Benchmark, Variant
 
 # hpccinf.txt: the HPL part (lines 1-31) follows HPL's defaults except N, NB and P x Q; then PTRANS
 _HPCCINF = """HPLinpack benchmark input file
@@ -49,7 +49,7 @@ HPL.out      output file name (if any)
 
 _FACTS = re.compile(
     r"^virtrepro: hpcc procs=(?P<procs>\d+) mem_total_kb=(?P<mem_kb>\d+) N=(?P<n>\d+) NB=(?P<nb>\d+)"
-    r" P=(?P<p>\d+) Q=(?P<q>\d+)\s*$",
+    r" P=(?P<p>\d+) Q=(?P<q>\d+)(?: nodes=(?P<nodes>\d+))?\s*$",
     re.M,
 )
 _SECTIONS = ("mpirun output", "hpccinf.txt", "hpccoutf.txt")
@@ -92,28 +92,53 @@ class Hpcc(Benchmark):
         if has_n == has_fraction:
             raise ValueError("hpcc: give exactly one of n and memory_fraction")
         size = {"n": int(params["n"])} if has_n else {"mem": float(params["memory_fraction"])}
-        return [self._variant(procs=params["procs"], **size, nb=int(params["nb"]))]
+        # one instance: no `nodes` in the key (the key runs on one instance always had)
+        return [
+            self._variant(procs=params["procs"], **size, nb=int(params["nb"]), **({"nodes": nodes} if nodes > 1 else {}))
+            for nodes in params.get("nodes", [1])
+        ]
+
+    def instances(self, variant: Variant) -> int:
+        return int(variant.param_dict.get("nodes", 1))
+
+    def peer_ssh(self, variant: Variant) -> bool:
+        return self.instances(variant) > 1
 
     def command(self, variant: Variant) -> str:
+        """``procs`` processes per instance; with ``nodes`` > 1, mpirun in instance 0 starts the ranks of
+        the other instances over SSH (a per-run key and their pinned host keys, see measure) and the
+        problem size follows the memory of all of them."""
         p = variant.param_dict
         procs = "$(nproc)" if p["procs"] == "all" else str(int(p["procs"]))
+        nodes = int(p.get("nodes", 1))
         fixed_n = int(p.get("n", 0))
         fraction = float(p.get("mem", 0))
         nb = int(p["nb"])
         inf = _HPCCINF.replace("@NB@", str(nb)).replace("@N@", "$1").replace("@P@", "$2").replace("@Q@", "$3")
+        if nodes == 1:
+            mpirun = 'mpirun --allow-run-as-root --bind-to none -np "$procs" hpcc'
+            facts = ""
+        else:
+            rsh = f"-i {PEER_SSH_KEY} -o UserKnownHostsFile={PEER_KNOWN_HOSTS} -o StrictHostKeyChecking=yes -o BatchMode=yes"
+            mpirun = (
+                f"mpirun --allow-run-as-root --bind-to none --host \"$(echo {HOSTS} | sed -e \"s/,/:$per_node,/g\" -e \"s/\\$/:$per_node/\")\""
+                f" -np \"$procs\" --mca plm_rsh_args '{rsh}' hpcc"
+            )
+            facts = f" nodes={nodes}"
         return (
             f"cd {SCRATCH} || exit 1\n"
-            f"procs={procs}\n"
+            f"per_node={procs}\n"
+            f"procs=$((per_node * {nodes}))\n"
             "mem_kb=$(sed -n 's/^MemTotal: *\\([0-9]*\\) kB/\\1/p' /proc/meminfo)\n"
-            f"set -- $(awk -v procs=\"$procs\" -v mem_kb=\"$mem_kb\" -v n={fixed_n} -v frac={fraction} -v nb={nb} 'BEGIN {{\n"
-            "  if (n == 0) n = int(sqrt(frac * mem_kb * 1024 / 8) / nb) * nb\n"
+            f"set -- $(awk -v procs=\"$procs\" -v mem_kb=\"$mem_kb\" -v n={fixed_n} -v frac={fraction} -v nb={nb} -v nodes={nodes} 'BEGIN {{\n"
+            "  if (n == 0) n = int(sqrt(frac * mem_kb * nodes * 1024 / 8) / nb) * nb\n"
             "  p = int(sqrt(procs)); while (procs % p) p--\n"
             "  printf \"%d %d %d\\n\", n, p, procs / p }')\n"
-            f'echo "virtrepro: hpcc procs=$procs mem_total_kb=$mem_kb N=$1 NB={nb} P=$2 Q=$3"\n'
+            f'echo "virtrepro: hpcc procs=$procs mem_total_kb=$mem_kb N=$1 NB={nb} P=$2 Q=$3{facts}"\n'
             f"cat > hpccinf.txt <<EOF\n{inf}EOF\n"
             "rm -f hpccoutf.txt\n"
             'echo "virtrepro: begin mpirun output"\n'
-            'mpirun --allow-run-as-root --bind-to none -np "$procs" hpcc\n'
+            f"{mpirun}\n"
             "status=$?\n"
             'echo "virtrepro: end mpirun output"\n'
             'echo "virtrepro: begin hpccinf.txt"; cat hpccinf.txt; echo "virtrepro: end hpccinf.txt"\n'
@@ -129,7 +154,7 @@ class Hpcc(Benchmark):
         facts = _FACTS.search(text)
         if facts is None:
             raise TruncatedLogError(source, "hpcc log lacks the 'virtrepro: hpcc procs=...' line (the command did not get that far)")
-        ran = {key: int(value) for key, value in facts.groupdict().items()}
+        ran = {key: int(value) for key, value in facts.groupdict(default="1").items()}
         sections = {}
         for name in _SECTIONS:
             begin, end = f"virtrepro: begin {name}\n", f"virtrepro: end {name}\n"
@@ -145,12 +170,13 @@ class Hpcc(Benchmark):
             raise ParseError(source, f"hpcc input N={ran['n']} NB={ran['nb']} P x Q={ran['p']}x{ran['q']} for {ran['procs']} processes is not usable")
         if params is not None:
             wanted = {"nb": int(params["nb"])}
+            wanted["nodes"] = int(params.get("nodes", 1))
             if params.get("n") is not None:
                 wanted["n"] = int(params["n"])
             else:
-                wanted["n"] = problem_size(float(params["mem"]), ran["mem_kb"], int(params["nb"]))
+                wanted["n"] = problem_size(float(params["mem"]), ran["mem_kb"] * wanted["nodes"], int(params["nb"]))
             if params["procs"] != "all":
-                wanted["procs"] = int(params["procs"])
+                wanted["procs"] = int(params["procs"]) * wanted["nodes"]
             wanted["p"], wanted["q"] = process_grid(wanted.get("procs", ran["procs"]))
             for key, value in wanted.items():
                 if ran[key] != value:
@@ -164,4 +190,4 @@ class Hpcc(Benchmark):
         )
         if any(r["reports_in_file"] != 1 for r in records):
             raise ParseError(source, "hpccoutf.txt holds more than one report although it was removed before the run")
-        return [{**r, "mem_total_kb": ran["mem_kb"]} for r in records]
+        return [{**r, "mem_total_kb": ran["mem_kb"], "nodes": ran["nodes"]} for r in records]

@@ -76,5 +76,8 @@ class NativeNetns(GuestPlatform):
             )
         )
         self.applied.update(address=ip, netns=netns)
-        command = ["ip", "netns", "exec", netns, "/usr/sbin/sshd", "-D", "-e", "-f", str(config)]
+        # a host name of its own (UTS namespace), as a separate host has: Open MPI tells nodes apart by
+        # name, and two instances named alike would talk through shared memory instead of the network
+        command = ["ip", "netns", "exec", netns, "unshare", "--uts", "sh", "-c",
+                   f"hostname {name} && exec /usr/sbin/sshd -D -e -f {config}"]
         return command, {"cleanup": [["rm", "-rf", str(seed)], *network_cleanup]}, ip, 22
