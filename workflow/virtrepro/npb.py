@@ -56,21 +56,16 @@ FLAVOURS = ("serial", "omp", "mpi")
 BENCHMARK_FLAVOUR = {"npb_serial": "serial", "npb_omp": "omp", "npb_mpi": "mpi"}
 
 # make.def of each flavour (the build writes it; nothing of the tarball's template is used)
+_SERIAL_MAKE_DEF = {
+    "FC": "gfortran", "FLINK": "$(FC)", "F_LIB": "", "F_INC": "",
+    "FFLAGS": "-O3", "FLINKFLAGS": "$(FFLAGS)",
+    "CC": "gcc", "CLINK": "$(CC)", "C_LIB": "-lm", "C_INC": "",
+    "CFLAGS": "-O3", "CLINKFLAGS": "$(CFLAGS)", "UCC": "gcc",
+    "BINDIR": "../bin", "RAND": "randdp", "WTIME": "wtime.c",
+}
 MAKE_DEF = {
-    "serial": {
-        "FC": "gfortran", "FLINK": "$(FC)", "F_LIB": "", "F_INC": "",
-        "FFLAGS": "-O3", "FLINKFLAGS": "$(FFLAGS)",
-        "CC": "gcc", "CLINK": "$(CC)", "C_LIB": "-lm", "C_INC": "",
-        "CFLAGS": "-O3", "CLINKFLAGS": "$(CFLAGS)", "UCC": "gcc",
-        "BINDIR": "../bin", "RAND": "randdp", "WTIME": "wtime.c",
-    },
-    "omp": {
-        "FC": "gfortran", "FLINK": "$(FC)", "F_LIB": "", "F_INC": "",
-        "FFLAGS": "-O3 -fopenmp", "FLINKFLAGS": "$(FFLAGS)",
-        "CC": "gcc", "CLINK": "$(CC)", "C_LIB": "-lm", "C_INC": "",
-        "CFLAGS": "-O3 -fopenmp", "CLINKFLAGS": "$(CFLAGS)", "UCC": "gcc",
-        "BINDIR": "../bin", "RAND": "randdp", "WTIME": "wtime.c",
-    },
+    "serial": _SERIAL_MAKE_DEF,
+    "omp": {**_SERIAL_MAKE_DEF, "FFLAGS": "-O3 -fopenmp", "CFLAGS": "-O3 -fopenmp"},
     "mpi": {
         # gfortran >= 10 refuses the MPI calls' mixed argument types without -fallow-argument-mismatch
         "MPIFC": "mpif90", "FLINK": "$(MPIFC)", "FMPI_LIB": "", "FMPI_INC": "",

@@ -35,6 +35,15 @@ class SysbenchCpu(Sysbench):
         return f"sysbench cpu --cpu-max-prime={int(p['prime'])} --threads={threads_arg(p['threads'])} --time={int(p['seconds'])} run"
 
 
+def sysbench_memory_command(p: dict) -> str:
+    """sysbench memory, sequential access, from a variant's parameters (block, total, oper, threads, seconds)."""
+    return (
+        f"sysbench memory --memory-block-size={p['block']} --memory-total-size={p['total']} "
+        f"--memory-oper={p['oper']} --memory-access-mode=seq --threads={threads_arg(p['threads'])} "
+        f"--time={int(p['seconds'])} run"
+    )
+
+
 class SysbenchMemory(Sysbench):
     """sysbench memory: sequential read and write bandwidth (thesis Figs. 4.5-4.7 memory overhead)."""
 
@@ -49,12 +58,7 @@ class SysbenchMemory(Sysbench):
         ]
 
     def command(self, variant: Variant) -> str:
-        p = variant.param_dict
-        return (
-            f"sysbench memory --memory-block-size={p['block']} --memory-total-size={p['total']} "
-            f"--memory-oper={p['oper']} --memory-access-mode=seq --threads={threads_arg(p['threads'])} "
-            f"--time={int(p['seconds'])} run"
-        )
+        return sysbench_memory_command(variant.param_dict)
 
 
 class Mbw(Benchmark):

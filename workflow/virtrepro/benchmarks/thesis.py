@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..parsers import ParseError, parse_fio, parse_iperf3, parse_sysbench
 from .base import SCRATCH, Benchmark, Variant, peer, size_to_kb
-from .cpu_memory import Sysbench
+from .cpu_memory import Sysbench, sysbench_memory_command
 from .disk import _DIRECT_LINE, _direct_probe
 
 VM_PLATFORMS = ("qemu-kvm", "qemu-tcg")
@@ -136,12 +136,7 @@ class MemoryScaling(Sysbench):
         return {} if memory == "host" else {"memory_mb": int(memory)}
 
     def command(self, variant: Variant) -> str:
-        p = variant.param_dict
-        return (
-            f"sysbench memory --memory-block-size={p['block']} --memory-total-size={p['total']} "
-            f"--memory-oper={p['oper']} --memory-access-mode=seq --threads={int(p['threads'])} "
-            f"--time={int(p['seconds'])} run"
-        )
+        return sysbench_memory_command(variant.param_dict)
 
     def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = parse_sysbench(text, source)
