@@ -32,6 +32,7 @@ rule all:
     default_target: True
     input:
         raw_logs,
+        npb_raw_logs,
         table_outputs(),
         notebook_outputs(),
 

@@ -13,6 +13,7 @@ from virtrepro import rawlog
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.config import plan, validate_config
 from virtrepro.guests import stop_guests
+from virtrepro.guests.network import testbed_octet as octet_of
 from virtrepro.measure import measure
 from virtrepro.parsers import ParseError
 from virtrepro.testbed import LocalTestbed
@@ -81,7 +82,8 @@ def test_real_run_parses_and_has_a_positive_main_metric(config, data_dir, benchm
             # ranks in both instances, started over SSH with a per-run key and pinned host keys
             assert len(meta["peers"]) == 1 and meta["peer_ssh"]
             assert {r["nodes"] for r in records} == {2}
-            assert "nodes=2" in log.read_text() and "echo 10.251.0.70,10.251.0.71 |" in meta["command"]
+            octet = octet_of("pytest-local")  # the instances' addresses are the testbed's own
+            assert "nodes=2" in log.read_text() and f"echo 10.251.{octet}.70,10.251.{octet}.71 |" in meta["command"]
 
 
 def _kept_log(config, data_dir, benchmark, **match):

@@ -175,6 +175,31 @@ def test_parallel_speedup():
     assert claims.evaluate_claim(c, data)["verdict"] == "does not hold"
 
 
+def test_isolation_efficiency():
+    # qemu keeps 90 % of its CPU beside a stressing neighbour, lxc only 50 %
+    data = table(
+        rows("qemu-tcg", "isolation", "events_per_second", "events/s", [99, 100, 101], resource="cpu", neighbour="none", limits="off"),
+        rows("qemu-tcg", "isolation", "events_per_second", "events/s", [89, 90, 91], resource="cpu", neighbour="stress", limits="off"),
+        rows("lxc", "isolation", "events_per_second", "events/s", [199, 200, 201], resource="cpu", neighbour="none", limits="off"),
+        rows("lxc", "isolation", "events_per_second", "events/s", [99, 100, 101], resource="cpu", neighbour="stress", limits="off"),
+        rows("lxc", "isolation", "bw", "KiB/s", [1, 1, 1], resource="disk", neighbour="none", limits="off"),  # other resource: ignored
+    )
+    c = claim("order", "isolation", "isolation_efficiency", platforms=["qemu", "lxc"], victim_metric="events_per_second",
+              where={"resource": "cpu"})
+    assert claims.higher_is_better("isolation_efficiency")
+    row = claims.evaluate_claim(c, data)
+    # efficiencies 0.9 (qemu) and 0.5 (lxc): qemu better by (0.5 - 0.9) / 0.5 = -0.8
+    assert row["value"] == pytest.approx(-0.8)
+    assert row["verdict"] == "holds" and "beside a neighbour / alone" in row["variant"]
+    assert row["ci_low"] < -0.8 < row["ci_high"] < 0
+    c["check"]["platforms"] = ["lxc", "qemu"]
+    assert claims.evaluate_claim(c, data)["verdict"] == "does not hold"
+    # a victim never run alone cannot give an efficiency
+    alone_missing = data[~((data["platform"] == "lxc") & (data["param_neighbour"] == "none"))]
+    row = claims.evaluate_claim(c, alone_missing)
+    assert row["verdict"] == "not measured" and "alone" in row["note"]
+
+
 def test_platform_setup_dimension_and_labels_varying_within_a_log():
     # the VM's disk formats against the host's one disk: each format against the whole baseline
     data = table(

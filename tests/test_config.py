@@ -110,6 +110,25 @@ def test_every_guest_instance_used_by_the_harness_has_a_private_address():
     from virtrepro.platforms.guest import LIFECYCLE_INDEX
 
     for platform in ("lxc", "podman", "qemu-kvm", "qemu-tcg", "native"):
-        addresses = {address(platform, index) for index in (0, 1, LIFECYCLE_INDEX)}
+        addresses = {address(platform, index, "local") for index in (0, 1, LIFECYCLE_INDEX)}
         assert len(addresses) == 3
-    assert address("lxc", LIFECYCLE_INDEX) != address("podman", 0)
+    assert address("lxc", LIFECYCLE_INDEX, "local") != address("podman", 0, "local")
+
+
+def test_private_addresses_depend_on_the_testbed_and_stay_the_same():
+    """Two testbeds running one platform on one machine at once never share an address, MAC or device name."""
+    from virtrepro.guests.network import address, bridge, bridge_address, device_name, mac, testbed_octet
+
+    # stable: the same testbed always gets the same addresses (a hash of its name, not of the process)
+    assert address("lxc", 0, "local") == "10.251.121.10"
+    assert address("qemu-tcg", 1, "reference-vm") == "10.251.178.51"
+    assert mac(address("qemu-tcg", 1, "reference-vm")) == "52:54:00:fb:b2:33"
+    names = ["local", "reference-vm", "pytest-remote", "mycluster", "a", "b"]
+    assert len({testbed_octet(name) for name in names}) == len(names)
+    assert all(1 <= testbed_octet(name) <= 254 for name in names)  # 10.251.0.1 is the bridge's own
+    assert address("lxc", 0, "local") != address("lxc", 0, "mycluster")
+    # a bridge each: one testbed removing its idle bridge never disturbs another's instances
+    assert bridge("local") == "vrbr-79" and bridge_address("local") == "10.251.121.1/24"
+    assert bridge("local") != bridge("mycluster")
+    assert device_name("vrn-", "local", "podman-0123abcd-0") != device_name("vrn-", "mycluster", "podman-0123abcd-0")
+    assert all(len(device_name(p, "local", "qemu-tcg-0123abcd-19")) <= 15 for p in ("vr-", "vp-", "vrt-", "vh-", "vrn-"))

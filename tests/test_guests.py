@@ -15,12 +15,14 @@ import pytest
 
 from conftest import require_tools
 from virtrepro.guests import GuestError, image_dir
+from virtrepro.guests.network import FIRST_HOST, testbed_octet as octet_of
 from virtrepro.platforms import get_platform
 from virtrepro.testbed import LocalTestbed, connect
 
 pytestmark = pytest.mark.integration
 
 SPEC = {"vcpus": 2, "memory_mb": 1024}
+TESTBED = "pytest-guests"
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +30,7 @@ def host():
     require_tools("/usr/sbin/sshd", "mmdebstrap", "qemu-system-x86_64", "lxc-start", "podman")
     if not (image_dir() / "image.json").exists():
         subprocess.run([sys.executable, "-m", "virtrepro.guests.image", "build", str(image_dir())], check=True)
-    testbed = LocalTestbed("pytest-guests")
+    testbed = LocalTestbed(TESTBED)
     yield testbed.up()
     testbed.down()
 
@@ -38,9 +40,14 @@ def leftovers(name: str) -> list[str]:
     ps = subprocess.run(["ps", "-ww", "-eo", "stat,args"], capture_output=True, text=True).stdout
     found += [f"process: {line}" for line in ps.splitlines() if name in line and not line.startswith("Z")]
     found += [f"mount: {line}" for line in open("/proc/mounts").read().splitlines() if name in line]
+    # this testbed's bridge, devices and namespaces (their names carry its octet; other testbeds
+    # on this machine have their own)
+    tag = f"{octet_of(TESTBED):02x}"
     links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout
-    found += [f"link: {line}" for line in links.splitlines() if line.split()[0].startswith(("vrbr0", "vr-"))]
-    found += [f"netns: {line}" for line in subprocess.run(["ip", "netns"], capture_output=True, text=True).stdout.splitlines()]
+    found += [f"link: {line}" for line in links.splitlines()
+              if line.split()[0].startswith(tuple(f"{prefix}{tag}" for prefix in ("vrbr-", "vr-", "vp-", "vrt-", "vh-")))]
+    netns = subprocess.run(["ip", "netns"], capture_output=True, text=True).stdout.splitlines()
+    found += [f"netns: {line}" for line in netns if line.startswith((f"vrn-{tag}", f"vrh-{tag}"))]
     return found
 
 
@@ -119,7 +126,7 @@ def test_two_instances_talk_over_the_private_network(host, name):
             # a TCP connection from the first instance to the second one's sshd, over the bridge
             result = connection.run(f"bash -c 'exec 3<>/dev/tcp/{peer}/22 && head -c 7 <&3'", hide=True, in_stream=False, timeout=20)
         assert result.stdout.startswith("SSH-2.0")
-        assert peer.startswith("10.251.0.")
+        assert peer == f"10.251.{octet_of(TESTBED)}.{FIRST_HOST[name] + 1}"
     assert leftovers(first.name) == [] and leftovers(second.name) == []
 
 

@@ -7,6 +7,7 @@ bridge; afterwards no server may be left running and no namespace left behind.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -19,7 +20,7 @@ from virtrepro.config import plan, validate_config
 from virtrepro.guests import stop_guests
 from virtrepro.measure import MeasurementError, measure, with_addresses
 from virtrepro.platforms import get_platform
-from virtrepro.testbed import LocalTestbed
+from virtrepro.testbed import Host, LocalTestbed
 
 pytestmark = pytest.mark.integration
 
@@ -63,8 +64,8 @@ def test_network_runs_between_two_native_instances(config, tmp_path):
         log = measure(run, config, tmp_path / "data")
         assert rawlog.is_complete(log)
         meta = json.loads(rawlog.sidecar_path(log).read_text())
-        server = get_platform("native")(None).private_address(1)
-        client = get_platform("native")(None).private_address(0)
+        native = get_platform("native")(LocalTestbed(TESTBED).host())
+        server, client = native.private_address(1), native.private_address(0)
         # the command names the peer's private address, and the sidecar says who was where
         assert f" {server} " in meta["command"] and "@PEER" not in meta["command"]
         assert meta["endpoint"]["hostname"] == client
@@ -91,7 +92,9 @@ def test_a_missing_server_fails_the_run_and_keeps_the_output(config, tmp_path, m
 
 
 def test_addresses_replace_the_placeholders():
-    platform = get_platform("native")(None)
+    host = Host(name=TESTBED, hostname="127.0.0.1", port=22, user="root", identity=None, known_hosts=os.devnull,
+                testbed=TESTBED)
+    platform = get_platform("native")(host)
     command = f"mpirun --host {HOSTS} x; ping {peer(1)}; ping {peer(11)}"
     assert with_addresses(command, platform, 12) == (
         f"mpirun --host {','.join(platform.private_address(i) for i in range(12))} x; "

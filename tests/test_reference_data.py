@@ -43,8 +43,9 @@ METRICS = {
     "stress_ng": {"bogo_ops", "bogo_ops_per_second_real", "bogo_ops_per_second_usr_sys", "memory_read_rate", "memory_write_rate"},
     "fio": {"bw", "iops", "runtime", "io"},
     "dd": {"throughput"},
+    "isolation": {"events_per_second", "throughput", "bw"},  # the victim's metric (victim_metric)
 }
-DERIVED = {"parallel_speedup"}  # computed from `time` records; the claim must say how (`derived`)
+DERIVED = {"parallel_speedup", "isolation_efficiency"}  # computed from other records; the claim must say how (`derived`)
 PLATFORMS = {"native", "lxc", "podman", "qemu", "qemu-kvm", "qemu-tcg"}
 PAIR_KINDS = {"overhead_at_most", "overhead_at_least", "equivalent", "better"}
 KINDS = PAIR_KINDS | {"order"}
@@ -241,6 +242,8 @@ def test_testable_claims_have_a_complete_check(claims):
         assert benchmark in METRICS, f"{cid}: unknown benchmark {benchmark!r}"
         if metric in DERIVED:
             assert isinstance(check.get("derived"), str) and check["derived"].strip(), f"{cid}: derived metric without 'derived'"
+            if metric == "isolation_efficiency":
+                assert check.get("victim_metric") in METRICS[benchmark], f"{cid}: victim_metric {check.get('victim_metric')!r}"
         else:
             assert metric in METRICS[benchmark], f"{cid}: {benchmark} has no metric {metric!r}"
         if "where" in check:

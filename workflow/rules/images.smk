@@ -3,25 +3,45 @@
 # is rebuilt exactly when the recipe (workflow/virtrepro/guests/image.py) changes.
 
 
-rule guest_image:
-    output:
-        [os.path.join(IMAGE_DIR, name) for name in IMAGE_FILES],
-    log:
-        f"logs/images/{os.path.basename(IMAGE_DIR)}.log",
-    params:
-        out=IMAGE_DIR,
-    shell:
-        f"{sys.executable} -m virtrepro.guests.image build {{params.out}} > {{log}} 2>&1"
+if REMOTE_TESTBED:
+
+    # On a remote testbed the host agent does it on each host: installs the platforms' tools
+    # that are missing (apt-get) and builds the image of the same recipe there if it is missing.
+    rule guest_image:
+        output:
+            GUEST_IMAGE,
+        log:
+            f"logs/images/{TESTBED}-{os.path.basename(IMAGE_DIR)}.log",
+        params:
+            platforms=",".join(config["platforms"]),
+        shell:
+            f"{sys.executable} -m virtrepro.remote prepare --testbed {TESTBED} --platforms {{params.platforms}}"
+            " {output} > {log} 2>&1"
+
+else:
+
+    rule guest_image:
+        output:
+            [os.path.join(IMAGE_DIR, name) for name in IMAGE_FILES],
+        log:
+            f"logs/images/{os.path.basename(IMAGE_DIR)}.log",
+        params:
+            out=IMAGE_DIR,
+        shell:
+            f"{sys.executable} -m virtrepro.guests.image build {{params.out}} > {{log}} 2>&1"
 
 
 # Which QEMU accelerator works on the testbed: a real KVM boot, else TCG.
 # Kept with the raw data, since it decides which platform the results belong to.
 checkpoint qemu_accel:
     input:
-        ancient(os.path.join(IMAGE_DIR, "image.json")),
+        ancient(GUEST_IMAGE),
     output:
         QEMU_PROBE,
     log:
         "logs/probes/{testbed}/qemu-accel.log",
+    params:
+        # on a remote testbed the probe boots the KVM guest on its host, through the host agent
+        probe=f"virtrepro.remote probe-qemu --testbed {TESTBED}" if REMOTE_TESTBED else "virtrepro.platforms.qemu probe",
     shell:
-        f"{sys.executable} -m virtrepro.platforms.qemu probe {{output}} > {{log}} 2>&1"
+        f"{sys.executable} -m {{params.probe}} {{output}} > {{log}} 2>&1"

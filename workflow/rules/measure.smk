@@ -60,7 +60,7 @@ for _platform in PLATFORMS:
         name:
             f"measure_{_platform.replace('-', '_')}"
         input:
-            ancient(os.path.join(IMAGE_DIR, "image.json")) if _platform in GUEST_PLATFORMS else [],
+            ancient(GUEST_IMAGE) if _platform in GUEST_PLATFORMS else [],
             npb_build_input,  # npb.smk
         output:
             log=update(RAW_PATTERN.replace("{platform}", _platform) + ".log"),

@@ -9,7 +9,12 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   ones (:data:`DIRECTION_RULES` decides which). It is ``stats.overhead``'s overhead as a
   fraction (not percent); its confidence interval is Fieller's for the ratio of means
   (``stats.overhead``), or a percentile bootstrap where a claim averages over variants
-  (``aggregate: mean``) or uses a derived metric (``parallel_speedup``).
+  (``aggregate: mean``) or uses a derived metric (``parallel_speedup``, ``isolation_efficiency``).
+* **Derived metrics.** ``parallel_speedup``: NPB time at the smallest common thread or process
+  count divided by the time at the largest. ``isolation_efficiency`` (thesis chapter 6): the
+  ``isolation`` victim's ``victim_metric`` (higher is better) beside a stressing neighbour
+  divided by the same alone; 1 is perfect isolation. Both are ratios of means, so their
+  intervals are bootstrap ones.
 * **Verdict** from the confidence interval [lo, hi] of that difference and the threshold t:
 
   ====================  ========================  =========================
@@ -59,6 +64,7 @@ VERDICTS = ("holds", "does not hold", "inconclusive", "not measured", "not testa
 # Rules are tried in order; the first that matches decides. (field, test, value, higher_is_better)
 DIRECTION_RULES: list[tuple[str, str, str, bool]] = [
     ("metric", "equals", "parallel_speedup", True),  # derived: more speed-up is better
+    ("metric", "equals", "isolation_efficiency", True),  # derived: closer to 1 (unharmed) is better
     ("metric", "equals", "time", False),  # NPB run time
     ("metric", "in", "provision boot reboot clone destroy", False),  # lifecycle steps (s)
     ("metric", "endswith", "_latency", False),  # netperf, HPCC PingPong, bonnie
@@ -89,6 +95,9 @@ def higher_is_better(metric: str, unit: str | None = None) -> bool:
 
 # The parameter a derived parallel speed-up scales over (time at its smallest value / time at its largest).
 SCALING_PARAMETER = {"npb_omp": "threads", "npb_mpi": "procs", "npb_serial": "threads"}
+# A derived isolation efficiency: the victim's value with a stressing neighbour / alone.
+ISOLATION_PARAMETER, ISOLATION_ALONE, ISOLATION_STRESSED = "neighbour", "none", "stress"
+DERIVED_METRICS = ("parallel_speedup", "isolation_efficiency")
 
 COLUMNS = [
     "id", "paper", "source", "kind", "benchmark", "metric", "published", "platforms", "threshold",
@@ -114,6 +123,8 @@ def load_claims(path: str | Path) -> list[dict]:
             needed = ["benchmark", "metric"] + (["platforms"] if check["kind"] == "order" else ["platform", "baseline"])
             if check["kind"] != "order" and check["kind"] != "equivalent":
                 needed.append("threshold")
+            if check.get("metric") == "isolation_efficiency":
+                needed.append("victim_metric")
             missing = [k for k in needed if k not in check]
             if missing:
                 raise ValueError(f"{ident}: check lacks {', '.join(missing)}")
@@ -179,12 +190,16 @@ def _records(table: pd.DataFrame, check: dict, platform: str) -> pd.DataFrame:
     rows = table[(table["benchmark"] == bench) & (table["platform"] == platform)]
     if rows.empty:
         raise NotMeasured(f"no {bench} runs on {platform}")
-    if metric != "parallel_speedup":
+    if metric == "parallel_speedup":
+        rows = rows[rows["metric"] == "time"]
+    elif metric == "isolation_efficiency":
+        rows = rows[rows["metric"] == check["victim_metric"]]
+        if rows.empty:
+            raise NotMeasured(f"no {check['victim_metric']} records of {bench} on {platform}")
+    else:
         rows = rows[rows["metric"] == metric]
         if rows.empty:
             raise NotMeasured(f"no {metric} records of {bench} on {platform}")
-    else:
-        rows = rows[rows["metric"] == "time"]
     for key, value in where.items():
         rows = rows[_match(rows, key, value)]
     if rows.empty:
@@ -224,8 +239,9 @@ def _pairs(plat: pd.DataFrame, base: pd.DataFrame, dims: list[str], scaling: str
     """Pair the two sides' variants. Returns (pairs, unpaired descriptions).
 
     Each side of a pair is a dict of numpy samples: {"value": ...} for a plain metric, or
-    {"small": ..., "large": ...} (time at the smallest / largest common scaling value) for a
-    parallel speed-up.
+    {"num": ..., "den": ...} for a derived ratio: time at the smallest / at the largest common
+    scaling value for a parallel speed-up, value beside a neighbour / alone for an isolation
+    efficiency.
     """
     matched, setup = [], []
     for dim in dims:
@@ -251,7 +267,9 @@ def _pairs(plat: pd.DataFrame, base: pd.DataFrame, dims: list[str], scaling: str
 
 
 def _speedup_pairs(raw_pairs: list[_Pair], scaling_col: str, check: dict) -> tuple[list[_Pair], list[str]]:
-    """Group the per-scaling-value pairs into speed-up pairs (time at smallest / at largest common count)."""
+    """Group the per-scaling-value pairs into ratio pairs: a speed-up (time at the smallest / at the
+    largest common count) or an isolation efficiency (value beside a neighbour / alone)."""
+    isolation = check["metric"] == "isolation_efficiency"
     # raw pairs carry the rows; regroup by the label without the scaling dimension
     groups: dict[str, list[_Pair]] = {}
     name = _dim_name(scaling_col)
@@ -263,16 +281,24 @@ def _speedup_pairs(raw_pairs: list[_Pair], scaling_col: str, check: dict) -> tup
         plat = pd.concat([m.plat for m in members])
         base = pd.concat([m.base for m in members])
         counts = sorted(set(_column_text(plat, scaling_col)) & set(_column_text(base, scaling_col)), key=_number)
-        if len(counts) < 2:
-            problems.append(f"{label or 'all'}: fewer than two common {name} values")
-            continue
-        small, large = counts[0], counts[-1]
+        if isolation:
+            if not {ISOLATION_ALONE, ISOLATION_STRESSED} <= set(counts):
+                problems.append(f"{label or 'all'}: the victim was not run both alone and beside a stressing neighbour")
+                continue
+            num, den = ISOLATION_STRESSED, ISOLATION_ALONE
+            text = "beside a neighbour / alone"
+        else:
+            if len(counts) < 2:
+                problems.append(f"{label or 'all'}: fewer than two common {name} values")
+                continue
+            num, den = counts[0], counts[-1]
+            text = f"{name} {num}->{den}"
 
         def side(rows):
-            text = _column_text(rows, scaling_col)
-            return {"small": rows.loc[text == small, "value"].to_numpy(float), "large": rows.loc[text == large, "value"].to_numpy(float)}
+            values = _column_text(rows, scaling_col)
+            return {"num": rows.loc[values == num, "value"].to_numpy(float), "den": rows.loc[values == den, "value"].to_numpy(float)}
 
-        out.append(_Pair(f"{label + ', ' if label else ''}{name} {small}->{large}", side(plat), side(base)))
+        out.append(_Pair(f"{label + ', ' if label else ''}{text}", side(plat), side(base)))
     return out, problems
 
 
@@ -291,7 +317,7 @@ def _number(text: str):
 def _quantity(side: dict) -> float:
     if "value" in side:
         return float(np.mean(side["value"]))
-    return float(np.mean(side["small"]) / np.mean(side["large"]))
+    return float(np.mean(side["num"]) / np.mean(side["den"]))
 
 
 def _relative(q_plat: float, q_base: float, hib: bool) -> float:
@@ -304,7 +330,7 @@ def _boot_quantities(side: dict, rng, n_boot: int) -> np.ndarray:
 
     if "value" in side:
         return means(side["value"])
-    return means(side["small"]) / means(side["large"])
+    return means(side["num"]) / means(side["den"])
 
 
 def _n(side: dict) -> int:
@@ -400,8 +426,10 @@ def _badness(kind: str, value: float) -> float:
 def _compare(table, check, plat_name, base_name, kind, threshold, level, n_boot, seed):
     """Rows (one per variant, or one aggregate) comparing two platforms, with verdicts."""
     where = check.get("where") or {}
-    derived = check["metric"] == "parallel_speedup"
-    scaling = SCALING_PARAMETER.get(check["benchmark"]) if derived else None
+    if check["metric"] == "isolation_efficiency":
+        scaling = ISOLATION_PARAMETER
+    else:
+        scaling = SCALING_PARAMETER.get(check["benchmark"]) if check["metric"] == "parallel_speedup" else None
     sides, why = {}, []
     for name in dict.fromkeys((plat_name, base_name)):
         try:

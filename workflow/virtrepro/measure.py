@@ -20,7 +20,6 @@ from . import __version__, rawlog
 from .benchmarks import BENCHMARKS, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
 from .benchmarks.base import PEER_KNOWN_HOSTS, PEER_SSH_KEY
 from .config import Run
-from .guests import stop_guests
 from .parsers import ParseError
 from .platforms import get_platform
 from .testbed import Host, connect, testbed_from_config
@@ -158,7 +157,7 @@ def measure(
     platform.failure_dir = log.parent
     # no other platform's guest idles beside this measurement
     keep = platform.guest_name(0).rsplit("-", 1)[0] + "-" if run.platform != "native" and not benchmark.host_side else None
-    stop_guests(run.testbed, keep_prefix=keep)
+    testbed.stop_guests(keep_prefix=keep)
     scratch = f"{SCRATCH_DIR}/{run.testbed}.{run.platform}.{run.benchmark}.{run.repetition}.{os.getpid()}"
     count = benchmark.instances(run.variant)
     command = with_addresses(benchmark.command(run.variant).replace(SCRATCH, scratch), platform, count)
@@ -243,7 +242,8 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
             ]
             # peer commands may name the instances too (@PEERn@)
             stack.callback(_stop_peers, peers, with_addresses(benchmark.peer_stop(variant) or "", platform, count))
-            _start_peers(peers, with_addresses(benchmark.peer_start(variant) or "", platform, count))
+            _start_peers(peers, with_addresses(benchmark.peer_start(variant) or "", platform, count),
+                         benchmark.peer_start_timeout)
         if benchmark.uses_scratch:
             connection.run(f"mkdir -p {scratch}", hide=True, in_stream=False)
             stack.callback(connection.run, f"rm -rf {scratch}", hide=True, warn=True, in_stream=False)
@@ -252,6 +252,8 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
                     peer_connection.run(f"mkdir -p {scratch}", hide=True, in_stream=False)
                     stack.callback(peer_connection.run, f"rm -rf {scratch}", hide=True, warn=True, in_stream=False)
         for instance in [connection, *peers] if uploads else []:
+            directories = sorted({str(Path(remote).parent) for _, remote in uploads})
+            instance.run("mkdir -p " + " ".join(map(shlex.quote, directories)), hide=True, in_stream=False)
             for local, remote in uploads:
                 instance.put(local, remote)  # SFTP; keeps the file's mode
         if peers and benchmark.peer_ssh(variant):
@@ -307,11 +309,12 @@ def _trust_peers(stack: ExitStack, platform, connection, peers, endpoints, scrat
     return {"key_comment": marker, "known_hosts": lines}
 
 
-def _start_peers(peers, command: str | None) -> None:
+def _start_peers(peers, command: str | None, timeout: float = 60) -> None:
     if not command:
         return
     for connection in peers:
-        result = connection.run(f"sh -c {shlex.quote(command)} 2>&1", hide=True, warn=True, in_stream=False, timeout=60)
+        result = connection.run(f"sh -c {shlex.quote(command)} 2>&1", hide=True, warn=True, in_stream=False,
+                                timeout=timeout)
         if result.exited != 0:
             raise MeasurementError(
                 f"starting the peer side on {connection.host} failed (exit {result.exited}): {result.stdout.strip()[-500:]}"

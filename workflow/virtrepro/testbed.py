@@ -44,6 +44,11 @@ class Host:
     identity: str | None
     known_hosts: str
     gateway: "Host | None" = None
+    # the testbed this host belongs to (for a testbed's own hosts; guests' private addresses depend on it)
+    testbed: str | None = None
+    # a host of a remote (kind: ssh) testbed: where virtrepro keeps its state there (host agent,
+    # guest image, guests); None for the local testbed, whose host is this machine
+    remote_state_dir: str | None = None
 
     def describe(self) -> dict:
         data = {"name": self.name, "hostname": self.hostname, "port": self.port, "user": self.user}
@@ -53,7 +58,11 @@ class Host:
 
 
 def connect(host: Host):
-    """A Fabric connection to ``host`` that refuses unknown host keys."""
+    """A Fabric connection to ``host`` that refuses unknown host keys.
+
+    A host with a ``gateway`` (a guest on a remote testbed host) is reached through a
+    connection to the gateway (ProxyJump: a direct-tcpip channel opened by the gateway's
+    sshd), which is closed together with the connection."""
     import fabric
     import paramiko
 
@@ -62,7 +71,7 @@ def connect(host: Host):
     if host.identity:
         connect_kwargs["key_filename"] = [str(Path(host.identity).expanduser())]
     # lazy: the testbed's own settings, not the user's ~/.ssh/config or Fabric config files
-    connection = fabric.Connection(
+    connection = _connection_class()(
         config=fabric.Config(lazy=True),
         host=host.hostname,
         port=host.port,
@@ -78,6 +87,25 @@ def connect(host: Host):
     connection.client.load_host_keys(str(known_hosts))
     connection.client.set_missing_host_key_policy(paramiko.RejectPolicy())
     return connection
+
+
+_CONNECTION_CLASS = None
+
+
+def _connection_class():
+    """fabric.Connection whose close() also closes its gateway connection (Fabric leaves it open)."""
+    global _CONNECTION_CLASS
+    if _CONNECTION_CLASS is None:
+        import fabric
+
+        class Connection(fabric.Connection):
+            def close(self):
+                super().close()
+                if isinstance(self.gateway, fabric.Connection):
+                    self.gateway.close()
+
+        _CONNECTION_CLASS = Connection
+    return _CONNECTION_CLASS
 
 
 def _free_port() -> int:
@@ -182,7 +210,14 @@ class LocalTestbed:
             user=self.user,
             identity=str(self.client_key),
             known_hosts=str(self.known_hosts),
+            testbed=self.name,
         )
+
+    def stop_guests(self, keep_prefix: str | None = None) -> None:
+        """Tear down this testbed's guests (all, or all whose name does not start with ``keep_prefix``)."""
+        from .guests import stop_guests
+
+        stop_guests(self.name, keep_prefix)
 
     def up(self, owner_pid: int | None = None, timeout: float = 20) -> Host:
         """Start the sshd (if it is not running) and return its Host. Idempotent."""
@@ -223,8 +258,17 @@ class LocalTestbed:
         self.down()
 
 
+# where virtrepro keeps its state on a remote testbed host unless the testbed says otherwise
+REMOTE_STATE_DIR = "/var/lib/virtrepro"
+
+
 class RemoteTestbed:
-    """Hosts described in the config, reached over SSH; nothing to start or stop."""
+    """Hosts described in the config, reached over SSH.
+
+    Nothing to start for benchmarks on the host itself. Guests (containers, VMs, the
+    network namespaces of `native`) are started on the host by its host agent
+    (:mod:`virtrepro.remote`), kept alive by a keeper that lives as long as the
+    controller; :meth:`down` stops them."""
 
     def __init__(self, name: str, spec: dict):
         self.name = name
@@ -239,6 +283,8 @@ class RemoteTestbed:
                 user=h.get("user", "root"),
                 identity=h.get("identity"),
                 known_hosts=self.spec["known_hosts"],
+                testbed=self.name,
+                remote_state_dir=self.spec.get("state_dir") or REMOTE_STATE_DIR,
             )
             for h in self.spec["hosts"]
         ]
@@ -246,8 +292,19 @@ class RemoteTestbed:
     def up(self, owner_pid: int | None = None) -> Host:
         return self.hosts()[0]
 
+    def stop_guests(self, keep_prefix: str | None = None) -> None:
+        """Tear down this testbed's guests on its hosts (only where a keeper runs: without one, none run)."""
+        from .remote import HostAgent
+
+        for host in self.hosts():
+            HostAgent(host).stop_guests(keep_prefix)
+
     def down(self) -> None:
-        pass
+        """Stop the guests on the testbed's hosts and their keepers."""
+        from .remote import HostAgent
+
+        for host in self.hosts():
+            HostAgent(host).down()
 
     def running(self) -> bool:
         return True

@@ -8,6 +8,7 @@ the measurement, so runs at different scales never share a directory.
 
 from __future__ import annotations
 
+from .apps import NginxWrk, OpensslSpeed, Pgbench, Pyperformance, Rabbitmq
 from .base import HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, Variant, peer, size_to_kb, threads_arg
 from .cpu_memory import Mbw, StressNg, SysbenchCpu, SysbenchMemory
 from .disk import Bonnie, Dd, Fio, Ioping, Iozone, IozoneDisk, SysbenchFileio
@@ -28,6 +29,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         NpbSerial(), NpbOmp(), NpbMpi(),
         Lifecycle(),
         CpuScaling(), MemoryScaling(), Isolation(),
+        NginxWrk(), Pgbench(), Rabbitmq(), Pyperformance(), OpensslSpeed(),
     )
 }
 

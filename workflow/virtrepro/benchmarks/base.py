@@ -21,6 +21,19 @@ PEER_SSH_KEY = f"{SCRATCH}/.peer-ssh/id_ed25519"
 PEER_KNOWN_HOSTS = f"{SCRATCH}/.peer-ssh/known_hosts"
 
 
+def mpi_across_instances() -> str:
+    """mpirun options for MPI over several instances: its daemons start over SSH with the run's key,
+    trusting only the peers' pinned host keys, and MPI traffic (and mpirun's own) stays on the
+    instances' private network. Without the interface limit Open MPI also tries a VM's user-mode
+    network address (the same 10.0.2.15 in every VM), which reaches the VM itself: HPCC's
+    MPIRandomAccess then hung for 20 minutes between two QEMU guests."""
+    from ..guests.network import NETWORK, PREFIX
+
+    network = f"{NETWORK}.0.0/{PREFIX}"
+    rsh = f"-i {PEER_SSH_KEY} -o UserKnownHostsFile={PEER_KNOWN_HOSTS} -o StrictHostKeyChecking=yes -o BatchMode=yes"
+    return f"--mca plm_rsh_args '{rsh}' --mca btl_tcp_if_include {network} --mca oob_tcp_if_include {network}"
+
+
 def peer(index: int) -> str:
     """Placeholder for the private address of instance ``index`` (1 = the first peer)."""
     return f"@PEER{index}@"
@@ -70,6 +83,8 @@ class Benchmark:
         """Command run in instances 1.. before the run (a server); it must return once the server listens."""
         return None
 
+    peer_start_timeout = 60  # seconds peer_start may take (servers that boot slowly raise it)
+
     def peer_stop(self, variant: Variant) -> str | None:
         """Command run in instances 1.. after the run, also a failed one: nothing is left running."""
         return None
@@ -81,7 +96,8 @@ class Benchmark:
     def uploads(self, variant: Variant, config: dict | None = None) -> list[tuple[str, str]]:
         """Files (local path, path in the instance) copied into every instance before the run, over SFTP.
 
-        Remote paths are usually under SCRATCH, so they go away with the run's scratch directory."""
+        Remote paths are usually under SCRATCH, so they go away with the run's scratch directory;
+        their directories are created first."""
         return []
 
     def guest_overrides(self, variant: Variant) -> dict:

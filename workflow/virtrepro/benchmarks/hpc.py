@@ -6,7 +6,7 @@ import math
 import re
 
 from ..parsers import ParseError, TruncatedLogError, parse_hpcc, parse_hpccinf
-from .base import HOSTS, PEER_KNOWN_HOSTS, PEER_SSH_KEY, SCRATCH, Benchmark, Variant
+from .base import HOSTS, SCRATCH, Benchmark, Variant, mpi_across_instances
 
 # hpccinf.txt: the HPL part (lines 1-31) follows HPL's defaults except N, NB and P x Q; then PTRANS
 _HPCCINF = """HPLinpack benchmark input file
@@ -119,10 +119,9 @@ class Hpcc(Benchmark):
             mpirun = 'mpirun --allow-run-as-root --bind-to none -np "$procs" hpcc'
             facts = ""
         else:
-            rsh = f"-i {PEER_SSH_KEY} -o UserKnownHostsFile={PEER_KNOWN_HOSTS} -o StrictHostKeyChecking=yes -o BatchMode=yes"
             mpirun = (
                 f"mpirun --allow-run-as-root --bind-to none --host \"$(echo {HOSTS} | sed -e \"s/,/:$per_node,/g\" -e \"s/\\$/:$per_node/\")\""
-                f" -np \"$procs\" --mca plm_rsh_args '{rsh}' hpcc"
+                f" -np \"$procs\" {mpi_across_instances()} hpcc"
             )
             facts = f" nodes={nodes}"
         return (

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from ..parsers import ParseError, parse_npb
-from .base import HOSTS, PEER_KNOWN_HOSTS, PEER_SSH_KEY, SCRATCH, Benchmark, Variant
+from .base import HOSTS, SCRATCH, Benchmark, Variant, mpi_across_instances
 
 KERNELS = ("bt", "cg", "ep", "ft", "is", "lu", "mg", "sp")
 MPIRUN = "mpirun --allow-run-as-root --bind-to none --oversubscribe"
@@ -167,11 +167,7 @@ class NpbMpi(_Npb):
             return f"cd {SCRATCH} && {MPIRUN} -np {procs} {self.remote_binary(variant)}"
         slots = procs // nodes
         hosts = f"$(echo {HOSTS} | sed -e 's/,/:{slots},/g' -e 's/$/:{slots}/')"
-        rsh = f"-i {PEER_SSH_KEY} -o UserKnownHostsFile={PEER_KNOWN_HOSTS} -o StrictHostKeyChecking=yes -o BatchMode=yes"
-        return (
-            f"cd {SCRATCH} && {MPIRUN} --host {hosts} -np {procs}"
-            f" --mca plm_rsh_args '{rsh}' {self.remote_binary(variant)}"
-        )
+        return f"cd {SCRATCH} && {MPIRUN} --host {hosts} -np {procs} {mpi_across_instances()} {self.remote_binary(variant)}"
 
     def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = parse_npb(text, source)

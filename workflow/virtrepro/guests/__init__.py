@@ -1,4 +1,4 @@
-"""Guests (containers and VMs) on the local testbed: images, identities, lifetimes.
+"""Guests (containers and VMs) on a testbed host: images, identities, lifetimes.
 
 A guest is started by a platform (:mod:`virtrepro.platforms`) under a
 :mod:`virtrepro.supervisor` whose owner is the Snakemake process (or the test or
@@ -11,6 +11,11 @@ Each guest gets its own SSH host key, generated into a *seed* directory that
 ``guest-seed.service`` in the image installs before sshd starts (containers
 bind-mount it at ``/seed``; VMs get it as a small ext4 disk). The testbed pins
 that key in the guest's own known_hosts file: nothing trusts an unknown key.
+
+This module runs on the testbed host itself: in the controller for the local
+testbed, and in the host agent (:mod:`virtrepro.hostagent`, standard library
+only) on a remote testbed's host, which reaches its guests with OpenSSH's client
+instead of Fabric (``wait_for_ssh(..., client="openssh")``).
 """
 
 from __future__ import annotations
@@ -56,15 +61,20 @@ def require_image() -> Path:
     return path
 
 
-def make_seed(seed: Path, name: str, authorized_key_file: str, network: dict[str, str] | None = None) -> str:
-    """Write a guest's seed (fresh host key, authorized_keys, hostname); return its public host key."""
+def make_seed(seed: Path, name: str, authorized_key_file: str, network: dict[str, str] | None = None,
+              extra_keys: list[str] = ()) -> str:
+    """Write a guest's seed (fresh host key, authorized_keys, hostname); return its public host key.
+
+    ``authorized_key_file`` is a private key whose ``.pub`` may log in; ``extra_keys`` are more
+    public key lines (on a remote testbed host: the controller's key beside the host agent's)."""
     if seed.exists():
         shutil.rmtree(seed)
     seed.mkdir(parents=True)
     os.chmod(seed, 0o700)
     key = seed / "ssh_host_ed25519_key"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"root@{name}", "-f", str(key)], check=True)
-    shutil.copy(f"{authorized_key_file}.pub", seed / "authorized_keys")
+    keys = [Path(f"{authorized_key_file}.pub").read_text().strip(), *(k.strip() for k in extra_keys)]
+    (seed / "authorized_keys").write_text("".join(f"{k}\n" for k in keys if k))
     (seed / "hostname").write_text(name + "\n")
     for relative, content in (network or {}).items():
         path = seed / "network" / relative
@@ -79,25 +89,64 @@ def write_known_hosts(path: Path, host: str, port: int, public_key: str) -> Path
     return path
 
 
-def wait_for_ssh(host: Host, timeout: float, alive=None) -> float:
+class HostKeyError(GuestError):
+    """A guest offered another SSH host key than the one pinned for it."""
+
+
+def openssh_run(host: Host, command: str, timeout: float = 30) -> subprocess.CompletedProcess:
+    """Run ``command`` on ``host`` with OpenSSH's client: pinned host key only, no user configuration.
+
+    The host agent's way into its guests (it has no Fabric). Raises HostKeyError when the
+    host key is not the pinned one."""
+    argv = [
+        "ssh", "-F", "/dev/null", "-i", str(host.identity), "-p", str(host.port),
+        "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
+        "-o", f"UserKnownHostsFile={host.known_hosts}", "-o", "GlobalKnownHostsFile=/dev/null",
+        "-o", f"ConnectTimeout={max(1, min(10, int(timeout)))}", "-o", "LogLevel=ERROR",
+        f"{host.user}@{host.hostname}", command,
+    ]
+    result = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+    if result.returncode == 255 and "Host key verification failed" in result.stderr:
+        raise HostKeyError(f"guest {host.name} offered an unexpected host key: {result.stderr.strip()[-300:]}")
+    return result
+
+
+def guest_run(host: Host, command: str, timeout: float = 30, client: str = "fabric") -> str:
+    """Run ``command`` in a guest over SSH (Fabric, or OpenSSH's client in the host agent); return its stdout."""
+    if client == "openssh":
+        result = openssh_run(host, command, timeout)
+        if result.returncode != 0:
+            raise GuestError(f"{command!r} on {host.name} exited {result.returncode}: {result.stderr.strip()[-300:]}")
+        return result.stdout
+    with connect(host) as connection:
+        return connection.run(command, hide=True, in_stream=False, timeout=timeout).stdout
+
+
+def wait_for_ssh(host: Host, timeout: float, alive=None, client: str = "fabric") -> float:
     """Poll until a command runs over SSH (pinned host key); return the seconds it took."""
-    import logging
+    if client == "fabric":
+        import logging
 
-    import paramiko
+        import paramiko
 
-    logging.getLogger("paramiko").setLevel(logging.CRITICAL)  # refused/reset while booting is expected
+        logging.getLogger("paramiko").setLevel(logging.CRITICAL)  # refused/reset while booting is expected
+        bad_key = (paramiko.BadHostKeyException, HostKeyError)
+    else:
+        bad_key = (HostKeyError,)
     start = time.monotonic()
     last = "no attempt"
     while time.monotonic() - start < timeout:
         if alive is not None and not alive():
             raise GuestError(f"guest {host.name} died while booting")
         try:
-            with connect(host) as connection:
-                connection.run("true", hide=True, in_stream=False, timeout=10)
+            guest_run(host, "true", timeout=10, client=client)
             return time.monotonic() - start
-        except paramiko.BadHostKeyException as error:
+        except bad_key as error:
             raise GuestError(f"guest {host.name} offered an unexpected host key: {error}") from None
         except Exception as error:  # not up yet: refused, reset, banner timeout, auth not ready
+            if type(error).__name__ == "ChannelException" and getattr(error, "code", None) == 1:
+                raise GuestError(f"guest {host.name}: the testbed host refuses to forward connections to it "
+                                 f"({error}); its sshd needs 'AllowTcpForwarding yes'") from None
             last = f"{type(error).__name__}: {error}"
         time.sleep(0.5)
     raise GuestError(f"guest {host.name} did not answer over SSH within {timeout:.0f} s (last: {last})")

@@ -47,7 +47,14 @@ PACKAGES = [
     # HPCC and NPB over MPI inside and across guests (NPB binaries are built on the host)
     "hpcc", "openmpi-bin", "openssh-client", "libgfortran5", "libgomp1",
     "iputils-ping",  # handy for the VM<->VM network check; tiny
+    # application workloads (thesis section 1.2): servers and their load generators; the
+    # servers' own system services are masked below, the benchmarks start them
+    "nginx", "wrk", "postgresql", "rabbitmq-server", "python3-pika", "openssl",
+    "python3", "python3-psutil",  # pyperformance's benchmarks under pyperf (uploaded per run)
 ]
+# system services of the packages above that must not run in the background of every benchmark
+MASKED_SERVICES = ["nginx.service", "postgresql.service", "postgresql@15-main.service",
+                   "rabbitmq-server.service", "epmd.service", "epmd.socket"]
 
 GUEST_SEED_SH = r"""#!/bin/sh
 # Install per-guest identity before sshd / networkd start.
@@ -229,7 +236,7 @@ def customize(root):
     # units that are pointless / slow in guests
     run(["systemctl", f"--root={root}", "mask", "apt-daily.timer",
          "apt-daily-upgrade.timer", "e2scrub_all.timer", "fstrim.timer",
-         "systemd-networkd-wait-online.service"], check=False)
+         "systemd-networkd-wait-online.service", *MASKED_SERVICES], check=False)
     # root account: locked password (key login still works with '*')
     sh = os.path.join(root, "etc/shadow")
     with open(sh) as f:
@@ -249,7 +256,7 @@ def customize(root):
 def recipe_hash() -> str:
     """Hash of everything that shapes the image (packages, scripts, units, this file's build code)."""
     digest = hashlib.sha256()
-    for part in (SUITE, *PACKAGES, GUEST_SEED_SH, GUEST_SEED_UNIT, SSHD_CONF, VM_NET):
+    for part in (SUITE, *PACKAGES, *MASKED_SERVICES, GUEST_SEED_SH, GUEST_SEED_UNIT, SSHD_CONF, VM_NET):
         digest.update(part.encode() + b"\0")
     digest.update(Path(__file__).read_bytes())
     return digest.hexdigest()[:12]

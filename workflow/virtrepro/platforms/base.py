@@ -29,6 +29,13 @@ class Platform:
         self.host = host
         self.spec = dict(spec or {})
 
+    @property
+    def testbed(self) -> str:
+        """The testbed whose host this platform runs on (its instances' private addresses depend on it)."""
+        if self.host is None:
+            raise PlatformError(f"platform {self.name} needs a testbed host")
+        return self.host.testbed or self.host.name
+
     @contextmanager
     def instance(self, index: int = 0) -> Iterator[Host]:
         raise NotImplementedError

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Iterator
 
 from .. import supervisor
-from ..guests import GuestError, GuestState, make_seed, spec_hash, wait_for_ssh, write_known_hosts
-from ..testbed import Host, connect
+from ..guests import GuestError, GuestState, guest_run, make_seed, spec_hash, wait_for_ssh, write_known_hosts
+from ..testbed import Host
 from .base import Platform, PlatformError
 
 
@@ -45,27 +45,41 @@ class GuestPlatform(Platform):
     alive-check). The guest then runs under a supervisor owned by
     ``$VIRTREPRO_TESTBED_OWNER`` (the Snakemake process) or, failing that, by
     this process, in which case it is torn down when the ``with`` block ends.
+
+    On a remote testbed (``host.remote_state_dir`` set) the same code runs on the
+    remote host, in its host agent (:mod:`virtrepro.hostagent`), called over SSH by
+    :mod:`virtrepro.remote`; the guest is then reached through the host (ProxyJump).
     """
 
     boot_timeout = 180.0
     failure_dir: Path | None = None  # where a failed boot's console log is kept (set by measure)
+    # how this process reaches its guests: Fabric here, OpenSSH's client in the host agent
+    ssh_client = "fabric"
 
     def __init__(self, host: Host, spec: dict | None = None):
         super().__init__(host, spec)
-        if host.hostname not in ("127.0.0.1", "localhost") or host.gateway is not None:
-            raise PlatformError(
-                f"platform {self.name}: guests on remote testbeds are not supported yet; use it on the local testbed"
-            )
         self.applied: dict = {}
+        self.remote = host is not None and host.remote_state_dir is not None
+        self.extra_authorized_keys: list[str] = []  # set by the host agent: the controller's key
+        self.owner_pid: int | None = None  # set by the host agent: its keeper, for lifecycle guests
 
     def guest_name(self, index: int) -> str:
         return f"{self.name}-{spec_hash(self.spec)}-{index}"
+
+    def state(self, index: int) -> GuestState:
+        return GuestState(self.testbed, self.guest_name(index))
+
+    def host_state_dir(self, index: int) -> str:
+        """The guest's state directory on the testbed host (for paths a command in an instance names)."""
+        if self.remote:
+            return f"{self.host.remote_state_dir}/guests/{self.testbed}/{self.guest_name(index)}"
+        return str(self.state(index).dir)
 
     def private_address(self, index: int) -> str:
         """Where other instances reach instance ``index`` (the host-only bridge)."""
         from ..guests.network import address
 
-        return address(self.name, index)
+        return address(self.name, index, self.testbed)
 
     def launch(self, state: GuestState, name: str, seed: Path) -> tuple[list[str], dict, str, int]:
         """Prepare the guest's files; return (command, supervisor spec, SSH address, SSH port)."""
@@ -81,7 +95,7 @@ class GuestPlatform(Platform):
             shutil.rmtree(state.dir)
         state.dir.mkdir(parents=True)
         seed = state.dir / "seed"
-        public_key = make_seed(seed, state.name, self.host.identity, self.seed_network(state))
+        public_key = make_seed(seed, state.name, self.host.identity, self.seed_network(state), self.extra_authorized_keys)
         command, spec, ssh_host, ssh_port = self.launch(state, state.name, seed)
         endpoint = Host(
             name=state.name,
@@ -98,7 +112,8 @@ class GuestPlatform(Platform):
         started = time.monotonic()
         process = supervisor.start(command, owner, state.pid_file, state.dir / "supervisor.log", spec)
         try:
-            waited = wait_for_ssh(endpoint, self.boot_timeout, alive=lambda: process.poll() is None and self.alive(state))
+            waited = wait_for_ssh(endpoint, self.boot_timeout, alive=lambda: process.poll() is None and self.alive(state),
+                                  client=self.ssh_client)
         except GuestError as error:
             kept = self._keep_console(state)
             state.stop()
@@ -123,36 +138,39 @@ class GuestPlatform(Platform):
     def reboot(self, endpoint: Host) -> float:
         """Reboot the guest from inside; return seconds until it answers over SSH again."""
         probe = "cat /proc/sys/kernel/random/boot_id; cut -d' ' -f22 /proc/1/stat"
-        with connect(endpoint) as connection:
-            before = connection.run(probe, hide=True, in_stream=False).stdout
+        before = guest_run(endpoint, probe, client=self.ssh_client)
         start = time.monotonic()
         try:
-            with connect(endpoint) as connection:
-                connection.run("systemctl reboot", hide=True, warn=True, in_stream=False, timeout=10)
+            guest_run(endpoint, "systemctl reboot", timeout=10, client=self.ssh_client)
         except Exception:  # the connection may drop while the guest goes down
             pass
         deadline = start + self.boot_timeout
         while time.monotonic() < deadline:
             try:
-                wait_for_ssh(endpoint, max(1.0, deadline - time.monotonic()))
-                with connect(endpoint) as connection:
-                    if connection.run(probe, hide=True, in_stream=False, timeout=10).stdout != before:
-                        return time.monotonic() - start
+                wait_for_ssh(endpoint, max(1.0, deadline - time.monotonic()), client=self.ssh_client)
+                if guest_run(endpoint, probe, timeout=10, client=self.ssh_client) != before:
+                    return time.monotonic() - start
             except Exception:
                 pass
             time.sleep(0.5)
         raise GuestError(f"guest {endpoint.name} did not come back within {self.boot_timeout:.0f} s of a reboot")
 
     def lifecycle(self, out) -> None:
-        """Provision, boot, reboot, clone and destroy a fresh guest, timing each step into ``out``."""
-        state = GuestState(self.host.name, self.guest_name(LIFECYCLE_INDEX))
+        """Provision, boot, reboot, clone and destroy a fresh guest, timing each step into ``out``.
+
+        On a remote testbed the host agent does it on the host (the same steps, timed there)."""
+        if self.remote:
+            from ..remote import remote_lifecycle
+
+            return remote_lifecycle(self, out)
+        state = self.state(LIFECYCLE_INDEX)
         print(f"virtrepro lifecycle platform={self.name} guest={state.name}", file=out, flush=True)
         try:
             start = time.monotonic()
             command, spec, endpoint = self._provision(state)
             print(f"provision_s={time.monotonic() - start:.3f}", file=out, flush=True)
             start = time.monotonic()
-            self._boot(state, command, spec, endpoint, os.getpid())
+            self._boot(state, command, spec, endpoint, self.owner_pid or os.getpid())
             print(f"boot_s={time.monotonic() - start:.3f}", file=out, flush=True)
             if self.reboot_supported:
                 print(f"reboot_s={self.reboot(endpoint):.3f}", file=out, flush=True)
@@ -212,13 +230,9 @@ class GuestPlatform(Platform):
     def alive(self, state: GuestState) -> bool:
         return True
 
-    @contextmanager
-    def instance(self, index: int = 0) -> Iterator[Host]:
-        state = GuestState(self.host.name, self.guest_name(index))
-        owner = int(os.environ.get("VIRTREPRO_TESTBED_OWNER") or os.getpid())
-        if not supervisor.pid_alive(owner):
-            owner = os.getpid()
-        own = owner == os.getpid()
+    def acquire(self, index: int, owner: int) -> Host:
+        """Instance ``index`` up (the running one of this testbed, or a new one owned by ``owner``)."""
+        state = self.state(index)
         if state.running():
             endpoint = state.endpoint()
             self.applied["reused_running_guest"] = True
@@ -226,11 +240,26 @@ class GuestPlatform(Platform):
             endpoint = self._start(state, owner)
         if index == 0:  # what the spec sets for the instance the benchmark runs in (also when reused)
             self.applied.update(self.spec_applied(index))
+        return endpoint
+
+    @contextmanager
+    def instance(self, index: int = 0) -> Iterator[Host]:
+        if self.remote:
+            from ..remote import remote_instance
+
+            with remote_instance(self, index) as endpoint:
+                yield endpoint
+            return
+        owner = int(os.environ.get("VIRTREPRO_TESTBED_OWNER") or os.getpid())
+        if not supervisor.pid_alive(owner):
+            owner = os.getpid()
+        own = owner == os.getpid()
+        endpoint = self.acquire(index, owner)
         try:
             yield endpoint
         finally:
             if own:
-                state.stop()
+                self.state(index).stop()
 
     def describe(self) -> dict:
         return {**super().describe(), "applied": dict(self.applied)}

@@ -3,7 +3,7 @@
 A privileged LXC 5 container with systemd inside, its root file system an
 overlay of the shared guest image (lower, read-only) and a per-container upper
 directory, so the container writes to the host's file system like OpenVZ did.
-Its network is a veth pair on the host-only bridge of :mod:`virtrepro.guests.network`;
+Its network is a veth pair on the testbed's host-only bridge (:mod:`virtrepro.guests.network`);
 sshd answers on the container's own address there, which other instances reach too.
 """
 
@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 from ..guests import GuestState, require_image
-from ..guests.network import BRIDGE, PREFIX, REMOVE_IDLE_BRIDGE, address, ensure_bridge
+from ..guests.network import PREFIX, address, device_name, ensure_bridge, remove_idle_bridge
 from ..testbed import default_state_dir
 from .guest import GuestPlatform
 
@@ -32,11 +32,11 @@ class Lxc(GuestPlatform):
 
     def launch(self, state: GuestState, name: str, seed: Path):
         image = require_image()
-        ip = address(self.name, int(name.rsplit("-", 1)[1]))
+        ip = address(self.name, int(name.rsplit("-", 1)[1]), self.testbed)
         container = lxc_path() / name
         subprocess.run(["rm", "-rf", str(container)], check=True)
         (container / "delta").mkdir(parents=True)
-        ensure_bridge()
+        bridge = ensure_bridge(self.testbed)
         limits = self.container_limits(int(name.rsplit("-", 1)[1]), container)
         cgroup = [f"lxc.cgroup.cpuset.cpus = {limits['cpuset']}"]
         if "memory_limit_mb" in limits:
@@ -53,10 +53,10 @@ class Lxc(GuestPlatform):
                     f"lxc.rootfs.path = overlay:{image / 'rootfs'}:{container / 'delta'}",
                     "lxc.apparmor.profile = unconfined",
                     "lxc.net.0.type = veth",
-                    f"lxc.net.0.link = {BRIDGE}",
+                    f"lxc.net.0.link = {bridge}",
                     "lxc.net.0.flags = up",
                     "lxc.net.0.name = eth0",
-                    f"lxc.net.0.veth.pair = vr-{name[-9:]}",
+                    f"lxc.net.0.veth.pair = {device_name('vr-', self.testbed, name)}",
                     f"lxc.net.0.ipv4.address = {ip}/{PREFIX}",
                     f"lxc.mount.entry = {seed} seed none bind,ro,create=dir 0 0",
                     f"lxc.log.file = {container / 'lxc.log'}",
@@ -71,7 +71,8 @@ class Lxc(GuestPlatform):
         self.applied.update(image=image.name, address=ip, rootfs="overlay")
         spec = {
             "stop": [["lxc-stop", *base, "-t", "20"]],
-            "cleanup": [["lxc-stop", *base, "-k"], ["rm", "-rf", str(container), str(seed)], REMOVE_IDLE_BRIDGE],
+            "cleanup": [["lxc-stop", *base, "-k"], ["rm", "-rf", str(container), str(seed)],
+                        remove_idle_bridge(self.testbed)],
         }
         return ["lxc-start", "-F", *base], spec, ip, 22
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..guests import GuestState
-from ..guests.network import address, netns_on_bridge
+from ..guests.network import address, device_name, netns_on_bridge
 from ..testbed import Host
 from .base import Platform
 from .guest import GuestPlatform
@@ -33,12 +33,11 @@ class Native(Platform):
             yield endpoint
 
     def private_address(self, index: int) -> str:
-        return address(self.name, index)
+        return address(self.name, index, self.testbed)
 
     def authorized_keys_file(self, index: int) -> str:
         """A network namespace's sshd reads the authorized_keys of its seed (not the host's own)."""
-        netns = NativeNetns(self.host, self.spec)
-        return str(GuestState(self.host.name, netns.guest_name(index)).dir / "seed" / "authorized_keys")
+        return f"{NativeNetns(self.host, self.spec).host_state_dir(index)}/seed/authorized_keys"
 
 
 class NativeNetns(GuestPlatform):
@@ -52,11 +51,11 @@ class NativeNetns(GuestPlatform):
         import subprocess
 
         index = int(name.rsplit("-", 1)[1])
-        ip = address(self.name, index)
-        netns, host_side = f"vrh-{name[-11:]}", f"vh-{name[-12:]}"
+        ip = address(self.name, index, self.testbed)
+        netns, host_side = device_name("vrh-", self.testbed, name), device_name("vh-", self.testbed, name)
         subprocess.run(["ip", "link", "del", host_side], capture_output=True)
         subprocess.run(["ip", "netns", "del", netns], capture_output=True)
-        network_cleanup = netns_on_bridge(netns, host_side, ip)
+        network_cleanup = netns_on_bridge(self.testbed, netns, host_side, ip)
         config = state.dir / "sshd_config"
         config.write_text(
             "\n".join(

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 from ..guests import GuestState, require_image
-from ..guests.network import address, netns_on_bridge
+from ..guests.network import address, device_name, netns_on_bridge
 from ..testbed import default_state_dir
 from .base import PlatformError
 from .guest import GuestPlatform
@@ -24,6 +24,9 @@ GUEST_COMMAND = ["/bin/sh", "-c", "/usr/local/sbin/guest-seed && mkdir -p /run/s
 
 def podman() -> list[str]:
     root = default_state_dir() / "podman"
+    if len(str(root / "runroot")) > 50:  # podman refuses longer ones (its run directory holds sockets)
+        raise PlatformError(f"podman: its run directory {root / 'runroot'} would be longer than 50 characters; "
+                            "use a shorter state directory (VIRTREPRO_STATE, or a remote testbed's state_dir)")
     return ["podman", "--root", str(root / "storage"), "--runroot", str(root / "runroot"),
             "--cgroup-manager", "cgroupfs", "--runtime", "runc"]
 
@@ -49,12 +52,12 @@ class Podman(GuestPlatform):
         image = require_image()
         tag = ensure_image(image)
         index = int(name.rsplit("-", 1)[1])
-        ip = address(self.name, index)
-        netns, host_side = f"vrn-{name[-11:]}", f"vp-{name[-12:]}"
+        ip = address(self.name, index, self.testbed)
+        netns, host_side = device_name("vrn-", self.testbed, name), device_name("vp-", self.testbed, name)
         subprocess.run([*podman(), "rm", "-f", "-i", name], capture_output=True)
         subprocess.run(["ip", "link", "del", host_side], capture_output=True)
         subprocess.run(["ip", "netns", "del", netns], capture_output=True)
-        network_cleanup = netns_on_bridge(netns, host_side, ip)
+        network_cleanup = netns_on_bridge(self.testbed, netns, host_side, ip)
         limits = self.container_limits(index, default_state_dir() / "podman")
         flags = ["--cpuset-cpus", limits["cpuset"]]
         if "memory_limit_mb" in limits:

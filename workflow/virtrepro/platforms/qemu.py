@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from ..guests import GuestState, require_image
-from ..guests.network import address, networkd_static, tap_on_bridge
+from ..guests.network import address, device_name, mac, networkd_static, tap_on_bridge
 from ..testbed import default_state_dir
 from .base import PlatformError
 from .guest import GuestPlatform, host_cpus
@@ -91,6 +91,8 @@ class Qemu(GuestPlatform):
             raise PlatformError(f"{self.name}: disk_format {self.spec['disk_format']!r} is not raw, qcow2 or vmdk")
         if self.spec["cache"] not in ("none", "writeback", "writethrough"):
             raise PlatformError(f"{self.name}: cache {self.spec['cache']!r} is not none, writeback or writethrough")
+        if self.remote:
+            return  # the host's own checks below are made by its host agent, on the host
         if self.accel == "kvm" and not os.access("/dev/kvm", os.R_OK | os.W_OK):
             raise PlatformError("qemu-kvm: /dev/kvm is missing or not accessible on this host")
         self._check_knobs()
@@ -146,7 +148,17 @@ class Qemu(GuestPlatform):
 
     def _pin_vcpus(self, state) -> dict:
         """Pin each vCPU thread ("CPU n/TCG" or "CPU n/KVM") of this guest's QEMU to host CPU n."""
-        pids = subprocess.run(["pgrep", "-f", f"^qemu-system-x86_64 -name {state.name},"], capture_output=True, text=True).stdout.split()
+        # this guest's QEMU (its console file is in the guest's own state directory: another
+        # testbed on this machine may run a guest of the same name)
+        console = f"file:{state.dir / 'console.log'}"
+        pids = []
+        for proc in Path("/proc").iterdir():
+            try:
+                argv = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if proc.name.isdigit() and argv[0] == b"qemu-system-x86_64" and console.encode() in argv:
+                pids.append(proc.name)
         if not pids:
             raise PlatformError(f"{self.name}: cannot find the QEMU process of {state.name} to pin its vCPUs")
         pinned = {}
@@ -178,7 +190,7 @@ class Qemu(GuestPlatform):
         return state.dir / "console.log"
 
     def seed_network(self, state: GuestState) -> dict[str, str]:
-        ip = address(self.name, int(state.name.rsplit("-", 1)[1]))
+        ip = address(self.name, int(state.name.rsplit("-", 1)[1]), self.testbed)
         self.applied["address"] = ip
         return {"20-eth1.network": networkd_static("eth1", ip)}
 
@@ -192,9 +204,9 @@ class Qemu(GuestPlatform):
                        check=True, capture_output=True)
         shutil.rmtree(seed)  # the private host key now lives only on the seed disk
         port = _free_port()
-        tap = f"vrt-{name[-11:]}"
+        tap = device_name("vrt-", self.testbed, name)
         subprocess.run(["ip", "link", "del", tap], capture_output=True)
-        network_cleanup = tap_on_bridge(tap)
+        network_cleanup = tap_on_bridge(self.testbed, tap)
         cpu = "host" if self.accel == "kvm" else "max"
         throttle = ""
         if self.spec.get("disk_bps"):
@@ -213,7 +225,7 @@ class Qemu(GuestPlatform):
             # second NIC on the host-only bridge: the private network between instances
             "-netdev", f"tap,id=n1,ifname={tap},script=no,downscript=no",
             # a MAC of its own (QEMU's default is the same in every VM, which a bridge cannot tell apart)
-            "-device", f"virtio-net-pci,netdev=n1,mac=52:54:00:0a:fb:{int(address(self.name, int(name.rsplit('-', 1)[1])).rsplit('.', 1)[1]):02x}",
+            "-device", f"virtio-net-pci,netdev=n1,mac={mac(address(self.name, int(name.rsplit('-', 1)[1]), self.testbed))}",
         ]
         state_root = str(default_state_dir())
         self.applied.update(accel=self.accel, image=image.name, command=[c.replace(state_root, ".state") for c in command])

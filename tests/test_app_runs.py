@@ -1,0 +1,113 @@
+"""The thesis' application workloads for real on `native` of a local testbed, in tiny sizes.
+
+nginx, PostgreSQL and RabbitMQ run in instance 1 (a network namespace with its own sshd), wrk,
+pgbench and the AMQP load in instance 0; pyperformance and openssl speed in one instance.
+Afterwards no server may be left running and no server directory left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, require_tools
+from virtrepro import rawlog
+from virtrepro.benchmarks import BENCHMARKS
+from virtrepro.benchmarks.apps import PEER_ROOT
+from virtrepro.config import plan, validate_config
+from virtrepro.guests import stop_guests
+from virtrepro.measure import measure
+from virtrepro.testbed import LocalTestbed
+
+pytestmark = pytest.mark.integration
+
+TESTBED = "pytest-apps"
+MAIN = {  # benchmark: (metric, unit)
+    "nginx_wrk": ("requests_per_s", "requests/s"),
+    "pgbench": ("tps", "transactions/s"),
+    "rabbitmq": ("messages_per_s", "messages/s"),
+    "pyperformance": ("time", "s"),
+    "openssl_speed": ("sign_per_s", "operations/s"),
+}
+SERVERS = ("nginx: master", "postgres -D", "beam.smp")
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory):
+    require_tools("/usr/sbin/sshd", "nginx", "wrk", "openssl", "/usr/lib/rabbitmq/bin/rabbitmq-server", "/usr/bin/python3")
+    state = tmp_path_factory.mktemp("state")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("VIRTREPRO_STATE", str(state))
+        cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+        cfg["testbed"] = TESTBED
+        cfg["testbeds"][TESTBED] = {"kind": "local"}
+        cfg["repetitions"] = 1
+        cfg["platforms"] = ["native"]
+        quick = cfg["scales"]["quick"]
+        quick["nginx_wrk"].update(file_kb=[4], connections=[4], seconds=1)
+        quick["pgbench"].update(modes=["select"], clients=[2], seconds=1)
+        quick["rabbitmq"].update(messages=500, sizes=[256])
+        quick["pyperformance"].update(benchmarks=["nbody"], mode="fast")
+        quick["openssl_speed"].update(algorithms=["rsa2048"], seconds=1)
+        cfg["benchmarks"] = list(MAIN)
+        validate_config(cfg)
+        yield cfg
+        stop_guests(TESTBED)
+        LocalTestbed(TESTBED, state).down()
+
+
+def servers_running() -> list[str]:
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
+    return [line for line in ps if any(name in line for name in SERVERS) and "virtrepro/peer-" in line]
+
+
+def epmd_count() -> int:
+    """Erlang's port mapper, which RabbitMQ starts as a daemon of its own (no path to tell it by)."""
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
+    return sum(1 for line in ps if line.split(" ")[0].endswith("/epmd"))
+
+
+def test_application_workloads_run_and_leave_nothing_behind(config, tmp_path):
+    runs = plan(config)
+    assert sorted(r.benchmark for r in runs) == sorted(MAIN)
+    before = set(Path(PEER_ROOT).glob("peer-*")) if Path(PEER_ROOT).exists() else set()
+    epmd_before = epmd_count()
+    for run in runs:
+        log = measure(run, config, tmp_path / "data")
+        assert rawlog.is_complete(log)
+        meta = json.loads(rawlog.sidecar_path(log).read_text())
+        records = BENCHMARKS[run.benchmark].parse_run(log.read_text(), str(log), run.variant.param_dict)
+        metric, unit = MAIN[run.benchmark]
+        main = [r for r in records if r["metric"] == metric]
+        assert main and all(r["value"] > 0 and r["unit"] == unit for r in main), run.benchmark
+        if BENCHMARKS[run.benchmark].instances(run.variant) == 2:
+            server = meta["peers"][0]["address"]
+            assert server in meta["command"] and "@PEER" not in meta["command"]
+            assert meta["endpoint"]["hostname"] != server  # the load came from the other instance
+        assert servers_running() == [], f"{run.benchmark}: its server was not stopped after the run"
+        assert epmd_count() == epmd_before, f"{run.benchmark}: an epmd was left running"
+    after = set(Path(PEER_ROOT).glob("peer-*")) if Path(PEER_ROOT).exists() else set()
+    assert after <= before, f"server directories left behind: {sorted(map(str, after - before))}"
+
+
+def test_a_server_that_cannot_start_fails_the_run_and_keeps_its_output(config, tmp_path):
+    """pgbench against a server whose start fails: the run fails with the server's own words,
+    nothing is recorded as a measurement, and nothing is left running."""
+    cfg = yaml.safe_load(yaml.safe_dump(config))
+    cfg["benchmarks"] = ["pgbench"]
+    cfg["scales"]["quick"]["pgbench"].update(modes=["select"], clients=[1], seconds=1)
+    (run,) = plan(cfg)
+    bench = BENCHMARKS["pgbench"]
+    original = bench.peer_start
+    try:  # a real failure of the real server: an option PostgreSQL refuses
+        bench.peer_start = lambda variant: original(variant).replace("-c port=5432", "-c port=5432 -c no_such_setting=1")
+        with pytest.raises(Exception, match="no_such_setting|starting the peer side"):
+            measure(run, cfg, tmp_path / "data")
+    finally:
+        bench.peer_start = original
+    assert not list((tmp_path / "data").rglob("rep-0.log"))
+    assert servers_running() == []

@@ -1,0 +1,63 @@
+"""The host agent as a remote host runs it: from the uploaded archive, with the standard library only.
+
+(The whole path over SSH, with real guests, is in test_remote_testbed.py.)
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import tarfile
+
+from virtrepro.hostagent import RESULT_MARKER
+from virtrepro.remote import package_archive
+
+
+def unpack(tmp_path):
+    digest, data = package_archive()
+    target = tmp_path / "agent" / digest
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(target)
+    return target
+
+
+def agent(tmp_path, *args: str) -> tuple[int, dict | None, str]:
+    """Run the agent as the controller does on a host (python3 -S: no site-packages), return its answer."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(unpack(tmp_path)), "VIRTREPRO_STATE": str(tmp_path / "state")}
+    result = subprocess.run([sys.executable, "-S", "-m", "virtrepro.hostagent", *args], capture_output=True, text=True,
+                            env=env, cwd=tmp_path, timeout=60)
+    answers = [json.loads(line[len(RESULT_MARKER):]) for line in result.stderr.splitlines() if line.startswith(RESULT_MARKER)]
+    return result.returncode, (answers[-1] if answers else None), result.stdout
+
+
+def test_the_archive_is_the_package_and_its_hash_follows_its_content():
+    digest, data = package_archive()
+    names = tarfile.open(fileobj=io.BytesIO(data)).getnames()
+    assert {"virtrepro/hostagent.py", "virtrepro/supervisor.py", "virtrepro/guests/image.py",
+            "virtrepro/platforms/lxc.py"} <= set(names)
+    assert not any("__pycache__" in name for name in names)
+    assert package_archive() == (digest, data) and len(digest) == 16
+
+
+def test_the_agent_needs_only_the_standard_library(tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(unpack(tmp_path))}
+    code = ("import sys, virtrepro.hostagent, virtrepro.platforms, virtrepro.guests.image, virtrepro.supervisor; "
+            "from virtrepro.platforms.qemu import probe_kvm; "
+            "print(sorted(m for m in ('fabric', 'paramiko', 'invoke', 'yaml') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+    failed = subprocess.run([sys.executable, "-S", "-c", "import paramiko"], capture_output=True, env=env, cwd=tmp_path)
+    assert failed.returncode != 0  # really without site-packages
+
+
+def test_the_agent_answers_on_one_line_and_reports_errors(tmp_path):
+    status, answer, stdout = agent(tmp_path, "status", json.dumps({"testbed": "t"}))
+    assert status == 0 and answer["guests"] == [] and answer["state_dir"] == str(tmp_path / "state")
+    assert stdout == ""  # standard output is kept for streams (lifecycle log, keeper handshake)
+    status, answer, _ = agent(tmp_path, "start", json.dumps({"testbed": "t", "platform": "xen", "owner": 1, "index": 0}))
+    assert status == 2 and answer["kind"] == "PlatformError" and "unknown platform 'xen'" in answer["error"]
+    status, answer, _ = agent(tmp_path, "frobnicate", "{}")
+    assert status == 2 and "unknown command" in answer["error"]

@@ -1,0 +1,328 @@
+"""Application workloads of the thesis (Kumar 2013, section 1.2 and chapter 1's list of
+workload-specific benchmarks): nginx under wrk, PostgreSQL under pgbench, RabbitMQ under a
+publisher/consumer load, pyperformance's benchmarks under pyperf, and ``openssl speed``.
+
+The servers run in instance 1 of the platform (a second guest, or for native a second
+network namespace) and the load generator in instance 0, over the private network, like
+netperf's netserver. Each server is started by :meth:`peer_start` in a directory of its own
+(``/var/tmp/virtrepro/peer-<server>-<address>``) with its own configuration, port and pid
+file, never as the system service of its package (those are masked in the guest image), and
+:meth:`peer_stop` stops it and removes the directory after every run, also a failed one.
+
+MongoDB and Apache Jena TDB, the thesis' other middleware components, are in no archive
+this project can reach; the notebook lists them as not run (:data:`NOT_RUN`).
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from ..parsers import ParseError
+from ..parsers.apps import (PYPERF_BEGIN, PYPERF_END, parse_amqp_load, parse_openssl_speed, parse_pgbench,
+                            parse_pyperf, parse_wrk)
+from .base import SCRATCH, Benchmark, Variant, peer, threads_arg
+from .network import _wait_listening
+
+# components of the thesis' Intelligent River middleware that are not run, and why
+NOT_RUN = {
+    "MongoDB": "removed from Debian's archive (SSPL licence); its server builds are published only on MongoDB's "
+               "own download servers, which the machines this project runs on cannot reach",
+    "Apache Jena TDB": "not packaged in Debian 12; published only by the Apache project (downloads, Maven "
+                       "Central), which the machines this project runs on cannot reach",
+}
+
+PEER_ROOT = "/var/tmp/virtrepro"
+
+
+def peer_dir(server: str) -> str:
+    """The server's directory in instance 1, named after its private address: two testbeds on
+    one machine (native instances share the host's file system) never share it."""
+    return f"{PEER_ROOT}/peer-{server}-{peer(1)}"
+
+
+def _check_labels(records: list[dict], source: str, tool: str, **expected) -> list[dict]:
+    for name, value in expected.items():
+        found = {record.get(name) for record in records}
+        if found != {value}:
+            raise ParseError(source, f"{tool} log is not a run with {name} {value} (found {sorted(map(str, found))})")
+    return records
+
+
+class NginxWrk(Benchmark):
+    """nginx serving one static file of ``file_kb`` KiB to wrk (HTTP/1.1 keep-alive)."""
+
+    name = "nginx_wrk"
+    tool = "wrk"
+    packages = ("nginx", "wrk")
+    check_command = "command -v wrk && command -v nginx"
+    version_command = "nginx -v 2>&1 | sed 's/.*: //'; wrk -v 2>&1 | head -n 1 | cut -d' ' -f1-2"
+    PORT = 8080
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_wrk(text, source)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        return [self._variant(file_kb=size, connections=connections, threads=params["threads"], seconds=params["seconds"])
+                for size in params["file_kb"] for connections in params["connections"]]
+
+    def instances(self, variant: Variant) -> int:
+        return 2
+
+    def peer_start(self, variant: Variant) -> str:
+        d = peer_dir("nginx")
+        conf = (
+            "worker_processes auto;\\n"
+            f"pid {d}/nginx.pid;\\n"
+            f"error_log {d}/logs/error.log;\\n"
+            "events { worker_connections 4096; }\\n"
+            "http {\\n  access_log off;\\n  sendfile on;\\n  keepalive_requests 1000000;\\n"
+            f"  server {{ listen {self.PORT}; root {d}/html; }}\\n}}\\n"
+        )
+        return (
+            f"{self.peer_stop(variant)}; mkdir -p {d}/html {d}/logs && "
+            f"head -c {int(variant.param_dict['file_kb']) * 1024} /dev/urandom > {d}/html/file.bin && "
+            f"chmod -R a+rX {d} && printf '{conf}' > {d}/nginx.conf && nginx -p {d} -c {d}/nginx.conf && "
+            + _wait_listening(self.PORT)
+        )
+
+    def peer_stop(self, variant: Variant) -> str:
+        d = peer_dir("nginx")
+        return (f"if [ -f {d}/nginx.pid ]; then pid=$(cat {d}/nginx.pid); kill $pid 2>/dev/null; "
+                f"i=0; while kill -0 $pid 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; fi; "
+                f"rm -rf {d}; true")
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        threads = threads_arg(p["threads"])
+        return (f"t={threads}; c={int(p['connections'])}; [ $t -gt $c ] && t=$c; "
+                f"wrk -t$t -c$c -d{int(p['seconds'])}s --latency http://{peer(1)}:{self.PORT}/file.bin")
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        records = parse_wrk(text, source)
+        return _check_labels(records, source, "wrk", connections=int(params["connections"])) if params else records
+
+
+class Pgbench(Benchmark):
+    """PostgreSQL under pgbench: TPC-B-like read/write or select-only transactions from
+    ``clients`` connections for ``seconds``, on a database of scale ``scale`` (initialised by
+    the server side before the run, so only the timed run is in the log)."""
+
+    name = "pgbench"
+    tool = "pgbench"
+    packages = ("postgresql",)
+    BIN = "$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)"
+    check_command = f"test -x {BIN}/pgbench && test -x {BIN}/initdb && id postgres"
+    version_command = f"{BIN}/pgbench --version"
+    PORT = 5432
+    peer_start_timeout = 900  # initdb, start and pgbench -i; minutes under TCG at paper scale
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_pgbench(text, source)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        return [self._variant(mode=mode, scale=params["scale"], clients=clients, seconds=params["seconds"])
+                for mode in params["modes"] for clients in params["clients"]]
+
+    def instances(self, variant: Variant) -> int:
+        return 2
+
+    def peer_start(self, variant: Variant) -> str:
+        d = peer_dir("pgbench")
+        b = self.BIN
+        options = shlex.quote(f"-c listen_addresses='*' -c port={self.PORT} -c unix_socket_directories={d}")
+        as_postgres = "runuser -u postgres --"
+        return (
+            f"{self.peer_stop(variant)}; b={b}; mkdir -p {d} && chown postgres {d} && "
+            f"{{ {as_postgres} $b/initdb -D {d}/data --auth=trust -U postgres > {d}/initdb.log 2>&1 "
+            f"|| {{ cat {d}/initdb.log; exit 1; }}; }} && "
+            # trust on every address: only the instances' private network reaches this server
+            f"echo 'host all all 0.0.0.0/0 trust' >> {d}/data/pg_hba.conf && "
+            f"{{ {as_postgres} $b/pg_ctl -D {d}/data -l {d}/server.log -o {options} -w -t 600 start > /dev/null "
+            f"|| {{ tail -n 30 {d}/server.log; exit 1; }}; }} && "
+            f"{{ $b/pgbench -h 127.0.0.1 -p {self.PORT} -U postgres -i -q -s {int(variant.param_dict['scale'])} "
+            f"postgres > {d}/init.log 2>&1 || {{ tail -n 30 {d}/init.log; exit 1; }}; }}"
+        )
+
+    def peer_stop(self, variant: Variant) -> str:
+        d = peer_dir("pgbench")
+        return (f"b={self.BIN}; if [ -f {d}/data/postmaster.pid ]; then "
+                f"runuser -u postgres -- $b/pg_ctl -D {d}/data -m fast -w -t 60 stop > /dev/null 2>&1 || "
+                f"kill -9 $(head -n 1 {d}/data/postmaster.pid) 2>/dev/null; fi; rm -rf {d}; true")
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        clients = int(p["clients"])
+        select = " -S" if p["mode"] == "select" else ""
+        return (f"c={clients}; j=$(nproc); [ $j -gt $c ] && j=$c; "
+                f"{self.BIN}/pgbench -h {peer(1)} -p {self.PORT} -U postgres -c $c -j $j -T {int(p['seconds'])}"
+                f"{select} postgres")
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        records = parse_pgbench(text, source)
+        if not params:
+            return records
+        kind = "select only" if params["mode"] == "select" else "TPC-B (sort of)"
+        return _check_labels(records, source, "pgbench", transaction_type=kind, clients=int(params["clients"]),
+                             scaling_factor=int(params["scale"]), duration_s=int(params["seconds"]))
+
+
+class Rabbitmq(Benchmark):
+    """RabbitMQ under a publisher/consumer load: ``producers`` processes publish ``messages``
+    messages of ``size`` bytes to one queue while ``consumers`` processes consume and
+    acknowledge them (``tools/amqp_load.py``, Python with Debian's pika, uploaded per run)."""
+
+    name = "rabbitmq"
+    tool = "rabbitmq"
+    packages = ("rabbitmq-server", "python3-pika")
+    check_command = "test -x /usr/lib/rabbitmq/bin/rabbitmq-server && /usr/bin/python3 -c 'import pika'"
+    version_command = ("echo rabbitmq-server $(dpkg-query -W -f='${Version}' rabbitmq-server) "
+                       "pika $(/usr/bin/python3 -c 'import pika; print(pika.__version__)')")
+    uses_scratch = True
+    PORT = 5672
+    LOAD_SCRIPT = Path(__file__).parent / "tools" / "amqp_load.py"
+    peer_start_timeout = 900  # the Erlang VM boots in about 15 s natively, minutes under TCG
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_amqp_load(text, source)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        return [self._variant(messages=params["messages"], size=size, producers=producers, consumers=params["consumers"])
+                for size in params["sizes"] for producers in params["producers"]]
+
+    def instances(self, variant: Variant) -> int:
+        return 2
+
+    def _environment(self) -> str:
+        d = peer_dir("rabbitmq")
+        return (f"export HOME={d}/home RABBITMQ_NODENAME=virtrepro@localhost RABBITMQ_MNESIA_BASE={d}/mnesia "
+                f"RABBITMQ_LOG_BASE={d}/log RABBITMQ_PID_FILE={d}/rabbitmq.pid RABBITMQ_CONFIG_FILE={d}/rabbitmq "
+                f"RABBITMQ_ENABLED_PLUGINS_FILE={d}/enabled_plugins")
+
+    def peer_start(self, variant: Variant) -> str:
+        d = peer_dir("rabbitmq")
+        return (
+            f"{self.peer_stop(variant)}; {self._environment()}; mkdir -p -m 700 {d}/home && "
+            # guest/guest from other hosts: only the instances' private network reaches this broker
+            f"printf 'loopback_users = none\\nlisteners.tcp.default = {self.PORT}\\n' > {d}/rabbitmq.conf && "
+            f"{{ setsid /usr/lib/rabbitmq/bin/rabbitmq-server > {d}/server.log 2>&1 < /dev/null & }} && "
+            f"{{ /usr/lib/rabbitmq/bin/rabbitmqctl wait --timeout {self.peer_start_timeout - 60} {d}/rabbitmq.pid "
+            f"> {d}/wait.log 2>&1 || {{ tail -n 30 {d}/wait.log {d}/server.log; exit 1; }}; }} && "
+            + _wait_listening(self.PORT)
+        )
+
+    def peer_stop(self, variant: Variant) -> str:
+        d = peer_dir("rabbitmq")
+        return (f"if [ -f {d}/rabbitmq.pid ]; then {self._environment()}; pid=$(cat {d}/rabbitmq.pid); "
+                f"timeout 120 /usr/lib/rabbitmq/bin/rabbitmqctl stop {d}/rabbitmq.pid > /dev/null 2>&1 || "
+                f"kill -9 $pid 2>/dev/null; epmd -kill > /dev/null 2>&1; fi; rm -rf {d}; true")
+
+    def uploads(self, variant: Variant, config: dict | None = None) -> list[tuple[str, str]]:
+        return [(str(self.LOAD_SCRIPT), f"{SCRATCH}/amqp_load.py")]
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        return (f"/usr/bin/python3 {SCRATCH}/amqp_load.py --host {peer(1)} --port {self.PORT} "
+                f"--messages {int(p['messages'])} --size {int(p['size'])} --producers {int(p['producers'])} "
+                f"--consumers {int(p['consumers'])}")
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        records = parse_amqp_load(text, source)
+        if not params:
+            return records
+        return _check_labels(records, source, "amqp_load", messages=int(params["messages"]), size=int(params["size"]),
+                             producers=int(params["producers"]), consumers=int(params["consumers"]))
+
+
+class Pyperformance(Benchmark):
+    """One benchmark of the pyperformance suite under pyperf, run by the instance's own
+    Python 3 (Debian's). pyperf and the benchmark's files come from this project's Python
+    environment (the pinned pyperformance and pyperf packages) and are uploaded per run:
+    the guests need no package index. ``mode``: fast, default or rigorous (pyperf's options)."""
+
+    name = "pyperformance"
+    tool = "pyperformance"
+    packages = ("python3", "python3-psutil")
+    check_command = "/usr/bin/python3 -c 'import psutil'"
+    version_command = "/usr/bin/python3 --version"
+    uses_scratch = True
+    MODES = {"fast": "--fast", "default": "", "rigorous": "--rigorous"}
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_pyperf(text, source)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        return [self._variant(benchmark=name, mode=params["mode"]) for name in params["benchmarks"]]
+
+    @staticmethod
+    def _package_dir(module: str) -> Path:
+        import importlib.util
+
+        spec = importlib.util.find_spec(module)
+        if spec is None or spec.origin is None:
+            raise ValueError(f"the Python package {module} is not installed in this environment (run the set-up script)")
+        return Path(spec.origin).parent
+
+    def uploads(self, variant: Variant, config: dict | None = None) -> list[tuple[str, str]]:
+        pyperf = self._package_dir("pyperf")
+        bench = self._package_dir("pyperformance") / "data-files" / "benchmarks" / f"bm_{variant.param_dict['benchmark']}"
+        if not bench.is_dir():
+            raise ValueError(f"pyperformance has no benchmark {variant.param_dict['benchmark']!r} ({bench} is missing)")
+        files = [(path, f"{SCRATCH}/lib/pyperf/{path.relative_to(pyperf)}") for path in sorted(pyperf.rglob("*"))
+                 if path.is_file() and "__pycache__" not in path.parts and "tests" not in path.relative_to(pyperf).parts]
+        files += [(path, f"{SCRATCH}/{bench.name}/{path.relative_to(bench)}") for path in sorted(bench.rglob("*"))
+                  if path.is_file() and "__pycache__" not in path.parts]
+        return [(str(local), remote) for local, remote in files]
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        flag = self.MODES[p["mode"]]
+        return (
+            f"cd {SCRATCH} && PYTHONPATH={SCRATCH}/lib /usr/bin/python3 bm_{p['benchmark']}/run_benchmark.py "
+            f"{flag} --inherit-environ=PYTHONPATH -o {SCRATCH}/result.json; status=$?; "
+            f"echo '{PYPERF_BEGIN}'; [ -f {SCRATCH}/result.json ] && cat {SCRATCH}/result.json; echo; "
+            f"echo '{PYPERF_END}'; exit $status"
+        )
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        records = parse_pyperf(text, source)
+        return _check_labels(records, source, "pyperf", benchmark=params["benchmark"]) if params else records
+
+
+class OpensslSpeed(Benchmark):
+    """``openssl speed`` for one algorithm: digests and ciphers through EVP (throughput per
+    block size), public-key algorithms (rsa2048, ecdsap256, ...) as sign/verify rates.
+    Wall-clock time (``-elapsed``), since user CPU time hides what a hypervisor steals."""
+
+    name = "openssl_speed"
+    tool = "openssl"
+    packages = ("openssl",)
+    check_command = "command -v openssl"
+    version_command = "openssl version"
+    PUBLIC_KEY = ("rsa", "dsa", "ecdsa", "ecdh", "eddsa", "ed25519", "ed448", "ffdh")
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_openssl_speed(text, source)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        return [self._variant(algorithm=algorithm, seconds=params["seconds"]) for algorithm in params["algorithms"]]
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        algorithm = p["algorithm"]
+        evp = "" if algorithm.startswith(self.PUBLIC_KEY) else "-evp "
+        return f"openssl speed -seconds {int(p['seconds'])} -elapsed {evp}{shlex.quote(algorithm)}"
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        records = parse_openssl_speed(text, source)
+        if params:
+            wanted = params["algorithm"].lower().replace("-", "")
+            found = {str(r["algorithm"]).lower().replace("-", "").replace(" ", "") for r in records}
+            if found != {wanted}:
+                raise ParseError(source, f"openssl speed log is not a run of {params['algorithm']} (found {sorted(found)})")
+        return records
