@@ -84,6 +84,10 @@ def test_application_workloads_run_and_leave_nothing_behind(config, tmp_path):
         metric, unit = MAIN[run.benchmark]
         main = [r for r in records if r["metric"] == metric]
         assert main and all(r["value"] > 0 and r["unit"] == unit for r in main), run.benchmark
+        # uploads are recorded with their checksum and a path that names no directory of this machine
+        assert all(not u["local"].startswith("/") and len(u["sha256"]) == 64 for u in meta.get("uploads", []))
+        if run.benchmark in ("rabbitmq", "pyperformance"):
+            assert meta["uploads"], run.benchmark
         if BENCHMARKS[run.benchmark].instances(run.variant) == 2:
             server = meta["peers"][0]["address"]
             assert server in meta["command"] and "@PEER" not in meta["command"]

@@ -176,7 +176,8 @@ def measure(
         "scale": config.get("scale"),
         "command": command,
         "scratch": scratch if SCRATCH in benchmark.command(run.variant) else None,
-        **({"uploads": [{"local": local, "remote": remote, "sha256": _sha256(local)} for local, remote in uploads]}
+        **({"uploads": [{"local": _portable_path(local), "remote": remote, "sha256": _sha256(local)}
+                        for local, remote in uploads]}
            if uploads else {}),
         **provenance(),
     }
@@ -270,6 +271,20 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
         sidecar["duration_s"] = round(time.monotonic() - start, 3)
         sidecar["exit_status"] = status
     return status, error
+
+
+def _portable_path(path: str) -> str:
+    """Where an uploaded file came from, without this machine's directories: relative to the
+    repository, or to the Python environment's site-packages (pyperf, pyperformance); the
+    sha256 beside it identifies the file."""
+    resolved = Path(path).resolve()
+    parts = resolved.parts
+    if "site-packages" in parts:
+        return str(Path(*parts[parts.index("site-packages"):]))
+    try:
+        return str(resolved.relative_to(Path(__file__).resolve().parents[2]))
+    except ValueError:
+        return resolved.name
 
 
 def _sha256(path: str) -> str:
