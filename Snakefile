@@ -31,8 +31,8 @@ include: "workflow/rules/notebooks.smk"
 rule all:
     default_target: True
     input:
-        raw_logs,
-        npb_raw_logs,
+        markers,
+        npb_markers,
         table_outputs(),
         notebook_outputs(),
 

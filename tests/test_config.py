@@ -132,3 +132,18 @@ def test_private_addresses_depend_on_the_testbed_and_stay_the_same():
     assert bridge("local") != bridge("mycluster")
     assert device_name("vrn-", "local", "podman-0123abcd-0") != device_name("vrn-", "mycluster", "podman-0123abcd-0")
     assert all(len(device_name(p, "local", "qemu-tcg-0123abcd-19")) <= 15 for p in ("vr-", "vp-", "vrt-", "vh-", "vrn-"))
+
+
+def test_vms_larger_than_the_host_are_refused_where_the_kernel_forbids_overcommit(monkeypatch):
+    from virtrepro.benchmarks import thesis
+
+    memory = thesis.MemoryScaling()
+    params = {**yaml.safe_load((REPO / "config" / "config.yaml").read_text())["scales"]["quick"]["memory_scaling"],
+              "fractions": [0.5, 1.25], "reserve_mb": 0}
+    assert [v.param_dict["fraction"] for v in memory.variants(params, "qemu-tcg")] == [0.5, 1.25]
+    monkeypatch.setattr(thesis, "overcommit_policy", lambda: 2)
+    assert [v.param_dict["fraction"] for v in memory.variants(params, "qemu-tcg")] == [0.5]
+    (key, reason), = memory.skipped(params, "qemu-tcg")
+    assert key.startswith("fraction-1.25") and "vm.overcommit_memory=2" in reason
+    # a container's memory limit above the host's is only a limit: still planned
+    assert [v.param_dict["fraction"] for v in memory.variants(params, "lxc")] == [0.5, 1.25]

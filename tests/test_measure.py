@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,40 @@ def test_a_run_past_its_timeout_is_killed_and_fails(config, tmp_path, monkeypatc
     assert not run.log_path(tmp_path / "data").exists()
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert not [line for line in ps.splitlines() if marker in line]
+
+
+def test_a_variant_job_measures_only_missing_repetitions_and_marks_them_complete(config, tmp_path, monkeypatch):
+    import hashlib
+
+    from virtrepro.config import plan_variants
+    from virtrepro.measure import measure_variant
+
+    config = {**config, "repetitions": 3}
+    variant = next(v for v in plan_variants(config) if v.benchmark == "sysbench_cpu")
+    data = tmp_path / "data"
+    first = measure(variant.runs()[0], config, data)
+    stamp = first.stat().st_mtime_ns
+    # the other two fail: both are reported, none becomes a log, rep 0 is untouched, no marker
+    good_command = type(BENCHMARKS["sysbench_cpu"]).command
+    monkeypatch.setattr(type(BENCHMARKS["sysbench_cpu"]), "command", lambda self, v: "sysbench cpu --no-such-option=1 run")
+    with pytest.raises(MeasurementError, match="2 of 2 repetitions failed") as error:
+        measure_variant(variant, config, data)
+    assert "rep 1:" in str(error.value) and "rep 2:" in str(error.value)
+    assert [r.repetition for r in variant.runs() if r.log_path(data).exists()] == [0]
+    assert first.stat().st_mtime_ns == stamp and not variant.marker_path(data).exists()
+    monkeypatch.setattr(type(BENCHMARKS["sysbench_cpu"]), "command", good_command)
+    marker = measure_variant(variant, config, data)
+    assert marker == variant.marker_path(data) and marker.name.endswith(".reps-3.json")
+    content = json.loads(marker.read_text())
+    logs = [r.log_path(data) for r in variant.runs()]
+    assert content["logs_sha256"] == {log.name: hashlib.sha256(log.read_bytes()).hexdigest() for log in logs}
+    assert first.stat().st_mtime_ns == stamp
+    # the marker is newer than the variant's directory (what Snakemake compares)
+    assert marker.stat().st_mtime_ns >= variant.directory(data).stat().st_mtime_ns
+    time.sleep(0.05)  # file times tick in kernel jiffies: a user's deletion comes later than that
+    logs[1].unlink()
+    logs[1].with_suffix(".json").unlink()
+    assert variant.directory(data).stat().st_mtime_ns > marker.stat().st_mtime_ns
+    kept = {log: log.stat().st_mtime_ns for log in (logs[0], logs[2])}
+    measure_variant(variant, config, data)
+    assert logs[1].exists() and {log: log.stat().st_mtime_ns for log in kept} == kept

@@ -16,7 +16,7 @@ def config_json() -> str:
 
 
 ARGS = ["--data-dir", "data", "--testbed", "local", "--benchmark", "sysbench_cpu",
-        "--variant", "threads-1_prime-20000_seconds-5", "--rep", "0"]
+        "--variant", "threads-1_prime-20000_seconds-5"]
 
 
 def test_platform_outside_the_configuration_is_refused(capsys):
@@ -26,13 +26,39 @@ def test_platform_outside_the_configuration_is_refused(capsys):
     assert "plans no run" in capsys.readouterr().err
 
 
-def test_log_path_mismatch_is_refused_before_measuring(capsys):
-    # a rule that hands the wrong platform to the job must not write another platform's log
-    expected = "data/raw/local/native/sysbench_cpu/threads-1_prime-20000_seconds-5/rep-0.log"
-    assert main([*ARGS, "--platform", "qemu-tcg", "--config", config_json(), "--expect-log", expected]) == 2
-    assert "not to the expected" in capsys.readouterr().err
+def test_marker_path_mismatch_is_refused_before_measuring(capsys):
+    # a rule that hands the wrong platform to the job must not write another platform's logs
+    expected = "data/raw/local/native/sysbench_cpu/threads-1_prime-20000_seconds-5.reps-5.json"
+    assert main([*ARGS, "--platform", "qemu-tcg", "--config", config_json(), "--expect-marker", expected]) == 2
+    assert "not the expected" in capsys.readouterr().err
+
+
+def test_repetition_outside_the_plan_is_refused(capsys):
+    assert main([*ARGS, "--platform", "native", "--config", config_json(), "--rep", "5"]) == 2
+    assert "has repetitions 0..4" in capsys.readouterr().err
 
 
 def test_unknown_variant_is_refused(capsys):
     args = [a if a != "threads-1_prime-20000_seconds-5" else "threads-3_prime-1_seconds-1" for a in ARGS]
     assert main([*args, "--platform", "native", "--config", config_json()]) == 2
+
+
+def test_run_time_install_blocks_services_only_while_it_runs_and_reports_apt_failures():
+    """A benchmark's packages installed at run time (a host whose set-up was skipped) must not
+    start their services: policy-rc.d refuses while apt-get runs and is gone afterwards."""
+    import os
+    import subprocess
+
+    from virtrepro.measure import install_command
+
+    policy = "/usr/sbin/policy-rc.d"
+    if os.geteuid() != 0 or os.path.exists(policy):
+        import pytest
+        pytest.skip("needs root and no policy-rc.d of the machine's own")
+    # sysbench is installed by the set-up script: apt-get has nothing to do and succeeds
+    ok = subprocess.run(["sh", "-c", install_command(["sysbench"])], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert not os.path.exists(policy)
+    bad = subprocess.run(["sh", "-c", install_command(["no-such-package-virtrepro"])], capture_output=True, text=True)
+    assert bad.returncode != 0 and "no-such-package-virtrepro" in bad.stderr
+    assert not os.path.exists(policy)

@@ -162,3 +162,29 @@ def test_isolation_run_with_a_stressing_neighbour_leaves_nothing_running(host, c
             assert leftovers_in(connection) == []
     if platform == "native":  # the namespaces share the host's processes and /run
         assert not any(p.startswith(f"{MARK}-") for p in os.listdir("/run"))
+
+
+def test_a_vm_larger_than_the_host_boots_and_measures(host, tmp_path, monkeypatch):
+    """memory_scaling's 1.25 x host guest: the kernel's overcommit heuristic refuses QEMU's plain
+    -m for it, so its RAM is mapped without a reservation; the run completes and says so."""
+    require_tools("qemu-system-x86_64")
+    keeper = subprocess.Popen(["sleep", "600"])
+    monkeypatch.setenv("VIRTREPRO_TESTBED_OWNER", str(keeper.pid))
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    cfg.update(testbed=TESTBED, repetitions=1, platforms=["qemu-tcg"], benchmarks=["memory_scaling"])
+    cfg["testbeds"][TESTBED] = {"kind": "local"}
+    cfg["scales"]["quick"]["memory_scaling"].update(fractions=[1.25], seconds=1)
+    validate_config(cfg)
+    benchmark = BENCHMARKS["memory_scaling"]
+    (variant,) = benchmark.variants(cfg["scales"]["quick"]["memory_scaling"], "qemu-tcg")
+    assert benchmark.guest_overrides(variant)["memory_mb"] > host_memory_mb()
+    try:
+        log = measure(Run(TESTBED, "qemu-tcg", variant, 0), cfg, tmp_path / "data")
+    finally:
+        stop_guests(TESTBED)
+        keeper.kill()
+    sidecar = json.loads(log.with_suffix(".json").read_text())
+    applied = sidecar["platform"]["applied"]
+    assert applied["memory_mb"] > host_memory_mb() and applied["memory_overcommitted"] is True
+    records = benchmark.parse_run(log.read_text(), str(log), sidecar["parameters"])
+    assert [r["value"] > 0 for r in records if r["metric"] == "throughput"] == [True]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -65,6 +66,10 @@ def raw_logs(work: Path) -> list[Path]:
     return sorted((work / "data" / "raw" / "wf-local").glob("*/*/*/rep-*.log"))
 
 
+def markers(work: Path) -> list[Path]:
+    return sorted((work / "data" / "raw" / "wf-local").glob("*/*/*.reps-*.json"))
+
+
 def sshd_left(work: Path) -> list[str]:
     out = subprocess.run(["ps", "-ww", "-eo", "stat,args"], capture_output=True, text=True).stdout
     return [l for l in out.splitlines() if str(work / "state") in l and not l.startswith("Z")]
@@ -76,6 +81,12 @@ def test_full_run_produces_logs_table_notebooks_and_figures(workdir):
     logs = raw_logs(workdir)
     assert len(logs) == 6  # 2 repetitions each of sysbench, iozone, iozone_disk
     assert all(log.with_suffix(".json").exists() for log in logs)
+    # one measurement job per variant: its marker lists the variant's complete logs
+    marker_files = markers(workdir)
+    assert len(marker_files) == 3
+    for marker in marker_files:
+        content = json.loads(marker.read_text())
+        assert content["repetitions"] == 2 and sorted(content["logs_sha256"]) == ["rep-0.log", "rep-1.log"]
     tables = workdir / "data" / "tables"
     assert (tables / "wf-local.parquet").exists() and (tables / "wf-local.csv").exists()
     for paper, figure in [
@@ -109,10 +120,13 @@ def test_deleting_one_log_reruns_only_that_run(workdir):
     assert result.returncode == 0, result.stderr[-4000:]
     assert victim.exists()
     assert {p: p.stat().st_mtime_ns for p in others} == stamps
+    # and then nothing is left to do
+    again = snakemake(workdir, "-n")
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
 
 
 def test_truncated_iozone_log_stops_the_workflow_naming_the_file(workdir):
-    iozone_dir = next((workdir / "data" / "raw" / "wf-local" / "native" / "iozone").iterdir())
+    iozone_dir = next(p for p in (workdir / "data" / "raw" / "wf-local" / "native" / "iozone").iterdir() if p.is_dir())
     # (the planted log belongs to the iozone sweep, whose third repetition the config below asks for)
     bad = iozone_dir / "rep-2.log"
     shutil.copy(DATA / "iozone" / "bad-truncated-sigterm.log", bad)

@@ -3,7 +3,7 @@
 import json
 import os
 
-from virtrepro.config import ConfigError, QEMU_AUTO, plan, resolve_platforms, validate_config
+from virtrepro.config import ConfigError, QEMU_AUTO, plan_variants, resolve_platforms, validate_config
 from virtrepro.guests import image_dir
 from virtrepro.guests.image import IMAGE_FILES
 from virtrepro.testbed import RemoteTestbed, default_state_dir, testbed_from_config
@@ -34,7 +34,10 @@ GUEST_PLATFORMS = {"lxc", "podman", "qemu", "qemu-kvm", "qemu-tcg"}
 if "measurement_slots" not in workflow.global_resources:
     workflow.register_resource("measurement_slots", 1)
 
-RAW_PATTERN = DATA + "/raw/{testbed}/{platform}/{benchmark}/{variant}/rep-{rep}"
+# One measurement job per benchmark variant and platform; its output is the variant's marker,
+# written beside the variant's directory of raw logs (rep-<k>.log) once all N are complete.
+VARIANT_DIR = DATA + "/raw/{testbed}/{platform}/{benchmark}/{variant}"
+MARKER_PATTERN = VARIANT_DIR + ".reps-{reps}.json"
 QEMU_PROBE = DATA + "/raw/{testbed}/probes/qemu-accel.json"
 
 
@@ -43,7 +46,7 @@ wildcard_constraints:
     platform=r"[a-z0-9-]+",
     benchmark=r"[a-z0-9_]+",
     variant=r"[^/]+",
-    rep=r"\d+",
+    reps=r"\d+",
     paper=r"[a-z]+[0-9]{4}",
 
 
@@ -56,25 +59,44 @@ def concrete_platforms():
     return resolve_platforms(config["platforms"], qemu)
 
 
-def planned_runs(npb=None):
-    """The configured runs. npb=False: all but NPB's, known without the NPB probe; npb=True: NPB's
-    alone, once the probe (a checkpoint) has said NPB is available; None: all that will run.
-    Kept apart so that a dry run lists every other measurement before the probe has run."""
-    runs = plan(config, concrete_platforms())
+def planned_variants(npb=None):
+    """The configured variants (each with its repetition count). npb=False: all but NPB's, known
+    without the NPB probe; npb=True: NPB's alone, once the probe (a checkpoint) has said NPB is
+    available; None: all that will run. Kept apart so that a dry run lists every other
+    measurement before the probe has run."""
+    variants = plan_variants(config, concrete_platforms())
     if npb is False:
-        return [run for run in runs if run.benchmark not in NPB.BENCHMARK_FLAVOUR]
+        return [v for v in variants if v.benchmark not in NPB.BENCHMARK_FLAVOUR]
     if npb is True:
-        runs = [run for run in runs if run.benchmark in NPB.BENCHMARK_FLAVOUR]
-        return runs if runs and npb_available() else []  # npb.smk
-    return without_skipped_npb(runs)  # npb.smk
+        variants = [v for v in variants if v.benchmark in NPB.BENCHMARK_FLAVOUR]
+        return variants if variants and npb_available() else []  # npb.smk
+    return without_skipped_npb(variants)  # npb.smk
 
 
-def raw_logs(wildcards=None):
-    return [str(run.log_path(DATA)) for run in planned_runs(npb=False)]
+def markers(wildcards=None):
+    return [str(v.marker_path(DATA)) for v in planned_variants(npb=False)]
 
 
-def npb_raw_logs(wildcards=None):
-    return [str(run.log_path(DATA)) for run in planned_runs(npb=True)]
+def npb_markers(wildcards=None):
+    return [str(v.marker_path(DATA)) for v in planned_variants(npb=True)]
+
+
+def variant_directory(platform):
+    """The variant's directory of raw logs, as an input of its measurement job: deleting a log
+    changes the directory's modification time, which makes it newer than the marker, so
+    Snakemake re-runs the job (which measures only the missing repetitions). A real run creates
+    the directory first, so that the job's set of inputs stays the same from run to run; a dry
+    run changes nothing (a variant without a directory has no marker either, so it is planned)."""
+
+    def directory(wildcards):
+        path = VARIANT_DIR.format(platform=platform, **wildcards)
+        if not os.path.isdir(path):
+            if workflow.dryrun:
+                return []
+            os.makedirs(path, exist_ok=True)
+        return [path]
+
+    return directory
 
 
 def stop_testbed():

@@ -1,6 +1,11 @@
-# Measurement: one job per repetition. Raw logs are flagged update() so that
-# Snakemake never deletes an existing log before a job; the job itself keeps
-# a complete log untouched and only measures missing repetitions.
+# Measurement: one job per benchmark variant and platform, which measures the variant's
+# repetitions whose complete raw log is missing and then writes the variant's marker
+# (<variant>.reps-<N>.json, beside the variant's directory). The raw logs are not Snakemake
+# outputs, so Snakemake never deletes one (not even after a failed job); a complete log is
+# never re-measured. Deleting a log makes the variant's directory (an input) newer than the
+# marker, and the job runs again for just that repetition. A change of the repetition count
+# changes the marker's name. One job per variant rather than per repetition keeps the plan
+# small: the paper profile's dry run lists a few hundred jobs, not thousands.
 #
 # The job is a shell command (python -m virtrepro.measure) rather than a run:
 # block, which Snakemake would execute by starting a whole new Snakemake per job.
@@ -62,11 +67,11 @@ for _platform in PLATFORMS:
         input:
             ancient(GUEST_IMAGE) if _platform in GUEST_PLATFORMS else [],
             npb_build_input,  # npb.smk
+            variant_directory(_platform),  # common.smk
         output:
-            log=update(RAW_PATTERN.replace("{platform}", _platform) + ".log"),
-            sidecar=update(RAW_PATTERN.replace("{platform}", _platform) + ".json"),
+            marker=MARKER_PATTERN.replace("{platform}", _platform),
         log:
-            f"logs/measure/{{testbed}}/{_platform}/{{benchmark}}/{{variant}}/rep-{{rep}}.log",
+            f"logs/measure/{{testbed}}/{_platform}/{{benchmark}}/{{variant}}.reps-{{reps}}.log",
         params:
             platform=_platform,  # the shell command is formatted when the job runs, after the loop
         priority: job_priority(_platform)
@@ -77,4 +82,4 @@ for _platform in PLATFORMS:
         shell:
             f"{sys.executable} -m virtrepro.measure --data-dir {DATA} --platform {{params.platform}}"
             " --testbed {wildcards.testbed} --benchmark {wildcards.benchmark}"
-            " --variant {wildcards.variant:q} --rep {wildcards.rep} --expect-log {output.log:q} 2>&1 | tee {log}"
+            " --variant {wildcards.variant:q} --expect-marker {output.marker:q} 2>&1 | tee {log}"

@@ -10,8 +10,8 @@ def table_outputs():
 rule table:
     input:
         # two functions: the NPB part waits for the NPB probe (a checkpoint), the rest does not
-        lambda wc: [str(r.log_path(DATA)) for r in planned_runs(npb=False) if r.testbed == wc.testbed],
-        lambda wc: [str(r.log_path(DATA)) for r in planned_runs(npb=True) if r.testbed == wc.testbed],
+        lambda wc: [str(v.marker_path(DATA)) for v in planned_variants(npb=False) if v.testbed == wc.testbed],
+        lambda wc: [str(v.marker_path(DATA)) for v in planned_variants(npb=True) if v.testbed == wc.testbed],
     output:
         parquet=DATA + "/tables/{testbed}.parquet",
         csv=DATA + "/tables/{testbed}.csv",

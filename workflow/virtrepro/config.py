@@ -88,18 +88,50 @@ def resolve_platforms(platforms: list[str], qemu: str | None) -> list[str]:
     return resolved
 
 
-def plan(config: dict, platforms: list[str] | None = None) -> list[Run]:
-    """Every run the configuration asks for, in a stable order.
+@dataclass(frozen=True)
+class VariantPlan:
+    """All repetitions of one benchmark variant on one platform: what one measurement job does.
+
+    Its marker, ``<variant>.reps-<N>.json`` beside the variant's directory, is written when
+    all N repetitions have complete raw logs and lists them with their checksums.
+    """
+
+    testbed: str
+    platform: str
+    variant: Variant
+    repetitions: int
+
+    @property
+    def benchmark(self) -> str:
+        return self.variant.benchmark
+
+    def runs(self) -> list[Run]:
+        return [Run(self.testbed, self.platform, self.variant, rep) for rep in range(self.repetitions)]
+
+    def directory(self, data_dir: str | Path) -> Path:
+        return Path(data_dir) / "raw" / self.testbed / self.platform / self.benchmark / self.variant.key
+
+    def marker_path(self, data_dir: str | Path) -> Path:
+        return self.directory(data_dir).with_name(f"{self.variant.key}.reps-{self.repetitions}.json")
+
+
+def plan_variants(config: dict, platforms: list[str] | None = None) -> list[VariantPlan]:
+    """Every benchmark variant the configuration asks for, with its repetition count, in a stable order.
 
     ``platforms`` are the concrete platforms (``qemu`` resolved); by default the
     configured ones, which then must not contain ``qemu``.
     """
     scale = config["scales"][config["scale"]]
-    runs = []
+    variants = []
     for platform in platforms if platforms is not None else resolve_platforms(config["platforms"], None):
         for name in config["benchmarks"]:
             params = scale[name]
             count = config.get("repetitions") or params["repetitions"]
-            for variant in BENCHMARKS[name].variants(params, platform):
-                runs.extend(Run(config["testbed"], platform, variant, rep) for rep in range(count))
-    return runs
+            variants.extend(VariantPlan(config["testbed"], platform, variant, count)
+                            for variant in BENCHMARKS[name].variants(params, platform))
+    return variants
+
+
+def plan(config: dict, platforms: list[str] | None = None) -> list[Run]:
+    """Every run (repetition) the configuration asks for, in a stable order."""
+    return [run for variant in plan_variants(config, platforms) for run in variant.runs()]

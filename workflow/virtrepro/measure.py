@@ -1,6 +1,7 @@
-"""Run one repetition of one benchmark on one platform of a testbed, over SSH.
+"""Run the repetitions of one benchmark variant on one platform of a testbed, over SSH.
 
-This is what a Snakemake measurement job calls. The steps are kept apart:
+This is what a Snakemake measurement job calls (one job per variant; it measures only
+the repetitions whose complete raw log is missing). The steps are kept apart:
 ``ensure_tools`` (install), ``run_command`` (run), the benchmark's parser
 (parse), and :mod:`virtrepro.rawlog` (keep).
 """
@@ -8,6 +9,7 @@ This is what a Snakemake measurement job calls. The steps are kept apart:
 from __future__ import annotations
 
 import datetime as dt
+import glob
 import os
 import shlex
 import subprocess
@@ -19,7 +21,7 @@ from pathlib import Path
 from . import __version__, rawlog
 from .benchmarks import BENCHMARKS, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
 from .benchmarks.base import PEER_KNOWN_HOSTS, PEER_SSH_KEY
-from .config import Run
+from .config import Run, VariantPlan
 from .parsers import ParseError
 from .platforms import get_platform
 from .testbed import Host, connect, testbed_from_config
@@ -84,6 +86,18 @@ def host_facts(connection) -> dict:
     return facts
 
 
+def install_command(packages: list[str]) -> str:
+    """Shell: apt-get install ``packages`` without starting their services (nginx, PostgreSQL,
+    RabbitMQ would start theirs): a policy-rc.d that refuses, made for the install and removed
+    after it (one already there is left alone), as the set-up script does."""
+    return (
+        "if [ \"$(id -u)\" = 0 ]; then SUDO=; else SUDO='sudo -n'; fi; p=/usr/sbin/policy-rc.d; made=; "
+        "if [ ! -e $p ]; then printf '#!/bin/sh\\nexit 101\\n' | $SUDO tee $p >/dev/null && $SUDO chmod 755 $p && made=1; fi; "
+        f"$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends {' '.join(map(shlex.quote, packages))}; "
+        "s=$?; if [ -n \"$made\" ]; then $SUDO rm -f $p; fi; exit $s"
+    )
+
+
 def ensure_tools(connection, benchmark: Benchmark, host: Host) -> str:
     """Make sure the benchmark's tool is on the host; install its Debian packages if not.
 
@@ -93,8 +107,7 @@ def ensure_tools(connection, benchmark: Benchmark, host: Host) -> str:
     if check.exited != 0:
         packages = " ".join(benchmark.packages)
         install = connection.run(
-            "if [ \"$(id -u)\" = 0 ]; then SUDO=; else SUDO='sudo -n'; fi; "
-            f"DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q {packages}",
+            install_command(benchmark.packages),
             hide=True,
             warn=True,
             in_stream=False,
@@ -370,13 +383,69 @@ def _measure_on_host(platform, host: Host, sidecar: dict, partial: Path):
     return sidecar["exit_status"], error
 
 
+def measure_variant(variant: VariantPlan, config: dict, data_dir: str | Path, owner_pid: int | None = None,
+                    reps: list[int] | None = None) -> Path | None:
+    """Measure every repetition of ``variant`` whose complete raw log is missing, in order.
+
+    A failed repetition does not stop the others (its output is kept, it never becomes a
+    number). Raises MeasurementError naming every failed repetition; otherwise writes the
+    variant's marker (all repetitions, each log's sha256) and returns its path. With ``reps``
+    only those repetitions are measured and no marker is written.
+    """
+    runs = [run for run in variant.runs() if reps is None or run.repetition in reps]
+    todo = [run for run in runs if not rawlog.is_complete(run.log_path(data_dir))]
+    where = f"{variant.testbed}/{variant.platform}/{variant.benchmark}/{variant.variant.key}"
+    print(f"{where}: {len(runs) - len(todo)} of {len(runs)} repetitions complete, "
+          f"{len(todo)} to measure", file=sys.stderr, flush=True)
+    failures = []
+    for number, run in enumerate(todo, 1):
+        print(f"[{number}/{len(todo)}] {where} rep {run.repetition}", file=sys.stderr, flush=True)
+        try:
+            measure(run, config, data_dir, owner_pid=owner_pid)
+        except (MeasurementError, rawlog.RawLogExists) as error:
+            failures.append(f"rep {run.repetition}: {error}")
+    if failures:
+        raise MeasurementError(f"{where}: {len(failures)} of {len(todo)} repetitions failed:\n  "
+                               + "\n  ".join(failures))
+    if reps is not None:
+        return None
+    return write_marker(variant, data_dir)
+
+
+def write_marker(variant: VariantPlan, data_dir: str | Path) -> Path:
+    """Record that all repetitions of ``variant`` are complete (written after the last log,
+    so that it is newer than the variant's directory; a log deleted later makes the
+    directory newer and Snakemake re-runs the variant's job, which measures just that log)."""
+    marker = variant.marker_path(data_dir)
+    logs = {}
+    for run in variant.runs():
+        log = run.log_path(data_dir)
+        if not rawlog.is_complete(log):
+            raise MeasurementError(f"{log}: not complete; the marker {marker.name} is not written")
+        logs[log.name] = _sha256(str(log))
+    for stale in marker.parent.glob(f"{glob.escape(variant.variant.key)}.reps-*.json"):
+        if stale != marker:  # the marker of another repetition count
+            stale.unlink()
+    rawlog.write_json(marker, {
+        "testbed": variant.testbed,
+        "platform": variant.platform,
+        "benchmark": variant.benchmark,
+        "variant": variant.variant.key,
+        "repetitions": variant.repetitions,
+        "logs_sha256": logs,
+        "written_utc": utc_now(),
+    })
+    return marker
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Command line of one measurement job (what the Snakemake rule runs)."""
+    """Command line of one measurement job (what the Snakemake rule runs): every missing
+    repetition of one benchmark variant on one platform."""
     import argparse
     import json
     import os
 
-    from .config import plan
+    from .config import plan_variants
 
     parser = argparse.ArgumentParser(prog="python -m virtrepro.measure", description=main.__doc__)
     parser.add_argument("--data-dir", required=True)
@@ -384,29 +453,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--platform", required=True)
     parser.add_argument("--benchmark", required=True)
     parser.add_argument("--variant", required=True)
-    parser.add_argument("--rep", type=int, required=True)
+    parser.add_argument("--rep", type=int, action="append",
+                        help="measure only this repetition (repeatable; no marker is written)")
     parser.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
-    parser.add_argument("--expect-log", help="the log path the caller expects (checked against the plan)")
+    parser.add_argument("--expect-marker", help="the marker path the caller expects (checked against the plan)")
     args = parser.parse_args(argv)
     raw = args.config or os.environ.get("VIRTREPRO_CONFIG")
     if not raw:
         parser.error("no configuration: pass --config or set VIRTREPRO_CONFIG")
     config = json.loads(raw)  # validated by the Snakefile that set it
-    wanted = (args.testbed, args.platform, args.benchmark, args.variant, args.rep)
+    wanted = (args.testbed, args.platform, args.benchmark, args.variant)
     configured = config["platforms"]
     allowed = args.platform in configured or (args.platform.startswith("qemu-") and "qemu" in configured)
-    matches = [r for r in plan(config, [args.platform] if allowed else []) if (r.testbed, r.platform, r.benchmark, r.variant.key, r.repetition) == wanted]
+    matches = [v for v in plan_variants(config, [args.platform] if allowed else [])
+               if (v.testbed, v.platform, v.benchmark, v.variant.key) == wanted]
     if not matches:
-        print(f"error: the configuration plans no run {'/'.join(map(str, wanted))}", file=sys.stderr)
+        print(f"error: the configuration plans no run {'/'.join(wanted)}", file=sys.stderr)
         return 2
-    if args.expect_log and Path(args.expect_log) != matches[0].log_path(args.data_dir):
-        print(f"error: run {'/'.join(map(str, wanted))} logs to {matches[0].log_path(args.data_dir)}, "
-              f"not to the expected {args.expect_log}", file=sys.stderr)
+    variant = matches[0]
+    if args.rep and not set(args.rep) <= set(range(variant.repetitions)):
+        print(f"error: {'/'.join(wanted)} has repetitions 0..{variant.repetitions - 1}, not {args.rep}", file=sys.stderr)
+        return 2
+    if args.expect_marker and Path(args.expect_marker) != variant.marker_path(args.data_dir):
+        print(f"error: {'/'.join(wanted)} has the marker {variant.marker_path(args.data_dir)}, "
+              f"not the expected {args.expect_marker}", file=sys.stderr)
         return 2
     owner = os.environ.get("VIRTREPRO_TESTBED_OWNER")
     try:
-        measure(matches[0], config, args.data_dir, owner_pid=int(owner) if owner else None)
-    except (MeasurementError, rawlog.RawLogExists) as error:
+        measure_variant(variant, config, args.data_dir, owner_pid=int(owner) if owner else None, reps=args.rep)
+    except MeasurementError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0

@@ -46,7 +46,8 @@ def temporary_path(log: Path) -> Path:
     return Path(log).with_name(f".{Path(log).name}.{os.getpid()}.partial")
 
 
-def _write_json(path: Path, data: dict) -> None:
+def write_json(path: Path, data: dict) -> None:
+    """Write JSON atomically (a temporary file, then a rename)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     os.replace(tmp, path)
@@ -65,7 +66,7 @@ def commit(partial: Path, log: Path, sidecar: dict) -> Path:
     log = Path(log)
     if log.exists():
         raise RawLogExists(f"{log} already exists; a complete raw log is never replaced")
-    _write_json(sidecar_path(log), {**sidecar, "status": "complete", "log": log.name})
+    write_json(sidecar_path(log), {**sidecar, "status": "complete", "log": log.name})
     _link_no_clobber(Path(partial), log)
     return log
 
@@ -78,5 +79,5 @@ def keep_failed(partial: Path, log: Path, sidecar: dict, stamp: str) -> Path:
         os.replace(partial, failed)
     else:
         failed.write_text("")
-    _write_json(failed.with_suffix(".json"), {**sidecar, "status": "failed", "log": failed.name})
+    write_json(failed.with_suffix(".json"), {**sidecar, "status": "failed", "log": failed.name})
     return failed

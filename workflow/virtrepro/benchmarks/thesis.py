@@ -23,6 +23,7 @@ import os
 import shlex
 from pathlib import Path
 
+from ..platforms.guest import host_memory_mb, overcommit_policy
 from ..parsers import ParseError, parse_fio, parse_iperf3, parse_sysbench
 from .base import SCRATCH, Benchmark, Variant, peer, size_to_kb
 from .cpu_memory import Sysbench, sysbench_memory_command
@@ -33,13 +34,6 @@ VM_PLATFORMS = ("qemu-kvm", "qemu-tcg")
 
 def host_cpu_count() -> int:
     return len(os.sched_getaffinity(0))
-
-
-def host_memory_mb() -> int:
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemTotal:"):
-            return int(line.split()[1]) // 1024
-    raise RuntimeError("/proc/meminfo has no MemTotal")
 
 
 def _check_threads(records: list[dict], source: str, threads: int) -> None:
@@ -98,7 +92,7 @@ class MemoryScaling(Sysbench):
     name = "memory_scaling"
     GUEST_BASE_MB = 512  # a booted guest's own use (kernel, systemd, sshd), generous
 
-    def _sizes(self, params: dict) -> list[tuple[float, int, str | None]]:
+    def _sizes(self, params: dict, platform: str | None = None) -> list[tuple[float, int, str | None]]:
         total = host_memory_mb()
         touched_by_benchmark = size_to_kb(params["block_size"].lower()) * int(params["threads"]) // 1024 + 1
         sizes = []
@@ -112,6 +106,9 @@ class MemoryScaling(Sysbench):
             elif touched > total - params["reserve_mb"]:
                 reason = (f"a guest of {memory} MB would touch about {touched} MB, more than the host's MemTotal "
                           f"({total} MB) minus the {params['reserve_mb']} MB reserve: refused")
+            elif platform in VM_PLATFORMS and memory > total and overcommit_policy() == 2:
+                reason = (f"a VM of {memory} MB is larger than the host's MemTotal ({total} MB) and the host's "
+                          "vm.overcommit_memory=2 forbids overcommitting memory: refused")
             sizes.append((fraction, memory, reason))
         return sizes
 
@@ -122,14 +119,14 @@ class MemoryScaling(Sysbench):
             return [self._variant(oper=oper, **common, mem="host") for oper in params["operations"]]
         return [
             self._variant(oper=oper, **common, fraction=fraction, mem=memory)
-            for fraction, memory, reason in self._sizes(params) if reason is None
+            for fraction, memory, reason in self._sizes(params, platform) if reason is None
             for oper in params["operations"]
         ]
 
     def skipped(self, params: dict, platform: str | None = None) -> list[tuple[str, str]]:
         if platform == "native":
             return []
-        return [(f"fraction-{fraction}_mem-{memory}", reason) for fraction, memory, reason in self._sizes(params) if reason]
+        return [(f"fraction-{fraction}_mem-{memory}", reason) for fraction, memory, reason in self._sizes(params, platform) if reason]
 
     def guest_overrides(self, variant: Variant) -> dict:
         memory = variant.param_dict["mem"]

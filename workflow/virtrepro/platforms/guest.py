@@ -20,6 +20,22 @@ def host_cpus() -> list[int]:
     return sorted(os.sched_getaffinity(0))
 
 
+def host_memory_mb() -> int:
+    """The host's MemTotal in MB."""
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) // 1024
+    raise RuntimeError("/proc/meminfo has no MemTotal")
+
+
+def overcommit_policy() -> int:
+    """The host's vm.overcommit_memory: 0 heuristic, 1 always, 2 never (strict accounting)."""
+    try:
+        return int(Path("/proc/sys/vm/overcommit_memory").read_text())
+    except (OSError, ValueError):
+        return 0
+
+
 def block_device(path: Path) -> tuple[str, str] | None:
     """(major:minor, /dev path) of the whole disk holding ``path``, or None (tmpfs, overlay, btrfs...)."""
     dev = os.stat(path).st_dev

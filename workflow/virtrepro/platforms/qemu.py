@@ -21,7 +21,7 @@ from ..guests import GuestState, require_image
 from ..guests.network import address, device_name, mac, networkd_static, tap_on_bridge
 from ..testbed import default_state_dir
 from .base import PlatformError
-from .guest import GuestPlatform, host_cpus
+from .guest import GuestPlatform, host_cpus, host_memory_mb, overcommit_policy
 
 DEFAULT_SPEC = {
     "vcpus": 2,
@@ -111,6 +111,11 @@ class Qemu(GuestPlatform):
                     f"{self.name}: hugepages=true needs {needed} free huge pages of {size_kb} kB for {memory} MB "
                     f"mounted at /dev/hugepages; the host has {free} free (raise vm.nr_hugepages)"
                 )
+        if memory > host_memory_mb() and not self.spec.get("hugepages") and overcommit_policy() == 2:
+            raise PlatformError(
+                f"{self.name}: a guest of {memory} MB is larger than this host's memory ({host_memory_mb()} MB) "
+                "and vm.overcommit_memory=2 forbids overcommitting it: refused"
+            )
         if self.spec.get("cpu_partition") and vcpus > len(host_cpus()):
             raise PlatformError(f"{self.name}: cpu_partition needs a host CPU per vCPU ({vcpus} vCPUs, {len(host_cpus())} CPUs)")
         if self.spec.get("pin_vcpus") and vcpus > (os.cpu_count() or 1):
@@ -119,7 +124,12 @@ class Qemu(GuestPlatform):
     def _memory_options(self) -> list[str]:
         memory, nodes = self.spec["memory_mb"], self.spec.get("numa_nodes") or 0
         hugepages = self.spec.get("hugepages")
-        if not nodes and not hugepages:
+        # A guest larger than the host's memory (thesis Figs. 4.5-4.7) is refused by the kernel's
+        # overcommit heuristic ("cannot set up guest memory 'pc.ram'"): its RAM is then mapped
+        # without a reservation (reserve=off, MAP_NORESERVE), and pages are backed as touched.
+        overcommitted = not hugepages and memory > host_memory_mb()
+        self.applied["memory_overcommitted"] = overcommitted
+        if not nodes and not hugepages and not overcommitted:
             return ["-m", str(memory)]
         count = nodes or 1
         options = ["-m", str(memory)]
@@ -128,7 +138,8 @@ class Qemu(GuestPlatform):
             if hugepages:
                 options += ["-object", f"memory-backend-file,id=mem{node},size={size}M,mem-path=/dev/hugepages,prealloc=on"]
             else:
-                options += ["-object", f"memory-backend-ram,id=mem{node},size={size}M"]
+                reserve = ",reserve=off" if overcommitted else ""
+                options += ["-object", f"memory-backend-ram,id=mem{node},size={size}M{reserve}"]
             if nodes:
                 per_node = self.spec["vcpus"] // nodes
                 first = node * per_node
