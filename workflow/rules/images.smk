@@ -32,16 +32,18 @@ else:
 
 
 # Which QEMU accelerator works on the testbed: a real KVM boot, else TCG.
-# Kept with the raw data, since it decides which platform the results belong to.
+# Kept with the raw data, since it decides which platform the results belong to: like a raw
+# log it is never replaced (a change of this rule's code keeps it); delete it to probe again.
 checkpoint qemu_accel:
     input:
         ancient(GUEST_IMAGE),
     output:
-        QEMU_PROBE,
+        update(QEMU_PROBE),
     log:
         "logs/probes/{testbed}/qemu-accel.log",
     params:
         # on a remote testbed the probe boots the KVM guest on its host, through the host agent
         probe=f"virtrepro.remote probe-qemu --testbed {TESTBED}" if REMOTE_TESTBED else "virtrepro.platforms.qemu probe",
     shell:
-        f"{sys.executable} -m {{params.probe}} {{output}} > {{log}} 2>&1"
+        "if [ -s {output} ]; then echo 'kept {output}: a probe record is never replaced; delete it to probe again' > {log};"
+        f" else {sys.executable} -m {{params.probe}} {{output}} > {{log}} 2>&1; fi"
