@@ -171,6 +171,17 @@ def test_the_repository_config_plans_npb_runs(repo):
     assert "kernel-bt_class-S_procs-4_nodes-2" in keys and "kernel-bt_class-S_procs-2_nodes-1" not in keys
 
 
+def test_a_build_for_other_kernels_has_a_manifest_of_its_own(repo, tmp_path):
+    """An earlier build's manifest (of fewer kernels) must not stand for this configuration's build."""
+    config = yaml.safe_load((repo / "config" / "config.yaml").read_text())
+    config["scales"]["quick"]["npb_serial"]["kernels"] = ["ep"]
+    only_ep = npb.manifest_path(config, tmp_path)
+    config["scales"]["quick"]["npb_serial"]["kernels"] = ["ep", "lu"]
+    more = npb.manifest_path(config, tmp_path)
+    assert only_ep != more and only_ep.parent == more.parent == npb.build_dir(npb.settings(config), tmp_path)
+    assert npb.manifest_path(config, tmp_path) == more  # stable for the same wanted binaries
+
+
 def test_parse_run_checks_the_run_asked_for():
     mpi, omp = BENCHMARKS["npb_mpi"], BENCHMARKS["npb_omp"]
     text = fixture_text("npb", "mpi_ep.S.np2.log")

@@ -4,7 +4,7 @@
 from virtrepro import npb as NPB
 
 NPB_PROBE = DATA + "/raw/{testbed}/probes/npb.json"
-NPB_MANIFEST = str(NPB.build_dir(NPB.settings(config)).resolve() / "manifest.json") if NPB.uses_npb(config) else None
+NPB_MANIFEST = str(NPB.manifest_path(config).resolve()) if NPB.uses_npb(config) else None
 
 
 # Where the tarball comes from, or why NPB is skipped: kept with the raw data, like the QEMU probe.

@@ -231,6 +231,14 @@ def build_dir(npb: dict, state_dir: Path | None = None) -> Path:
     return Path(state_dir or default_state_dir()) / "npb" / build_key(npb, tarball_sha256_for_key(npb))
 
 
+def manifest_path(config: dict, state_dir: Path | None = None) -> Path:
+    """The build's record for the binaries this configuration wants. Named by them, so that a
+    configuration wanting other kernels or classes has no manifest yet and the build runs again
+    (incrementally), also where Snakemake has no record of an earlier build."""
+    wanted = json.dumps(wanted_binaries(config), sort_keys=True).encode()
+    return build_dir(settings(config), state_dir) / f"manifest-{hashlib.sha256(wanted).hexdigest()[:12]}.json"
+
+
 def binary_name(kernel: str, cls: str) -> str:
     return f"{kernel}.{cls}.x"
 
@@ -315,7 +323,7 @@ def build(config: dict, source: dict, log=sys.stdout, state_dir: Path | None = N
                     raise NpbError(f"make {kernel} CLASS={cls} in {work} produced no {built.name}")
                 shutil.copy2(built, target)
             manifest["binaries"].setdefault(flavour, {})[name] = {"path": str(target), "sha256": sha256_of(target)}
-    path = root / "manifest.json"
+    path = manifest_path(config, state_dir)
     write_record(manifest, path)
     return path
 
