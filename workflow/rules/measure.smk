@@ -10,7 +10,7 @@
 # The job is a shell command (python -m virtrepro.measure) rather than a run:
 # block, which Snakemake would execute by starting a whole new Snakemake per job.
 # It reads the validated configuration from VIRTREPRO_CONFIG (set below) and
-# finds its run in the plan from the wildcards.
+# finds its variant in the plan from the wildcards.
 #
 # One rule per platform, with priorities in the configured order, so that all
 # runs of one platform happen together: its guest boots once, and no other
