@@ -121,6 +121,13 @@ def test_overhead_sign_convention_for_both_directions():
     assert "zero variance" in out["ci_note"]
 
 
+def test_a_constant_zero_platform_sample_has_a_degenerate_interval_not_an_error():
+    # NPB class S prints times below 5 ms as 0.00 s: a platform whose every run printed 0.00
+    out = overhead([0.010, 0.011, 0.010], [0.0, 0.0, 0.0], higher_is_better=False)
+    assert out["ratio"] == 0.0 and out["ratio_ci_low"] == out["ratio_ci_high"] == 0.0
+    assert out["overhead_percent"] == pytest.approx(-100.0) and not out["ci_unbounded"]
+
+
 def test_too_few_values_give_no_interval():
     out = overhead([10.0], PLAT, higher_is_better=False)
     assert out["ratio"] == 2.0 and math.isnan(out["ratio_ci_low"]) and math.isnan(out["ratio_ci_high"])

@@ -199,9 +199,13 @@ def overhead(
             low = high = ratio
             note = "both samples have zero variance: interval is the point estimate"
         else:
-            df = (v_p + ratio**2 * v_b) ** 2 / (
-                v_p**2 / (plat.size - 1) + ratio**4 * v_b**2 / (base.size - 1)
-            )
+            denominator = v_p**2 / (plat.size - 1) + ratio**4 * v_b**2 / (base.size - 1)
+            if denominator > 0:
+                df = (v_p + ratio**2 * v_b) ** 2 / denominator
+            else:
+                # one sample is constant and the ratio is 0 (e.g. NPB class S times printed as 0.00 s):
+                # the Welch-Satterthwaite df is that of the other sample, its limit as its term vanishes
+                df = float(base.size - 1 if v_p == 0 else plat.size - 1)
             t = float(scipy_stats.t.ppf(1 - alpha / 2, df))
             low, high, bounded = fieller_interval(mean_b, v_b, mean_p, v_p, t)
             if not bounded:
