@@ -240,6 +240,22 @@ def test_one_value_per_side_is_inconclusive():
     assert row["value"] == pytest.approx(0.5) and math.isnan(row["ci_low"]) and row["verdict"] == "inconclusive"
 
 
+def test_a_zero_baseline_is_inconclusive_not_an_error():
+    # NPB class S prints times below 5 ms as 0.00 s: native's IS time can be 0 in every run
+    data = table(
+        rows("native", "npb", "time", "s", [0.0, 0.0, 0.0], kernel="is"),
+        rows("lxc", "npb", "time", "s", [0.0, 0.01, 0.0], kernel="is"),
+        rows("native", "npb", "time", "s", [9.9, 10.0, 10.1], kernel="cg"),
+        rows("lxc", "npb", "time", "s", [10.9, 11.0, 11.1], kernel="cg"),
+    )
+    c = claim("overhead_at_most", "npb", "time", platform="lxc", baseline="native", threshold=0.07, aggregate="mean")
+    row = claims.evaluate_claim(c, data)
+    assert math.isnan(row["value"]) and row["verdict"] == "inconclusive"
+    del c["check"]["aggregate"]
+    row = claims.evaluate_claim(c, data)  # per variant: cg's 10 % does not hold whatever IS shows
+    assert row["verdict"] == "does not hold"
+
+
 def test_load_claims_refuses_a_bad_kind(tmp_path):
     bad = tmp_path / "claims.yaml"
     bad.write_text("- {id: a, paper: x, testable: true, check: {kind: faster, benchmark: b, metric: m}}\n")

@@ -320,8 +320,13 @@ def _quantity(side: dict) -> float:
     return float(np.mean(side["num"]) / np.mean(side["den"]))
 
 
-def _relative(q_plat: float, q_base: float, hib: bool) -> float:
-    return (q_base - q_plat) / q_base if hib else (q_plat - q_base) / q_base
+def _relative(q_plat, q_base, hib: bool):
+    """Relative difference (positive = worse), of numbers or of bootstrap arrays; NaN where the
+    baseline is 0 (e.g. NPB class S times printed as 0.00 s): no relative difference exists."""
+    diff = np.subtract(q_base, q_plat) if hib else np.subtract(q_plat, q_base)
+    base = np.broadcast_to(np.asarray(q_base, dtype=float), np.shape(diff))
+    out = np.divide(diff, base, out=np.full(np.shape(diff), np.nan), where=base != 0)
+    return float(out) if np.ndim(out) == 0 else out
 
 
 def _boot_quantities(side: dict, rng, n_boot: int) -> np.ndarray:
@@ -366,7 +371,9 @@ def _relative_ci(pairs: list[_Pair], hib: bool, level: float, aggregate: bool, n
         point = float(np.mean([_relative(_quantity(p.plat), _quantity(p.base), hib) for p in group]))
         low = high = nan
         note = ""
-        if all(_min_n(p.plat) >= 2 and _min_n(p.base) >= 2 for p in group):
+        if math.isnan(point):
+            note = "baseline is 0: no relative difference"
+        elif all(_min_n(p.plat) >= 2 and _min_n(p.base) >= 2 for p in group):
             boot = np.mean(
                 [_relative(_boot_quantities(p.plat, rng, n_boot), _boot_quantities(p.base, rng, n_boot), hib) for p in group],
                 axis=0,
