@@ -45,6 +45,16 @@ def unavailable(ax, reason: str) -> None:
     ax.set_axis_off()
 
 
+def note_no_ratio(ax, names, baseline: str, what: str = "") -> None:
+    """Say which bars are missing because the baseline's value is 0, where a ratio does not exist
+    (NPB class S times under 5 ms print as 0.00 s)."""
+    names = [str(n) for n in names]
+    if names:
+        ax.text(0.01, 0.99, f"no ratio for {', '.join(names)}{' ' + what if what else ''}: {baseline}'s time is 0.00 s "
+                "(under NPB's resolution)",
+                transform=ax.transAxes, ha="left", va="top", fontsize=7, color="dimgray", wrap=True)
+
+
 def save(fig, figures_dir: str | Path, paper: str, name: str) -> list[Path]:
     """Save ``fig`` as figures/<paper>/<name>.png and .pdf; return the paths."""
     out = Path(figures_dir) / paper
