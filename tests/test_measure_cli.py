@@ -49,7 +49,7 @@ def test_run_time_install_blocks_services_only_while_it_runs_and_reports_apt_fai
     import os
     import subprocess
 
-    from virtrepro.measure import install_command
+    from virtrepro.hostagent import install_command
 
     policy = "/usr/sbin/policy-rc.d"
     if os.geteuid() != 0 or os.path.exists(policy):

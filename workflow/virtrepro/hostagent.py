@@ -42,6 +42,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shlex
 import shutil
 import signal
 import subprocess
@@ -223,25 +224,27 @@ def cmd_keep(args: dict, out) -> int:
     return 0
 
 
+def install_command(packages: list[str]) -> str:
+    """Shell: apt-get install ``packages`` without starting their services (nginx, PostgreSQL,
+    RabbitMQ would start theirs): a policy-rc.d that refuses, made for the install and removed
+    after it (one already there is left alone), as the set-up script does."""
+    return (
+        "if [ \"$(id -u)\" = 0 ]; then SUDO=; else SUDO='sudo -n'; fi; p=/usr/sbin/policy-rc.d; made=; "
+        "if [ ! -e $p ]; then printf '#!/bin/sh\\nexit 101\\n' | $SUDO tee $p >/dev/null && $SUDO chmod 755 $p && made=1; fi; "
+        f"$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends {' '.join(map(shlex.quote, packages))}; "
+        "s=$?; if [ -n \"$made\" ]; then $SUDO rm -f $p; fi; exit $s"
+    )
+
+
 def _apt_install(packages: list[str]) -> None:
-    """apt-get install without starting services (policy-rc.d, as the set-up script does)."""
+    """apt-get install on this host without starting services (``install_command``)."""
     if not shutil.which("apt-get"):
         raise AgentError(f"this host has no apt-get: install {', '.join(packages)} yourself")
-    policy = Path("/usr/sbin/policy-rc.d")
-    created = not policy.exists()
-    if created:
-        policy.write_text("#!/bin/sh\nexit 101\n")
-        policy.chmod(0o755)
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    try:
-        for argv in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "--no-install-recommends", *packages]):
-            print(f"[agent] {' '.join(argv)}", file=sys.stderr, flush=True)
-            result = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=sys.stderr, stderr=subprocess.PIPE, text=True)
-            if result.returncode != 0:
-                raise AgentError(f"{' '.join(argv)} failed (exit {result.returncode}): {result.stderr.strip()[-800:]}")
-    finally:
-        if created:
-            policy.unlink(missing_ok=True)
+    for argv in (["apt-get", "update", "-q"], ["sh", "-c", install_command(packages)]):
+        print(f"[agent] {' '.join(argv)}", file=sys.stderr, flush=True)
+        result = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=sys.stderr, stderr=subprocess.PIPE, text=True)
+        if result.returncode != 0:
+            raise AgentError(f"{' '.join(argv)} failed (exit {result.returncode}): {result.stderr.strip()[-800:]}")
 
 
 def missing_tools(platforms: list[str], image: bool) -> dict[str, str]:

@@ -22,6 +22,7 @@ from . import __version__, rawlog
 from .benchmarks import BENCHMARKS, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
 from .benchmarks.base import PEER_KNOWN_HOSTS, PEER_SSH_KEY
 from .config import Run, VariantPlan
+from .hostagent import install_command
 from .parsers import ParseError
 from .platforms import get_platform
 from .testbed import Host, connect, testbed_from_config
@@ -84,18 +85,6 @@ def host_facts(connection) -> dict:
         if facts.get(key, "").isdigit():
             facts[key] = int(facts[key])
     return facts
-
-
-def install_command(packages: list[str]) -> str:
-    """Shell: apt-get install ``packages`` without starting their services (nginx, PostgreSQL,
-    RabbitMQ would start theirs): a policy-rc.d that refuses, made for the install and removed
-    after it (one already there is left alone), as the set-up script does."""
-    return (
-        "if [ \"$(id -u)\" = 0 ]; then SUDO=; else SUDO='sudo -n'; fi; p=/usr/sbin/policy-rc.d; made=; "
-        "if [ ! -e $p ]; then printf '#!/bin/sh\\nexit 101\\n' | $SUDO tee $p >/dev/null && $SUDO chmod 755 $p && made=1; fi; "
-        f"$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends {' '.join(map(shlex.quote, packages))}; "
-        "s=$?; if [ -n \"$made\" ]; then $SUDO rm -f $p; fi; exit $s"
-    )
 
 
 def ensure_tools(connection, benchmark: Benchmark, host: Host) -> str:
