@@ -37,6 +37,17 @@ rule all:
         notebook_outputs(),
 
 
+# What must exist before the measurement plan is known in full: the guest image and the two probes
+# (checkpoints) that decide whether `qemu` is qemu-kvm or qemu-tcg and whether NPB runs.
+# scripts/reproduce.sh makes these first, so that the main run's progress counts every job from
+# its first line instead of jumping when a checkpoint finishes.
+rule prepare:
+    input:
+        ([ancient(GUEST_IMAGE)] if GUEST_PLATFORMS & set(config["platforms"]) else [])
+        + ([QEMU_PROBE.format(testbed=TESTBED)] if QEMU_AUTO in config["platforms"] else [])
+        + ([NPB_PROBE.format(testbed=TESTBED)] if NPB.uses_npb(config) else []),
+
+
 onsuccess:
     stop_testbed()
 
