@@ -295,3 +295,17 @@ def test_a_log_without_its_sidecar_is_named_before_anything_runs(tmp_path):
     assert log.read_text() == text
     assert not rawlog.sidecar_path(log).exists()
     assert not [p for p in log.parent.iterdir() if "partial" in p.name or "failed" in p.name]
+
+
+@pytest.mark.parametrize("benchmark, log", [
+    ("iozone", "native/iozone/record-1m_sizes-1m-64m_tests-write+read/rep-0.log"),
+    ("iozone_disk", "qemu-tcg/iozone_disk/disk-qcow2_cache-none_size-64m_record-1m_mem-2048/rep-0.log"),
+    ("fio", "lxc/fio/mode-randread_bs-4k_size-64m_seconds-5_direct-True/rep-0.log"),
+    ("ioping", "native/ioping/count-20_interval-100ms_direct-False/rep-0.log"),
+])
+def test_other_logs_of_two_runs_are_refused(benchmark, log):
+    path = REFERENCE / log
+    params = rawlog.read_sidecar(path)["parameters"]
+    assert BENCHMARKS[benchmark].parse_run(path.read_text(), log, params)
+    with pytest.raises(ParseError, match="one run"):
+        BENCHMARKS[benchmark].parse_run(path.read_text() * 2, log, params)

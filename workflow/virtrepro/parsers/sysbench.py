@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, require_one_run
 
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 
@@ -117,9 +117,8 @@ def parse_sysbench(text: str, source: str = "<sysbench log>", expected: dict | N
             raise ToolReportedError(source, f"sysbench reported an error: {match.group(0).strip()}")
     if not text.lstrip().startswith("sysbench "):
         raise ParseError(source, "not a sysbench log (no 'sysbench <version>' banner)")
-    runs = max(len(re.findall(r"^sysbench \d", text, re.M)), text.count("General statistics:"))
-    if runs != 1:
-        raise ParseError(source, f"sysbench log holds {runs} runs; a log must hold exactly one run")
+    require_one_run(text, source, r"^sysbench \d", "sysbench")
+    require_one_run(text, source, r"^General statistics:$", "sysbench")
     kind = _test_kind(text)
     if kind == "unknown":
         raise ParseError(source, "sysbench log shows no test options: the run did not start")
