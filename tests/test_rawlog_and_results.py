@@ -15,13 +15,20 @@ from virtrepro.parsers import ParseError, TruncatedLogError
 
 IOZONE_DIR = "raw/tb/native/iozone/record-1m_sizes-1m-64m_tests-write+read"
 SYSBENCH_DIR = "raw/tb/native/sysbench_cpu/threads-1_prime-20000_seconds-10"
+SYSBENCH_2_DIR = "raw/tb/native/sysbench_cpu/threads-2_prime-10000_seconds-6"
 
 
 def place(data: Path, directory: str, rep: int, fixture: Path, status: str = "complete") -> Path:
+    """Put a capture at ``directory``/rep-<rep>.log with a sidecar that describes that place."""
     target = data / directory / f"rep-{rep}.log"
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(fixture, target)
-    rawlog.sidecar_path(target).write_text(json.dumps({"status": status, "command": "captured"}))
+    _, testbed, platform, benchmark, variant = Path(directory).parts
+    parameters = dict(part.split("-", 1) for part in variant.split("_"))
+    rawlog.sidecar_path(target).write_text(json.dumps({
+        "status": status, "command": "captured", "testbed": testbed, "platform": {"name": platform},
+        "benchmark": benchmark, "variant": variant, "parameters": parameters, "repetition": rep, "log": target.name,
+    }))
     return target
 
 
@@ -96,7 +103,7 @@ def test_load_caches_and_rebuilds_when_a_log_changes(data):
     second = results.load("tb", data)
     assert paths["parquet"].stat().st_mtime_ns == stamp  # cache hit: not rewritten
     pd.testing.assert_frame_equal(first, second, check_dtype=False)
-    place(data, SYSBENCH_DIR, 2, DATA / "sysbench" / "cpu-histogram-p99-interval.log")
+    place(data, SYSBENCH_2_DIR, 0, DATA / "sysbench" / "cpu-histogram-p99-interval.log")
     third = results.load("tb", data)
     assert len(third) > len(first)
     assert 4565.97 in set(third["value"])

@@ -147,7 +147,7 @@ def measure(
                 print(message, file=stream, flush=True)
 
     log = run.log_path(data_dir)
-    if rawlog.is_complete(log):
+    if is_complete(log):
         say(f"kept {log}: complete raw logs are never re-measured")
         return log
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -203,9 +203,23 @@ def measure(
         say(f"FAILED: {error} (output kept in {failed})")
         raise MeasurementError(f"run failed, output kept in {failed}: {error}")
     sidecar["records"] = len(records)
-    rawlog.commit(partial, log, sidecar)
+    try:
+        rawlog.commit(partial, log, sidecar)
+    except rawlog.RawLogExists as exc:  # another job committed this repetition meanwhile
+        failed = rawlog.keep_failed(partial, log, {**sidecar, "error": str(exc)}, sidecar["ended_utc"].replace(":", ""))
+        raise MeasurementError(f"run not kept as {log.name}, output kept in {failed}: {exc}") from None
     say(f"done in {sidecar['duration_s']} s: {log} ({len(records)} records)")
     return log
+
+
+def is_complete(log: Path) -> bool:
+    """Whether ``log`` is complete (:func:`rawlog.is_complete`); a log that is there without a
+    readable, complete sidecar is a MeasurementError saying what to do, checked before anything runs:
+    such a log is never measured again over itself."""
+    try:
+        return rawlog.is_complete(log)
+    except rawlog.RawLogError as error:
+        raise MeasurementError(str(error)) from None
 
 
 def with_addresses(command: str, platform, count: int) -> str:
@@ -382,8 +396,17 @@ def measure_variant(variant: VariantPlan, config: dict, data_dir: str | Path, ow
     only those repetitions are measured and no marker is written.
     """
     runs = [run for run in variant.runs() if reps is None or run.repetition in reps]
-    todo = [run for run in runs if not rawlog.is_complete(run.log_path(data_dir))]
     where = f"{variant.testbed}/{variant.platform}/{variant.benchmark}/{variant.variant.key}"
+    todo, broken = [], []
+    for run in runs:
+        try:
+            if not is_complete(run.log_path(data_dir)):
+                todo.append(run)
+        except MeasurementError as error:
+            broken.append(f"rep {run.repetition}: {error}")
+    if broken:
+        raise MeasurementError(f"{where}: nothing measured, {len(broken)} raw logs lack a complete sidecar:\n  "
+                               + "\n  ".join(broken))
     print(f"{where}: {len(runs) - len(todo)} of {len(runs)} repetitions complete, "
           f"{len(todo)} to measure", file=sys.stderr, flush=True)
     failures = []
@@ -409,7 +432,7 @@ def write_marker(variant: VariantPlan, data_dir: str | Path) -> Path:
     logs = {}
     for run in variant.runs():
         log = run.log_path(data_dir)
-        if not rawlog.is_complete(log):
+        if not is_complete(log):
             raise MeasurementError(f"{log}: not complete; the marker {marker.name} is not written")
         logs[log.name] = _sha256(str(log))
     for stale in marker.parent.glob(f"{glob.escape(variant.variant.key)}.reps-*.json"):

@@ -6,7 +6,9 @@ result as ``<data>/tables/<testbed>.parquet`` (and ``.csv``) with a manifest
 of the logs it was built from. The table is a cache: when any log or sidecar
 changes, appears or disappears, or the parsers change, it is rebuilt. A log
 that does not parse stops the build with the parser's error, which names the
-file; it never becomes a number.
+file; it never becomes a number. So does a log whose sidecar is missing, cannot
+be read or describes another run than the log's place (:func:`check_place`),
+and a log that cannot be read.
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ from pathlib import Path
 import pandas as pd
 
 from . import rawlog
-from .benchmarks import BENCHMARKS
+from .benchmarks import BENCHMARKS, key_spells
 from .parsers import ParseError
 
 # Bump when a parser or the table layout changes: every cached table is rebuilt.
-TABLE_FORMAT = 3
+TABLE_FORMAT = 4
 
 COLUMNS = [
     "testbed",
@@ -37,8 +39,13 @@ COLUMNS = [
 ]
 
 
-class IncompleteLogError(ParseError):
-    """A raw log has no sidecar saying it is complete."""
+# a final log without a sidecar that says it is complete (raised by rawlog)
+IncompleteLogError = rawlog.IncompleteLogError
+
+
+class MisplacedLogError(rawlog.RawLogError):
+    """A log's sidecar describes another run than the log's place (testbed, platform, benchmark,
+    variant and its parameters, repetition): a log copied or moved from elsewhere."""
 
 
 def raw_logs(data_dir: str | Path, testbed: str) -> list[Path]:
@@ -48,18 +55,17 @@ def raw_logs(data_dir: str | Path, testbed: str) -> list[Path]:
 
 
 def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
-    """Records of one raw log, with the run's context from its path and sidecar."""
+    """Records of one raw log, with the run's context from its path and sidecar, which must agree."""
     log = Path(log)
     relative = log.relative_to(Path(data_dir))
     _, testbed, platform, benchmark, variant, name = relative.parts
-    if not rawlog.sidecar_path(log).exists():
-        raise IncompleteLogError(str(relative), "raw log has no sidecar (.json): the run did not finish")
-    sidecar = rawlog.read_sidecar(log)
-    if sidecar.get("status") != "complete":
-        raise IncompleteLogError(str(relative), f"sidecar status is {sidecar.get('status')!r}, not 'complete'")
+    sidecar = rawlog.complete_sidecar(log)
+    if sidecar is None:  # listed, then gone
+        raise IncompleteLogError(str(relative), "raw log disappeared while the table was built")
+    check_place(relative, sidecar)
     if benchmark not in BENCHMARKS:
         raise ParseError(str(relative), f"unknown benchmark {benchmark!r}")
-    records = BENCHMARKS[benchmark].parse_run(log.read_text(errors="replace"), str(relative), sidecar.get("parameters"))
+    records = BENCHMARKS[benchmark].parse_run(rawlog.read_log(log), str(relative), sidecar["parameters"])
     context = {
         "testbed": testbed,
         "platform": platform,
@@ -70,8 +76,33 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
     }
     # the variant's parameters as columns of their own (param_<name>), as text: one column
     # may hold a number for one benchmark and a word ("all") for another
-    params = {f"param_{name}": str(value) for name, value in (sidecar.get("parameters") or {}).items()}
+    params = {f"param_{name}": str(value) for name, value in sidecar["parameters"].items()}
     return [{**context, **params, **_labels(record)} for record in records]
+
+
+def check_place(relative: Path, sidecar: dict) -> None:
+    """Refuse a log whose sidecar describes another run than its place ``raw/<testbed>/<platform>/
+    <benchmark>/<variant>/rep-<k>.log`` says: each of those, and the variant's parameters
+    (the variant's key spells them), must agree."""
+    _, testbed, platform, benchmark, variant, name = relative.parts
+    ran_on = sidecar.get("platform")
+    expected = {
+        "testbed": testbed,
+        "platform": platform,
+        "benchmark": benchmark,
+        "variant": variant,
+        "repetition": int(rawlog.LOG_NAME.match(name).group(1)),
+        "log": name,
+    }
+    found = {**{key: sidecar.get(key) for key in expected},
+             "platform": ran_on.get("name") if isinstance(ran_on, dict) else ran_on}
+    wrong = [f"{key} {found[key]!r}" for key in expected if found[key] != expected[key]]
+    parameters = sidecar.get("parameters")
+    if not isinstance(parameters, dict) or not key_spells(variant, parameters):
+        wrong.append(f"parameters {parameters!r}")
+    if wrong:
+        raise MisplacedLogError(str(relative), f"the sidecar describes another run ({', '.join(wrong)}) than "
+                                               f"the log's place: copied or moved from elsewhere?")
 
 
 def _labels(record: dict) -> dict:

@@ -9,7 +9,7 @@ the measurement, so runs at different scales never share a directory.
 from __future__ import annotations
 
 from .apps import NginxWrk, OpensslSpeed, Pgbench, Pyperformance, Rabbitmq
-from .base import HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, Variant, peer, size_to_kb, threads_arg
+from .base import HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, Variant, key_spells, peer, size_to_kb, threads_arg
 from .cpu_memory import Mbw, StressNg, SysbenchCpu, SysbenchMemory
 from .disk import Bonnie, Dd, Fio, Ioping, Iozone, IozoneDisk, SysbenchFileio
 from .hpc import Hpcc
@@ -33,4 +33,4 @@ BENCHMARKS: dict[str, Benchmark] = {
     )
 }
 
-__all__ = ["BENCHMARKS", "HOSTS", "peer", "SCRATCH", "SCRATCH_DIR", "Benchmark", "Variant", "size_to_kb", "threads_arg"]
+__all__ = ["BENCHMARKS", "HOSTS", "key_spells", "peer", "SCRATCH", "SCRATCH_DIR", "Benchmark", "Variant", "size_to_kb", "threads_arg"]

@@ -110,8 +110,20 @@ class Benchmark:
         return self.parse(text, source)
 
     def _variant(self, **params) -> Variant:
-        key = "_".join(f"{name}-{value}" for name, value in params.items())
-        return Variant(self.name, key, tuple(sorted(params.items())))
+        return Variant(self.name, variant_key(params), tuple(sorted(params.items())))
+
+
+def variant_key(params: dict) -> str:
+    """A variant's key (its directory name): ``name-value`` of each parameter, in the benchmark's order."""
+    return "_".join(f"{name}-{value}" for name, value in params.items())
+
+
+def key_spells(key: str, params: dict) -> bool:
+    """True when ``key`` is the key of a variant with exactly ``params``, in any order (a sidecar
+    keeps them sorted by name, the key in the benchmark's order)."""
+    padded = f"_{key}_"
+    ordered = sorted(params.items(), key=lambda item: padded.find(f"_{variant_key(dict([item]))}_"))
+    return variant_key(dict(ordered)) == key
 
 
 def threads_arg(value) -> str:

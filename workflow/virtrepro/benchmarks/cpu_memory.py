@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from ..parsers import ParseError, parse_mbw, parse_stress_ng, parse_sysbench
-from .base import SCRATCH, Benchmark, Variant, threads_arg
+from .base import SCRATCH, Benchmark, Variant, size_to_kb, threads_arg
 
 
 class Sysbench(Benchmark):
-    """What every sysbench test shares: the tool, its package and its parser."""
+    """What every sysbench test shares: the tool, its package and its parser, which checks the
+    options a run echoes and its total time against the run's parameters (:meth:`expected`)."""
 
     tool = "sysbench"
     packages = ("sysbench",)
@@ -17,6 +18,19 @@ class Sysbench(Benchmark):
     @staticmethod
     def parse(text: str, source: str) -> list[dict]:
         return parse_sysbench(text, source)
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        return parse_sysbench(text, source, self.expected(params) if params else None)
+
+    def expected(self, params: dict) -> dict:
+        """What a log of a run with ``params`` echoes (see parse_sysbench's ``expected``)."""
+        raise NotImplementedError
+
+
+def sysbench_cpu_expected(prime, threads, seconds) -> dict:
+    """What sysbench cpu echoes when run with these options (``threads`` all: any count)."""
+    return {"test": "cpu", "cpu_max_prime": int(prime), "seconds": int(seconds),
+            **({} if threads == "all" else {"threads": int(threads)})}
 
 
 class SysbenchCpu(Sysbench):
@@ -34,6 +48,9 @@ class SysbenchCpu(Sysbench):
         p = variant.param_dict
         return f"sysbench cpu --cpu-max-prime={int(p['prime'])} --threads={threads_arg(p['threads'])} --time={int(p['seconds'])} run"
 
+    def expected(self, params: dict) -> dict:
+        return sysbench_cpu_expected(params["prime"], params["threads"], params["seconds"])
+
 
 def sysbench_memory_command(p: dict) -> str:
     """sysbench memory, sequential access, from a variant's parameters (block, total, oper, threads, seconds)."""
@@ -42,6 +59,13 @@ def sysbench_memory_command(p: dict) -> str:
         f"--memory-oper={p['oper']} --memory-access-mode=seq --threads={threads_arg(p['threads'])} "
         f"--time={int(p['seconds'])} run"
     )
+
+
+def sysbench_memory_expected(p: dict) -> dict:
+    """What sysbench memory echoes when run with :func:`sysbench_memory_command` (the access mode is not echoed)."""
+    return {"test": "memory", "block_size_kib": size_to_kb(p["block"].lower()), "total_size_kib": size_to_kb(p["total"].lower()),
+            "operation": p["oper"], "seconds": int(p["seconds"]),
+            **({} if p["threads"] == "all" else {"threads": int(p["threads"])})}
 
 
 class SysbenchMemory(Sysbench):
@@ -59,6 +83,9 @@ class SysbenchMemory(Sysbench):
 
     def command(self, variant: Variant) -> str:
         return sysbench_memory_command(variant.param_dict)
+
+    def expected(self, params: dict) -> dict:
+        return sysbench_memory_expected(params)
 
 
 class Mbw(Benchmark):

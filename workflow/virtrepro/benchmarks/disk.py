@@ -105,6 +105,10 @@ class SysbenchFileio(Sysbench):
             f"sysbench fileio {files} cleanup > /dev/null; exit $status"
         )
 
+    def expected(self, params: dict) -> dict:
+        return {"test": "fileio", "threads": 1, "file_num": 4, "file_total_size_kib": size_to_kb(params["size"].lower()),
+                "file_test_mode": params["mode"], "seconds": int(params["seconds"])}
+
 
 class Ioping(Benchmark):
     """ioping: disk I/O latency on the platform's file system (thesis chapter 4 disk)."""

@@ -26,7 +26,7 @@ from pathlib import Path
 from ..platforms.guest import host_memory_mb, overcommit_policy
 from ..parsers import ParseError, parse_fio, parse_iperf3, parse_sysbench
 from .base import SCRATCH, Benchmark, Variant, peer, size_to_kb
-from .cpu_memory import Sysbench, sysbench_memory_command
+from .cpu_memory import Sysbench, sysbench_cpu_expected, sysbench_memory_command, sysbench_memory_expected
 from .disk import _DIRECT_LINE, _direct_probe
 
 VM_PLATFORMS = ("qemu-kvm", "qemu-tcg")
@@ -34,11 +34,6 @@ VM_PLATFORMS = ("qemu-kvm", "qemu-tcg")
 
 def host_cpu_count() -> int:
     return len(os.sched_getaffinity(0))
-
-
-def _check_threads(records: list[dict], source: str, threads: int) -> None:
-    if records and records[0].get("threads") != threads:
-        raise ParseError(source, f"sysbench ran {records[0].get('threads')} threads, {threads} were asked for")
 
 
 class CpuScaling(Sysbench):
@@ -71,11 +66,8 @@ class CpuScaling(Sysbench):
         p = variant.param_dict
         return f"sysbench cpu --cpu-max-prime={int(p['prime'])} --threads={int(p['vcpus'])} --time={int(p['seconds'])} run"
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
-        records = parse_sysbench(text, source)
-        if params:
-            _check_threads(records, source, int(params["vcpus"]))
-        return records
+    def expected(self, params: dict) -> dict:
+        return sysbench_cpu_expected(params["prime"], params["vcpus"], params["seconds"])
 
 
 class MemoryScaling(Sysbench):
@@ -135,13 +127,8 @@ class MemoryScaling(Sysbench):
     def command(self, variant: Variant) -> str:
         return sysbench_memory_command(variant.param_dict)
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
-        records = parse_sysbench(text, source)
-        if params:
-            _check_threads(records, source, int(params["threads"]))
-            if records[0].get("operation") != params["oper"]:
-                raise ParseError(source, f"sysbench memory ran {records[0].get('operation')}, not {params['oper']}")
-        return records
+    def expected(self, params: dict) -> dict:
+        return sysbench_memory_expected(params)
 
 
 # what the neighbour (instance 1) and the network variants' server (instance 2) leave behind, by name,
@@ -150,6 +137,7 @@ MARK = "virtrepro-isolation"
 NEIGHBOUR_DIR = f"/var/tmp/{MARK}-neighbour"
 PID_DIR = "/run"
 PORTS = {"victim": 5211, "neighbour": 5212}  # iperf3 servers in instance 2, one per flow
+MEMORY_VICTIM_TOTAL = "10000G"  # more than the memory victim can move in its seconds: it runs for its time
 SETTLE_S = 1  # the victim waits this long after the neighbour started (also when it idles)
 STRESS_TIMEOUT_S = 900  # a stressor whose stop was lost ends by itself after this
 
@@ -263,8 +251,8 @@ class Isolation(Benchmark):
         if p["resource"] == "cpu":
             return settle + f"sysbench cpu --cpu-max-prime={int(p['prime'])} --threads=$(nproc) --time={seconds} run"
         if p["resource"] == "memory":
-            return settle + (f"sysbench memory --memory-block-size={p['block']} --memory-total-size=10000G "
-                             f"--memory-oper=write --memory-access-mode=seq --threads=$(nproc) --time={seconds} run")
+            return settle + sysbench_memory_command({"block": p["block"], "total": MEMORY_VICTIM_TOTAL, "oper": "write",
+                                                     "threads": "all", "seconds": seconds})
         if p["resource"] == "disk":
             return settle + (f"{_direct_probe(SCRATCH, True)}; fio --name=victim --directory={SCRATCH} --rw=write "
                              f"--bs={p['bs']} --size={p['size']} --runtime={seconds} --time_based --ioengine=psync "
@@ -276,10 +264,7 @@ class Isolation(Benchmark):
         if resource is None:
             resource = "disk" if '"fio version"' in text else "network" if '"start"' in text else "sysbench"
         if resource in ("cpu", "memory", "sysbench"):
-            records = parse_sysbench(text, source)
-            if resource in ("cpu", "memory") and records[0]["test"] != resource:
-                raise ParseError(source, f"the victim ran sysbench {records[0]['test']}, not {resource}")
-            return records
+            return parse_sysbench(text, source, self._victim_expected(params) if resource != "sysbench" else None)
         if resource == "disk":
             if params and _DIRECT_LINE.search(text) is None:
                 raise ParseError(source, "fio log lacks the 'virtrepro: direct=' line: O_DIRECT use unknown")
@@ -288,6 +273,14 @@ class Isolation(Benchmark):
                 raise ParseError(source, "the victim's fio job wrote nothing")
             return records
         return parse_iperf3(text, source)
+
+    @staticmethod
+    def _victim_expected(p: dict) -> dict:
+        """What the sysbench victim of :meth:`command` echoes (its thread count is the instance's CPU count)."""
+        if p["resource"] == "cpu":
+            return sysbench_cpu_expected(p["prime"], "all", p["seconds"])
+        return sysbench_memory_expected({"block": p["block"], "total": MEMORY_VICTIM_TOTAL, "oper": "write",
+                                         "threads": "all", "seconds": p["seconds"]})
 
     # --- the neighbour and the remote end --------------------------------------------------
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, require_one_run
 
 _ERRORS = [
     re.compile(r"^fio: unrecognized option.*$", re.M),
@@ -271,6 +271,7 @@ def parse_fio(text: str, source: str = "<fio log>", stderr: str | None = None) -
     gives ``group_bw`` KiB/s per ``Run status group`` and direction.
     """
     _check_errors(text, stderr, source)
+    require_one_run(text, source, r'^\s*"fio version"\s*:', "fio")
     lines = text.splitlines(keepends=True)
     offset = 0
     for line in lines:

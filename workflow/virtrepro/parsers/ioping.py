@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, require_one_run
 
 _ERRORS = [
     re.compile(r"^ioping: .*$", re.M),
@@ -176,6 +176,7 @@ def parse_ioping(
     stripped = text.strip()
     if not stripped:
         raise TruncatedLogError(source, "ioping output is empty")
+    require_one_run(text, source, r"^--- .* \(.*\) ioping statistics ---$", "ioping")
     if stripped.startswith("["):
         return _parse_json(stripped, source, expected_requests)
     lines = [line for line in text.splitlines() if line.strip()]

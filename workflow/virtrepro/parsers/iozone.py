@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, require_one_run
 
 # Column names in the order iozone prints them, as (metric, header word).
 _COLUMNS = [
@@ -64,6 +64,7 @@ def parse_iozone(text: str, source: str = "<iozone log>") -> list[dict]:
     """Return one record per (file size, record size, test) of a complete iozone run."""
     if "Iozone: Performance Test of File I/O" not in text:
         raise ParseError(source, "not an iozone log (no 'Iozone: Performance Test of File I/O' banner)")
+    require_one_run(text, source, r"Iozone: Performance Test of File I/O", "iozone")
     for pattern in _ERRORS:
         match = pattern.search(text)
         if match:
