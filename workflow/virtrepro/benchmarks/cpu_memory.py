@@ -11,6 +11,7 @@ class Sysbench(Benchmark):
 
     tool = "sysbench"
     packages = ("sysbench",)
+    programs = ("sysbench",)
     check_command = "sysbench --version"
     version_command = "sysbench --version"
 
@@ -67,6 +68,7 @@ class Mbw(Benchmark):
     name = "mbw"
     tool = "mbw"
     packages = ("mbw",)
+    programs = ("mbw",)
     check_command = "command -v mbw"
     version_command = "dpkg-query -W -f='mbw ${Version}' mbw 2>/dev/null || echo mbw"
 
@@ -98,6 +100,7 @@ class StressNg(Benchmark):
     name = "stress_ng"
     tool = "stress-ng"
     packages = ("stress-ng",)
+    programs = ("stress-ng",)
     check_command = "command -v stress-ng"
     version_command = "stress-ng --version"
     uses_scratch = True  # --temp-path: stressors that write files write them there

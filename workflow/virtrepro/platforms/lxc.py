@@ -17,6 +17,15 @@ from ..guests.network import PREFIX, address, device_name, ensure_bridge, remove
 from ..testbed import default_state_dir
 from .guest import GuestPlatform
 
+# what this module runs or reads on the host: path or program -> Debian package (see virtrepro.packages)
+HOST_PATHS = {
+    "lxc-start": "lxc", "lxc-stop": "lxc",
+    # the container configuration includes it; lxc only recommends lxc-templates, which ships it
+    "/usr/share/lxc/config/debian.common.conf": "lxc-templates",
+    "/usr/share/lxc/config/common.conf": "liblxc-common",
+    "cp": "coreutils", "rm": "coreutils",
+}
+
 
 def lxc_path() -> Path:
     return default_state_dir() / "lxc"
