@@ -49,6 +49,7 @@ class NativeNetns(GuestPlatform):
     name = "native"
     family = "native"
     boot_timeout = 30.0
+    tool = "sshd"
 
     def launch(self, state: GuestState, name: str, seed: Path):
         import subprocess

@@ -51,6 +51,7 @@ class Podman(GuestPlatform):
     name = "podman"
     family = "container"
     boot_timeout = 60.0
+    tool = "podman"
 
     def launch(self, state: GuestState, name: str, seed: Path):
         image = require_image()

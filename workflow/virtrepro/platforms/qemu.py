@@ -93,6 +93,7 @@ def probe_kvm(image: Path, work: Path, timeout: float = 20) -> dict:
 class Qemu(GuestPlatform):
     family = "full-vm"
     accel = ""
+    tool = "qemu-system-x86_64"
 
     def __init__(self, host, spec=None):
         super().__init__(host, {**DEFAULT_SPEC, **(spec or {})})
