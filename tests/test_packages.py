@@ -62,8 +62,11 @@ def test_a_built_guest_image_holds_every_path_from_its_own_packages():
     rootfs = image_dir() / "rootfs"
     if not (rootfs / "var" / "lib" / "dpkg" / "status").exists():
         pytest.skip(f"no guest image built at {image_dir()} (the guest_image rule or the integration tests build it)")
-    problems = packages.check_guest(PACKAGES, rootfs)
+    db = packages.PackageDb(str(rootfs / "var" / "lib" / "dpkg"))
+    problems = packages.check_guest(PACKAGES, rootfs, db)
     assert not problems, "\n".join(map(str, problems))
+    without = packages.check_guest([name for name in PACKAGES if name not in ("fio", "openssh-server")], rootfs, db)
+    assert {p.owner for p in without} == {"fio", "openssh-server"}
 
 
 def test_every_benchmark_that_runs_a_command_declares_its_programs():
