@@ -93,6 +93,32 @@ def test_guest_that_does_not_come_up_fails_clearly_and_keeps_its_console(host, t
     assert leftovers(platform.guest_name(7)) == []
 
 
+
+def test_a_container_that_fails_to_start_says_what_lxc_start_said(host):
+    """What a missing lxc-templates did: the container configuration includes a file that is not
+    there. The error carries lxc-start's own line, and nothing is left behind."""
+    from virtrepro.platforms.lxc import Lxc, lxc_path
+
+    missing = "/usr/share/lxc/config/virtrepro-missing.common.conf"
+
+    class BrokenLxc(Lxc):
+        def launch(self, state, name, seed):
+            launched = super().launch(state, name, seed)
+            config = lxc_path() / name / "config"
+            text = config.read_text().replace("/usr/share/lxc/config/debian.common.conf", missing)
+            assert f"lxc.include = {missing}" in text
+            config.write_text(text)
+            return launched
+
+    platform = BrokenLxc(host, SPEC)
+    with pytest.raises(GuestError) as error:
+        with platform.instance(8):
+            pass
+    message = str(error.value)
+    assert f"guest {platform.guest_name(8)} died while booting" in message
+    assert f'Failed to open file "{missing}"' in message
+    assert leftovers(platform.guest_name(8)) == []
+
 def test_knobs_the_host_cannot_honour_are_refused(host):
     from virtrepro.platforms import PlatformError
 

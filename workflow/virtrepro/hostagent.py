@@ -53,17 +53,6 @@ from pathlib import Path
 RESULT_MARKER = "@@virtrepro-agent@@"
 MIN_PYTHON = (3, 9)
 
-# what each platform needs on the host: command -> Debian package
-COMMON_TOOLS = {"ip": "iproute2", "ssh-keygen": "openssh-client", "ssh": "openssh-client", "unshare": "util-linux"}
-PLATFORM_TOOLS = {
-    "native": {"sshd": "openssh-server"},
-    "lxc": {"lxc-start": "lxc", "lxc-stop": "lxc"},
-    "podman": {"podman": "podman", "runc": "runc"},
-    "qemu": {"qemu-system-x86_64": "qemu-system-x86", "qemu-img": "qemu-utils", "mkfs.ext4": "e2fsprogs"},
-}
-PLATFORM_TOOLS["qemu-kvm"] = PLATFORM_TOOLS["qemu-tcg"] = PLATFORM_TOOLS["qemu"]
-IMAGE_TOOLS = {"mmdebstrap": "mmdebstrap", "mkfs.ext4": "e2fsprogs", "e2fsck": "e2fsprogs", "qemu-img": "qemu-utils",
-               "systemctl": "systemd", "tar": "tar"}
 GUEST_PLATFORMS = ("lxc", "podman", "qemu", "qemu-kvm", "qemu-tcg")
 
 
@@ -106,8 +95,7 @@ def _platform(args: dict):
     cls = NativeNetns if name == "native" else get_platform(name)
     if not issubclass(cls, GuestPlatform):
         raise AgentError(f"platform {name} has no guests")
-    missing = [f"{command} ({package})" for command, package in {**COMMON_TOOLS, **PLATFORM_TOOLS.get(name, {})}.items()
-               if not shutil.which(command)]
+    missing = [f"{path} ({package})" for path, package in sorted(missing_tools([name], False).items())]
     if missing:
         raise AgentError(f"platform {name} needs on this host: {', '.join(missing)}; "
                          "the workflow's guest_image rule installs them (python -m virtrepro.remote prepare)")
@@ -248,12 +236,18 @@ def _apt_install(packages: list[str]) -> None:
 
 
 def missing_tools(platforms: list[str], image: bool) -> dict[str, str]:
-    wanted = dict(COMMON_TOOLS)
-    for name in platforms:
-        wanted.update(PLATFORM_TOOLS.get(name, {}))
+    """What the platforms (and the image build) need on this host and it lacks: path or program -> package.
+    The needs are the ``HOST_PATHS`` declared beside the code that uses them (see virtrepro.packages)."""
+    from . import guests, packages
+    from .guests import image as guest_image, network
+    from .platforms import get_platform
+
+    wanted = {**guests.HOST_PATHS, **network.HOST_PATHS}
+    for name in platforms:  # "qemu": either accelerator (one module)
+        wanted.update(sys.modules[get_platform("qemu-tcg" if name == "qemu" else name).__module__].HOST_PATHS)
     if image:
-        wanted.update(IMAGE_TOOLS)
-    return {command: package for command, package in wanted.items() if not shutil.which(command)}
+        wanted.update(guest_image.HOST_PATHS)
+    return packages.missing(wanted)
 
 
 def cmd_prepare(args: dict) -> int:

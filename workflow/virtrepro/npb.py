@@ -45,6 +45,8 @@ from .testbed import default_state_dir
 # package (var/spack/repos/builtin/packages/npb/package.py). For any other
 # version (3.4.2, 3.4.3, ...) no published checksum was found: configure
 # `npb.sha256` with the checksum you trust, or supply `npb.tarball`.
+# what the build runs on the host: program -> Debian package (see virtrepro.packages)
+HOST_PATHS = {"gfortran": "gfortran", "mpif90": "libopenmpi-dev", "mpirun": "openmpi-bin", "make": "make"}
 PINNED_SHA256 = {
     "3.3.1": "4a8ea679b1df69f583c544c47198b3c26a50ec2bb6f8f69aef66c04c9a747d2d",
     "3.4.1": "f3a43467da6e84a829ea869156d3ea86c17932136bb413a4b6dab23018a28881",

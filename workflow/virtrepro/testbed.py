@@ -113,6 +113,9 @@ def _free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
+# what the local testbed runs: path or program -> Debian package (see virtrepro.packages)
+HOST_PATHS = {"/usr/sbin/sshd": "openssh-server", "ssh-keygen": "openssh-client"}
+
 
 def _sshd_path() -> str:
     for candidate in ("/usr/sbin/sshd", "/usr/local/sbin/sshd"):

@@ -33,4 +33,8 @@ BENCHMARKS: dict[str, Benchmark] = {
     )
 }
 
+# what the benchmarks' commands use in an instance (native: the host; the others: the guest image),
+# for virtrepro.packages (no package named: dpkg says which)
+INSTANCE_PATHS: dict[str, str | None] = {path: None for b in BENCHMARKS.values() for path in b.programs}
+
 __all__ = ["BENCHMARKS", "HOSTS", "key_spells", "peer", "SCRATCH", "SCRATCH_DIR", "Benchmark", "Variant", "size_to_kb", "threads_arg"]

@@ -55,6 +55,7 @@ class NginxWrk(Benchmark):
     name = "nginx_wrk"
     tool = "wrk"
     packages = ("nginx", "wrk")
+    programs = ("nginx", "wrk", "ss")
     check_command = "command -v wrk && command -v nginx"
     version_command = "nginx -v 2>&1 | sed 's/.*: //'; wrk -v 2>&1 | head -n 1 | cut -d' ' -f1-2"
     PORT = 8080
@@ -112,6 +113,7 @@ class Pgbench(Benchmark):
     name = "pgbench"
     tool = "pgbench"
     packages = ("postgresql",)
+    programs = ("/usr/lib/postgresql/*/bin/pgbench", "/usr/lib/postgresql/*/bin/initdb", "/usr/lib/postgresql/*/bin/pg_ctl", "runuser")
     BIN = "$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)"
     check_command = f"test -x {BIN}/pgbench && test -x {BIN}/initdb && id postgres"
     version_command = f"{BIN}/pgbench --version"
@@ -177,6 +179,8 @@ class Rabbitmq(Benchmark):
     name = "rabbitmq"
     tool = "rabbitmq"
     packages = ("rabbitmq-server", "python3-pika")
+    programs = ("/usr/lib/rabbitmq/bin/rabbitmq-server", "/usr/lib/rabbitmq/bin/rabbitmqctl", "epmd", "setsid", "ss",
+                "/usr/bin/python3", "/usr/lib/python3/dist-packages/pika/__init__.py")
     check_command = "test -x /usr/lib/rabbitmq/bin/rabbitmq-server && /usr/bin/python3 -c 'import pika'"
     version_command = ("echo rabbitmq-server $(dpkg-query -W -f='${Version}' rabbitmq-server) "
                        "pika $(/usr/bin/python3 -c 'import pika; print(pika.__version__)')")
@@ -246,6 +250,7 @@ class Pyperformance(Benchmark):
     name = "pyperformance"
     tool = "pyperformance"
     packages = ("python3", "python3-psutil")
+    programs = ("/usr/bin/python3", "/usr/lib/python3/dist-packages/psutil/__init__.py")
     check_command = "/usr/bin/python3 -c 'import psutil'"
     version_command = "/usr/bin/python3 --version"
     uses_scratch = True
@@ -301,6 +306,7 @@ class OpensslSpeed(Benchmark):
     name = "openssl_speed"
     tool = "openssl"
     packages = ("openssl",)
+    programs = ("openssl",)
     check_command = "command -v openssl"
     version_command = "openssl version"
     PUBLIC_KEY = ("rsa", "dsa", "ecdsa", "ecdh", "eddsa", "ed25519", "ed448", "ffdh")

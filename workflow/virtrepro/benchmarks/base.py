@@ -61,6 +61,9 @@ class Benchmark:
     name: str
     tool: str
     packages: tuple[str, ...]
+    # programs and files its commands use in an instance (a name is looked up on PATH; globs allowed):
+    # they must come with the host's and the guest image's package lists (virtrepro.packages)
+    programs: tuple[str, ...] = ()
     check_command: str
     version_command: str
     parse: Callable[[str, str], list[dict]]

@@ -12,6 +12,7 @@ class Sysbench(Benchmark):
 
     tool = "sysbench"
     packages = ("sysbench",)
+    programs = ("sysbench",)
     check_command = "sysbench --version"
     version_command = "sysbench --version"
 
@@ -94,6 +95,7 @@ class Mbw(Benchmark):
     name = "mbw"
     tool = "mbw"
     packages = ("mbw",)
+    programs = ("mbw",)
     check_command = "command -v mbw"
     version_command = "dpkg-query -W -f='mbw ${Version}' mbw 2>/dev/null || echo mbw"
 
@@ -125,6 +127,7 @@ class StressNg(Benchmark):
     name = "stress_ng"
     tool = "stress-ng"
     packages = ("stress-ng",)
+    programs = ("stress-ng",)
     check_command = "command -v stress-ng"
     version_command = "stress-ng --version"
     uses_scratch = True  # --temp-path: stressors that write files write them there

@@ -16,6 +16,7 @@ class Iozone(Benchmark):
     name = "iozone"
     tool = "iozone"
     packages = ("iozone3",)
+    programs = ("iozone",)
     check_command = "command -v iozone"
     version_command = "iozone -v 2>&1 | sed -n 's/.*Version \\$Revision: \\([0-9.]*\\).*/iozone \\1/p'"
     uses_scratch = True
@@ -116,6 +117,7 @@ class Ioping(Benchmark):
     name = "ioping"
     tool = "ioping"
     packages = ("ioping",)
+    programs = ("ioping",)
     check_command = "command -v ioping"
     version_command = "ioping -v 2>&1 | head -n 1"
     uses_scratch = True
@@ -158,6 +160,7 @@ class Fio(Benchmark):
     name = "fio"
     tool = "fio"
     packages = ("fio",)
+    programs = ("fio",)
     check_command = "command -v fio"
     version_command = "fio --version"
     uses_scratch = True
@@ -224,6 +227,7 @@ class Bonnie(Benchmark):
     name = "bonnie"
     tool = "bonnie++"
     packages = ("bonnie++",)
+    programs = ("bonnie++",)
     check_command = "command -v bonnie++"
     version_command = "bonnie++ 2>&1 | sed -n 's/^Version: */bonnie++ /p' | head -n 1"
     uses_scratch = True
@@ -267,6 +271,7 @@ class Dd(Benchmark):
     name = "dd"
     tool = "dd"
     packages = ("coreutils",)
+    programs = ("dd",)
     check_command = "command -v dd"
     version_command = "dd --version | head -n 1"
     uses_scratch = True

@@ -83,6 +83,7 @@ class Hpcc(Benchmark):
     name = "hpcc"
     tool = "hpcc"
     packages = ("hpcc", "openmpi-bin")
+    programs = ("hpcc", "mpirun", "awk", "ssh")  # ssh: mpirun starts its daemons in the other instances
     check_command = "command -v hpcc && command -v mpirun"
     version_command = "dpkg-query -W -f='hpcc ${Version}' hpcc 2>/dev/null || echo hpcc"
     uses_scratch = True

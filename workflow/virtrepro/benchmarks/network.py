@@ -41,6 +41,7 @@ class Netperf(Benchmark):
     name = "netperf"
     tool = "netperf"
     packages = ("netperf",)
+    programs = ("netperf", "netserver", "ss", "setsid")
     check_command = "command -v netperf && command -v netserver"
     version_command = "netperf -V 2>&1 | sed -n 's/^Netperf version \\(.*\\)/netperf \\1/p'"
     PORT = 12865
@@ -87,6 +88,7 @@ class Iperf3(Benchmark):
     name = "iperf3"
     tool = "iperf3"
     packages = ("iperf3",)
+    programs = ("iperf3", "ss", "setsid")
     check_command = "command -v iperf3"
     version_command = "iperf3 --version 2>&1 | head -n 1 | cut -d' ' -f1-2"
     PORT = 5201

@@ -47,6 +47,7 @@ class _Npb(Benchmark):
     tool = "npb"
     flavour = ""
     packages = ("libgfortran5", "libgomp1")
+    programs = ("/usr/lib/x86_64-linux-gnu/libgfortran.so.5", "/usr/lib/x86_64-linux-gnu/libgomp.so.1")
     check_command = "ldconfig -p | grep -q libgfortran.so.5 && ldconfig -p | grep -q libgomp.so.1"
     version_command = "echo NPB 3.4"
     uses_scratch = True
@@ -133,6 +134,7 @@ class NpbMpi(_Npb):
     name = "npb_mpi"
     flavour = "mpi"
     packages = ("openmpi-bin", "libgfortran5")
+    programs = (*_Npb.programs, "mpirun", "ssh")
     check_command = "command -v mpirun"
     version_command = "mpirun --version 2>&1 | head -n 1"
 

@@ -190,6 +190,7 @@ class Isolation(Benchmark):
     name = "isolation"
     tool = "isolation (sysbench, stress-ng, fio, iperf3)"
     packages = ("sysbench", "stress-ng", "fio", "iperf3")
+    programs = ("sysbench", "stress-ng", "fio", "iperf3", "ss", "setsid")
     check_command = "command -v sysbench && command -v stress-ng && command -v fio && command -v iperf3"
     version_command = ("echo \"$(sysbench --version); $(stress-ng --version 2>&1 | head -n 1); $(fio --version); "
                        "$(iperf3 --version 2>&1 | head -n 1 | cut -d' ' -f1-2)\"")

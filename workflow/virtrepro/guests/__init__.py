@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -31,10 +32,27 @@ from pathlib import Path
 from .. import supervisor
 from ..testbed import Host, connect, default_state_dir
 
+# what this module runs on the host: path or program -> Debian package (see virtrepro.packages)
+HOST_PATHS = {"ssh-keygen": "openssh-client", "ssh": "openssh-client"}
+
 
 class GuestError(RuntimeError):
     """A guest could not be started or reached."""
 
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def last_lines(text: str, count: int = 6, width: int = 300, only: str | None = None) -> list[str]:
+    """The last ``count`` meaningful lines of a tool's output: escape sequences and blank lines dropped,
+    long lines cut to ``width``; with ``only`` (a regular expression) just the lines it matches, if any
+    does (a log's errors among its warnings)."""
+    lines = [_ANSI.sub("", line).replace("\r", "").rstrip() for line in text.splitlines()]
+    lines = [line if len(line) <= width else line[:width] + "..." for line in lines if line.strip()]
+    if only is not None:
+        lines = [line for line in lines if re.search(only, line)] or lines
+    return lines[-count:]
 
 def spec_hash(spec: dict) -> str:
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:8]

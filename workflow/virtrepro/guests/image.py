@@ -52,6 +52,22 @@ PACKAGES = [
     "nginx", "wrk", "postgresql", "rabbitmq-server", "python3-pika", "openssl",
     "python3", "python3-psutil",  # pyperformance's benchmarks under pyperf (uploaded per run)
 ]
+# what the build runs on the host: program -> Debian package (see virtrepro.packages)
+HOST_PATHS = {"mmdebstrap": "mmdebstrap", "mkfs.ext4": "e2fsprogs", "e2fsck": "e2fsprogs", "qemu-img": "qemu-utils",
+              "systemctl": "systemd", "tar": "tar", "du": "coreutils"}
+# what the image relies on inside itself (beside the benchmarks' programs): path or program ->
+# Debian package; checked against PACKAGES in a built image (tests/test_packages.py)
+GUEST_PATHS = {
+    # QEMU boots the image's kernel and initrd directly (build_images copies them out of /boot);
+    # the initrd is made by initramfs-tools, configured by build_rootfs's essential hook
+    "/boot/vmlinuz-*": "linux-image-cloud-amd64", "mkinitramfs": "initramfs-tools",
+    "/lib/systemd/systemd": "systemd", "/lib/systemd/systemd-networkd": "systemd",
+    "sshd": "openssh-server",
+    # guest-seed (GUEST_SEED_SH)
+    "mount": "mount", "umount": "mount", "install": "coreutils", "hostname": "hostname", "ssh-keygen": "openssh-client",
+    "sed": "sed",
+}
+
 # system services of the packages above that must not run in the background of every benchmark
 MASKED_SERVICES = ["nginx.service", "postgresql.service", "postgresql@15-main.service",
                    "rabbitmq-server.service", "epmd.service", "epmd.socket"]

@@ -22,6 +22,9 @@ import hashlib
 import subprocess
 from pathlib import Path
 
+# what this module runs on the host: path or program -> Debian package (see virtrepro.packages)
+HOST_PATHS = {"ip": "iproute2"}
+
 NETWORK = "10.251"
 PREFIX = 16  # the instances' address prefix: 10.251.0.0/16 is the private network of all testbeds
 # first host number per platform; instance i gets first + i

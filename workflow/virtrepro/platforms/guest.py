@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .. import supervisor
-from ..guests import GuestError, GuestState, guest_run, make_seed, spec_hash, wait_for_ssh, write_known_hosts
+from ..guests import GuestError, GuestState, guest_run, last_lines, make_seed, spec_hash, wait_for_ssh, write_known_hosts
 from ..testbed import Host
 from .base import Platform, PlatformError
 
@@ -104,6 +104,30 @@ class GuestPlatform(Platform):
     def console_log(self, state: GuestState) -> Path | None:
         return None
 
+    tool = ""  # the program the guest runs under (its output is in the supervisor's log)
+
+    def tool_logs(self, state: GuestState) -> list[tuple[str, Path, str | None]]:
+        """Where the platform tool's own output goes, for a failed boot's message: (what, file, regular
+        expression of its meaningful lines or None). Its standard output and error are the
+        supervisor's log; subclasses add their tool's own log file."""
+        logs = [(f"{self.tool or self.name}'s output", state.dir / "supervisor.log", None)]
+        console = self.console_log(state)
+        if console is not None:
+            logs.append(("the guest's console", console, None))
+        return logs
+
+    def failure_report(self, state: GuestState) -> str:
+        """The last meaningful lines of each of :meth:`tool_logs` that has any, one block each."""
+        blocks = []
+        for what, path, only in self.tool_logs(state):
+            try:
+                lines = last_lines(path.read_text(errors="replace"), only=only)
+            except OSError:
+                continue
+            if lines:
+                blocks.append(f"\n  last lines of {what} ({path.name}):" + "".join(f"\n    {line}" for line in lines))
+        return "".join(blocks) or "\n  (the platform's tool printed nothing)"
+
     def _provision(self, state: GuestState) -> tuple[list[str], dict, Host]:
         """Everything before the guest runs: seed, disk or container, configuration."""
         state.stop()
@@ -131,9 +155,11 @@ class GuestPlatform(Platform):
             waited = wait_for_ssh(endpoint, self.boot_timeout, alive=lambda: process.poll() is None and self.alive(state),
                                   client=self.ssh_client)
         except GuestError as error:
+            # read before the guest is stopped: what the tool said, not how it was stopped
+            report = self.failure_report(state)
             kept = self._keep_console(state)
             state.stop()
-            raise GuestError(f"{error}{f'; console log kept in {kept}' if kept else ''}") from None
+            raise GuestError(f"{error}{f'; console log kept in {kept}' if kept else ''}{report}") from None
         self.applied["boot_to_ssh_s"] = round(time.monotonic() - started, 2)
         self.applied["ssh_wait_s"] = round(waited, 2)
         state.save_endpoint(endpoint)

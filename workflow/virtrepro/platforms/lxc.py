@@ -17,6 +17,15 @@ from ..guests.network import PREFIX, address, device_name, ensure_bridge, remove
 from ..testbed import default_state_dir
 from .guest import GuestPlatform
 
+# what this module runs or reads on the host: path or program -> Debian package (see virtrepro.packages)
+HOST_PATHS = {
+    "lxc-start": "lxc", "lxc-stop": "lxc",
+    # the container configuration includes it; lxc only recommends lxc-templates, which ships it
+    "/usr/share/lxc/config/debian.common.conf": "lxc-templates",
+    "/usr/share/lxc/config/common.conf": "liblxc-common",
+    "cp": "coreutils", "rm": "coreutils",
+}
+
 
 def lxc_path() -> Path:
     return default_state_dir() / "lxc"
@@ -26,9 +35,14 @@ class Lxc(GuestPlatform):
     name = "lxc"
     family = "container"
     boot_timeout = 90.0
+    tool = "lxc-start"
 
+    # LXC's log and the console are kept in the guest's state directory: the cleanup removes the container's
     def console_log(self, state: GuestState) -> Path:
-        return lxc_path() / state.name / "console.log"
+        return state.dir / "console.log"
+
+    def tool_logs(self, state: GuestState):
+        return [*super().tool_logs(state), ("LXC's log", state.dir / "lxc.log", r"\b(ERROR|CRIT|ALERT|FATAL)\b")]
 
     def launch(self, state: GuestState, name: str, seed: Path):
         image = require_image()
@@ -59,10 +73,10 @@ class Lxc(GuestPlatform):
                     f"lxc.net.0.veth.pair = {device_name('vr-', self.testbed, name)}",
                     f"lxc.net.0.ipv4.address = {ip}/{PREFIX}",
                     f"lxc.mount.entry = {seed} seed none bind,ro,create=dir 0 0",
-                    f"lxc.log.file = {container / 'lxc.log'}",
+                    f"lxc.log.file = {state.dir / 'lxc.log'}",
                     "lxc.log.level = WARN",
                     *cgroup,
-                    f"lxc.console.logfile = {container / 'console.log'}",
+                    f"lxc.console.logfile = {self.console_log(state)}",
                     "",
                 ]
             )

@@ -18,6 +18,9 @@ from ..testbed import Host
 from .base import Platform
 from .guest import GuestPlatform
 
+# what this module runs on the host: path or program -> Debian package (see virtrepro.packages)
+HOST_PATHS = {"ip": "iproute2", "unshare": "util-linux", "/usr/sbin/sshd": "openssh-server"}
+
 
 class Native(Platform):
     name = "native"
@@ -46,6 +49,7 @@ class NativeNetns(GuestPlatform):
     name = "native"
     family = "native"
     boot_timeout = 30.0
+    tool = "sshd"
 
     def launch(self, state: GuestState, name: str, seed: Path):
         import subprocess

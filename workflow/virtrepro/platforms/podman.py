@@ -18,6 +18,10 @@ from ..testbed import default_state_dir
 from .base import PlatformError
 from .guest import GuestPlatform
 
+# what this module runs on the host: path or program -> Debian package (see virtrepro.packages);
+# podman depends on "crun | runc" and would get crun, the flags below ask for runc
+HOST_PATHS = {"podman": "podman", "runc": "runc", "conmon": "conmon"}
+
 RUN_FLAGS = ["--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096"]
 GUEST_COMMAND = ["/bin/sh", "-c", "/usr/local/sbin/guest-seed && mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e"]
 
@@ -47,6 +51,7 @@ class Podman(GuestPlatform):
     name = "podman"
     family = "container"
     boot_timeout = 60.0
+    tool = "podman"
 
     def launch(self, state: GuestState, name: str, seed: Path):
         image = require_image()

@@ -23,6 +23,15 @@ from ..testbed import default_state_dir
 from .base import PlatformError
 from .guest import GuestPlatform, host_cpus, host_memory_mb, overcommit_policy
 
+# what this module runs or reads on the host: path or program -> Debian package (see virtrepro.packages);
+# the firmware and option ROMs are what QEMU loads for the machine below (SeaBIOS, the virtio NIC's
+# iPXE ROM, and the direct kernel boot's loader)
+HOST_PATHS = {
+    "qemu-system-x86_64": "qemu-system-x86", "qemu-img": "qemu-utils", "mkfs.ext4": "e2fsprogs", "cp": "coreutils",
+    "/usr/share/seabios/bios-256k.bin": "seabios", "/usr/lib/ipxe/qemu/efi-virtio.rom": "ipxe-qemu",
+    "/usr/share/qemu/kvmvapic.bin": "qemu-system-data", "/usr/share/qemu/linuxboot_dma.bin": "qemu-system-data",
+}
+
 DEFAULT_SPEC = {
     "vcpus": 2,
     "memory_mb": 2048,
@@ -84,6 +93,7 @@ def probe_kvm(image: Path, work: Path, timeout: float = 20) -> dict:
 class Qemu(GuestPlatform):
     family = "full-vm"
     accel = ""
+    tool = "qemu-system-x86_64"
 
     def __init__(self, host, spec=None):
         super().__init__(host, {**DEFAULT_SPEC, **(spec or {})})
