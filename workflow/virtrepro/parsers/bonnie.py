@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, finite_records
 
 _ERRORS = [
     re.compile(r"^.*invalid option.*$", re.M),
@@ -199,6 +199,7 @@ def _emit(records, kind, labels, cells, latency, source):
         _add_test(records, labels, metric, unit, cells[2 * i], cells[2 * i + 1], latency[i], source, True)
 
 
+@finite_records
 def parse_bonnie(
     text: str, source: str = "<bonnie++ log>", stderr: str | None = None, expected_runs: int | None = None
 ) -> list[dict]:

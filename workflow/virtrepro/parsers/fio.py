@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, finite_records
 
 _ERRORS = [
     re.compile(r"^fio: unrecognized option.*$", re.M),
@@ -260,6 +260,7 @@ def _parse_normal(text: str, source: str) -> list[dict]:
     return records
 
 
+@finite_records
 def parse_fio(text: str, source: str = "<fio log>", stderr: str | None = None) -> list[dict]:
     """Return the records of one complete, error-free fio run (normal, json, json+ or terse).
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, finite_records
 
 _TIMESTAMP = re.compile(
     r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
@@ -271,6 +271,7 @@ def _parse_json(text: str, source: str) -> list[dict]:
     return records
 
 
+@finite_records
 def parse_iperf3(text: str, source: str = "<iperf3 log>", stderr: str | None = None) -> list[dict]:
     """Return the summary records of one complete iperf3 test (client or server log, text or JSON).
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, finite_records
 
 _NUMBER = r"[0-9]+(?:\.[0-9]+)?"
 
@@ -223,6 +223,7 @@ def _omni(text: str, test_banner: str, source: str) -> list[dict]:
     return [{"metric": "throughput", "unit": "Mbit/s", "value": float(throughput) * _STREAM_UNITS[units], **labels}]
 
 
+@finite_records
 def parse_netperf(text: str, source: str = "<netperf log>", returncode: int | None = None) -> list[dict]:
     """Return the records of one complete netperf client run.
 

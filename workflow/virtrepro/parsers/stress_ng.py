@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, finite_records
 
 _LINE = re.compile(r"^stress-ng: (?P<level>[a-z]+):\s*\[(?P<pid>\d+)\] (?P<msg>.*?)\s*$")
 _ERRORS = [
@@ -81,6 +81,7 @@ def _check_duration(requested: float | None, actual: float, expected: float | No
             )
 
 
+@finite_records
 def parse_stress_ng(
     text: str, source: str = "<stress-ng log>", expected_seconds: float | None = None, stdout: str | None = None
 ) -> list[dict]:
@@ -208,6 +209,7 @@ _YAML_METRICS = {
 }
 
 
+@finite_records
 def parse_stress_ng_yaml(text: str, source: str = "<stress-ng yaml>", expected_seconds: float | None = None) -> list[dict]:
     """Records from the ``--yaml FILE`` written by stress-ng (same metric names as the log).
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, finite_records, unreadable
 
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 
@@ -37,6 +37,16 @@ def _value(text: str, label: str, source: str) -> float:
     return float(match.group(1))
 
 
+def _optional(text: str, pattern: str, start: str, source: str) -> re.Match | None:
+    """An optional line: absent is fine, present but unreadable (a value cut or replaced) is not."""
+    match = re.search(pattern, text, re.M)
+    if match is None:
+        line = re.search(start + ".*$", text, re.M)
+        if line:
+            raise unreadable(line.group(0), source, "sysbench line")
+    return match
+
+
 def _test_kind(text: str) -> str:
     if "CPU speed:" in text or "Prime numbers limit:" in text:
         return "cpu"
@@ -49,6 +59,7 @@ def _test_kind(text: str) -> str:
     return "unknown"
 
 
+@finite_records
 def parse_sysbench(text: str, source: str = "<sysbench log>") -> list[dict]:
     """Return the records of one complete sysbench run.
 
@@ -74,10 +85,10 @@ def parse_sysbench(text: str, source: str = "<sysbench log>") -> list[dict]:
     if threads is None:
         raise ParseError(source, "sysbench log has no 'Number of threads:' line")
     labels["threads"] = int(threads.group(1))
-    prime = re.search(r"^Prime numbers limit: (\d+)$", text, re.M)
+    prime = _optional(text, r"^Prime numbers limit: (\d+)$", r"^Prime numbers limit:", source)
     if prime:
         labels["cpu_max_prime"] = int(prime.group(1))
-    block = re.search(r"^\s*block size: (\d+)KiB$", text, re.M)
+    block = _optional(text, r"^\s*block size: (\d+)KiB$", r"^\s*block size:", source)
     if block:
         labels["block_size_kib"] = int(block.group(1))
     operation = re.search(r"^\s*operation: (\w+)$", text, re.M)
@@ -107,7 +118,7 @@ def parse_sysbench(text: str, source: str = "<sysbench log>") -> list[dict]:
     add("total_events", "events", _value(text, "total number of events", source))
     add("latency_avg", "ms", _value(text, "avg", source))
     add("latency_max", "ms", _value(text, "max", source))
-    percentile = re.search(r"^\s*(\d+)th percentile:\s+" + _NUMBER + r"$", text, re.M)
+    percentile = _optional(text, r"^\s*(\d+)th percentile:\s+" + _NUMBER + r"$", r"^.*percentile:", source)
     if percentile:
         add(f"latency_p{percentile.group(1)}", "ms", float(percentile.group(2)))
     return records
