@@ -158,7 +158,8 @@ def _cases() -> list[Case]:
     for name, count in runs.items():
         stderr = name.replace(".stdout", ".stderr") if name.endswith(".stdout") else None
         cases.append(Case("bonnie++", {"text": name, "stderr": stderr},
-                          lambda t, s, c=count: parse_bonnie(t["text"], s, stderr=t["stderr"], expected_runs=c), errors=errors))
+                          lambda t, s, c=count, table=name.startswith("bon_csv2txt"): parse_bonnie(
+                              t["text"], s, stderr=t["stderr"], expected_runs=c, csv2txt=table), errors=errors))
 
     # --- dd: bs x count known to the caller
     errors = _lines("dd", ("bad-no-space-left-tmpfs-2m.log", "dd: error writing"), ("bad-missing-input.log", "dd: failed to open"))
