@@ -50,12 +50,11 @@ _MPIRUN_ERRORS = [
 # summary key -> (metric, unit)
 # errors HPCC or Open MPI may write into hpccoutf.txt itself (the mpirun log's other patterns,
 # such as a line after a row of dashes, are ordinary in hpccoutf.txt)
-_OUTF_ERRORS = _MPIRUN_ERRORS[:1] + [
+_OUTF_ERRORS = [
+    _MPIRUN_ERRORS[0],  # HPL ERROR / HPL WARNING
     re.compile(r"^MPI_ABORT was invoked .*$", re.M),
     re.compile(r"^mpirun noticed that .*$", re.M),
-    re.compile(r"^.*(?:Segmentation fault|Program received signal).*$", re.M),
-    re.compile(r"^HPL ERROR .*$", re.M),
-    re.compile(r"^.*\bERROR\b.*$", re.M),
+    re.compile(r"^[^\n]*(?:Segmentation fault|Program received signal)[^\n]*$", re.M),
 ]
 
 _SUMMARY = {

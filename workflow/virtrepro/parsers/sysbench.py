@@ -118,7 +118,7 @@ def parse_sysbench(text: str, source: str = "<sysbench log>") -> list[dict]:
     add("total_events", "events", _value(text, "total number of events", source))
     add("latency_avg", "ms", _value(text, "avg", source))
     add("latency_max", "ms", _value(text, "max", source))
-    percentile = _optional(text, r"^\s*(\d+)th percentile:\s+" + _NUMBER + r"$", r"^.*percentile:", source)
+    percentile = _optional(text, r"^\s*(\d+)th percentile:\s+" + _NUMBER + r"$", r"^\s*\S+ percentile:", source)
     if percentile:
         add(f"latency_p{percentile.group(1)}", "ms", float(percentile.group(2)))
     return records
