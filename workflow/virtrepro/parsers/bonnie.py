@@ -8,7 +8,8 @@ works too, and ``stderr`` may be given separately so its errors are seen.
   exact KiB/s there. ``-q`` prints a 48-name header first although data rows have
   50 fields (two unnamed fields, seeks and seek processes, follow io_chunk_size);
   the header is ignored and fields are read by position (bon_csv2txt layout).
-* Otherwise the text table is read (e.g. the output of ``bon_csv2txt``). Its
+* Otherwise, for ``bon_csv2txt`` output (``csv2txt=True``), the text table is read; in
+  bonnie++'s own stdout a table without the CSV line after it is a cut log. Its
   throughput cells carry a unit suffix ``k``/``m``/``g`` (KiB/s, MiB/s, GiB/s) and
   are normalised to KiB/s; they are rounded (``1.3g``), so prefer the CSV line.
   A value wider than its cell pushes every later cell of the row to the right,

@@ -28,10 +28,14 @@ Failures are recognised from the text, never from the exit status:
   ``"error": "interrupt - ..."``), and the server side of that run
   (``iperf3: the client has terminated``): TruncatedLogError, although both
   print a complete-looking summary;
+* a negative lost-datagram count or loss (iperf3 prints them when datagrams arrive twice):
+  ParseError, the loss is not measurable then;
 * a text client log without ``iperf Done.``, a server log without summary rows,
   a summary row with a zero transfer: TruncatedLogError.
 
-A server log must hold exactly one test (run the server with ``-1``).
+A server log must hold exactly one test (run the server with ``-1``). Every line of the
+text summary block must be readable, every connected stream must have its row, and several
+streams need their ``[SUM]`` row: a row skipped would make one stream's rate the total.
 """
 
 from __future__ import annotations
