@@ -236,6 +236,9 @@ def parse_openssl_speed(text: str, source: str = "<openssl speed log>") -> list[
     error = re.search(r"^(speed: .*|[0-9A-F]+:error:.*)$", text, re.M)
     if error:
         raise ToolReportedError(source, f"openssl speed reported: {error.group(0).strip()}")
+    if not text.endswith("\n"):
+        # openssl ends every line with a newline: without it the last result may have lost digits
+        raise TruncatedLogError(source, f"openssl speed log ends inside a line: {(text.splitlines() or [''])[-1].strip()!r}")
     version = re.search(r"^version: (\S+)", text, re.M)
     if version is None:
         raise TruncatedLogError(source, "openssl speed log has no 'version:' line (the run did not finish)")
