@@ -138,7 +138,24 @@ def test_cut_before_completion_line_is_truncated():
         parse_stress_ng(text[: text.index("stress-ng: info:  [27717] successful")], "cut.log")
 
 
+def test_stream_miscellaneous_metrics_are_the_mean_of_the_instances_not_new_records():
+    """Real run (stress-ng --stream 1 -t 10 --metrics-brief): the 'memory rate' info line and the three
+    miscellaneous metrics say the same; they were reported twice, the second time with unit ''."""
+    name = "stream1-10s-metrics-brief-memory-rate.log"
+    records = parse_stress_ng(fixture_text(TOOL, name), name, expected_seconds=10)
+    stream = [r for r in records if r["stressor"] == "stream" and r["metric"] not in (
+        "bogo_ops", "real_time", "usr_time", "sys_time", "bogo_ops_per_second_real", "bogo_ops_per_second_usr_sys")]
+    assert sorted((r["metric"], r["unit"], r["value"]) for r in stream) == [
+        ("memory_read_rate", "MB/s", 5781.10), ("memory_write_rate", "MB/s", 3854.06), ("mflops", "Mflop/s", 505.16)]
+    assert all(r["unit"] for r in records)
+    # the mean line and the instance line must agree: a value damaged in either is refused
+    edited = fixture_text(TOOL, name).replace("5781.10 memory read rate", "5871.10 memory read rate")
+    with pytest.raises(ParseError, match="memory_read_rate"):
+        parse_stress_ng(edited, "edited.log")
+
+
 GOOD = [
+    "stream1-10s-metrics-brief-memory-rate.log",
     "cpu1-verify-perf-5s.log",
     "cpu2-matrixprod-10s-metrics-brief.log",
     "cpu2-matrixprod-5s-metrics-brief-split.stderr",

@@ -105,7 +105,9 @@ class Mbw(Benchmark):
 
     def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         runs = int(params["runs"]) if params else None
-        return parse_mbw(text, source, expected_runs=runs, expected_methods=("MEMCPY", "DUMB", "MCBLOCK"))
+        return parse_mbw(
+            text, source, expected_runs=runs, expected_methods=("MEMCPY", "DUMB", "MCBLOCK"), expected_averages=True if params else None
+        )
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [self._variant(runs=params["runs"], mib=params["array_mib"])]

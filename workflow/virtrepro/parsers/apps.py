@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, count, finite_records, number, unreadable
 
 # --- wrk -------------------------------------------------------------------------------
 
@@ -30,16 +30,17 @@ def _ms(text: str, source: str) -> float:
     match = re.fullmatch(r"([0-9.]+)(us|ms|s|m)", text)
     if match is None:
         raise ParseError(source, f"wrk latency {text!r} has no known unit")
-    return float(match.group(1)) * _TIME_UNITS[match.group(2)]
+    return number(match.group(1), source, "wrk latency") * _TIME_UNITS[match.group(2)]
 
 
 def _mib(text: str, source: str) -> float:
     match = re.fullmatch(r"([0-9.]+)(B|KB|MB|GB|TB)", text)
     if match is None:
         raise ParseError(source, f"wrk size {text!r} has no known unit")
-    return float(match.group(1)) * _BYTE_UNITS[match.group(2)]
+    return number(match.group(1), source, "wrk size") * _BYTE_UNITS[match.group(2)]
 
 
+@finite_records
 def parse_wrk(text: str, source: str = "<wrk log>") -> list[dict]:
     """Records of one wrk run: ``requests_per_s``, ``transfer`` MiB/s, ``latency_avg`` and
     ``latency_p50/75/90/99`` ms (with ``--latency``), ``requests``; labels ``threads``,
@@ -82,14 +83,21 @@ def parse_wrk(text: str, source: str = "<wrk log>") -> list[dict]:
     if latency:
         records.append(record("latency_avg", "ms", _ms(latency.group(1), source)))
         records.append(record("latency_max", "ms", _ms(latency.group(3), source)))
-    for percent, value in re.findall(r"^\s+(50|75|90|99)%\s+(\S+)\s*$", text, re.M):
-        records.append(record(f"latency_p{percent}", "ms", _ms(value, source)))
+    distribution = re.search(r"^\s+Latency Distribution\s*\n((?:.*\n?){4})", text, re.M)
+    if distribution:  # --latency: four lines, 50/75/90/99 %, each must be readable
+        rows = distribution.group(1).splitlines()
+        for percent, row in zip(("50", "75", "90", "99"), rows + [""] * 4):
+            match = re.fullmatch(rf"\s+{percent}%\s+(\S+)\s*", row)
+            if match is None:
+                raise unreadable(row, source, f"wrk latency distribution line {percent}%", TruncatedLogError)
+            records.append(record(f"latency_p{percent}", "ms", _ms(match.group(1), source)))
     return records
 
 
 # --- pgbench ---------------------------------------------------------------------------
 
 
+@finite_records
 def parse_pgbench(text: str, source: str = "<pgbench log>") -> list[dict]:
     """Records of one pgbench run: ``tps`` (without initial connection time), ``latency_avg``
     ms, ``transactions``; labels ``transaction_type``, ``scaling_factor``, ``clients``,
@@ -138,6 +146,7 @@ def parse_pgbench(text: str, source: str = "<pgbench log>") -> list[dict]:
 # --- RabbitMQ publisher/consumer load (benchmarks/tools/amqp_load.py) -------------------
 
 
+@finite_records
 def parse_amqp_load(text: str, source: str = "<amqp_load log>") -> list[dict]:
     """Records of one amqp_load run: ``messages_per_s`` (delivered), ``latency_mean`` and
     ``latency_p50/95/99`` ms (publish to delivery); labels ``messages``, ``size``,
@@ -162,10 +171,11 @@ def parse_amqp_load(text: str, source: str = "<amqp_load log>") -> list[dict]:
         raise ToolReportedError(
             source, f"amqp_load delivered {result.get('consumed')} of {result.get('messages')} messages"
                     f"{f' ({exception[0]})' if exception else ''}: an incomplete run is not a measurement")
-    labels = {key: result[key] for key in ("messages", "size", "producers", "consumers")}
-    records = [{"metric": "messages_per_s", "unit": "messages/s", "value": float(result["messages_per_s"]), **labels}]
+    labels = {key: count(result.get(key), source, f"amqp_load {key}") for key in ("messages", "size", "producers", "consumers")}
+    records = [{"metric": "messages_per_s", "unit": "messages/s",
+                "value": number(result.get("messages_per_s"), source, "amqp_load messages_per_s"), **labels}]
     for key in ("latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms"):
-        records.append({"metric": key[: -len("_ms")], "unit": "ms", "value": float(result[key]), **labels})
+        records.append({"metric": key[: -len("_ms")], "unit": "ms", "value": number(result.get(key), source, f"amqp_load {key}"), **labels})
     return records
 
 
@@ -175,6 +185,7 @@ PYPERF_BEGIN = "virtrepro: begin pyperf json"
 PYPERF_END = "virtrepro: end pyperf json"
 
 
+@finite_records
 def parse_pyperf(text: str, source: str = "<pyperf log>") -> list[dict]:
     """Records of one pyperformance benchmark run under pyperf: ``time`` s (mean of every
     value, warm-ups and calibration excluded) and ``time_stdev`` s; labels ``benchmark``,
@@ -200,7 +211,7 @@ def parse_pyperf(text: str, source: str = "<pyperf log>") -> list[dict]:
     metadata = {**data.get("metadata", {}), **bench.get("metadata", {})}
     if metadata.get("unit", "second") != "second":
         raise ParseError(source, f"pyperf unit is {metadata.get('unit')!r}, not second")
-    values = [v for run in bench.get("runs", []) for v in run.get("values", [])]
+    values = [number(v, source, "pyperf value") for run in bench.get("runs", []) for v in run.get("values", [])]
     if not values:
         raise TruncatedLogError(source, "pyperf JSON has no measured values (only calibration/warm-ups)")
     mean = sum(values) / len(values)
@@ -216,6 +227,7 @@ def parse_pyperf(text: str, source: str = "<pyperf log>") -> list[dict]:
 # --- openssl speed -----------------------------------------------------------------------
 
 
+@finite_records
 def parse_openssl_speed(text: str, source: str = "<openssl speed log>") -> list[dict]:
     """Records of one ``openssl speed`` run: per algorithm and block size ``throughput``
     (1000 bytes/s as printed, i.e. kB/s) for digests and ciphers, and ``sign_per_s`` /
@@ -224,6 +236,9 @@ def parse_openssl_speed(text: str, source: str = "<openssl speed log>") -> list[
     error = re.search(r"^(speed: .*|[0-9A-F]+:error:.*)$", text, re.M)
     if error:
         raise ToolReportedError(source, f"openssl speed reported: {error.group(0).strip()}")
+    if not text.endswith("\n"):
+        # openssl ends every line with a newline: without it the last result may have lost digits
+        raise TruncatedLogError(source, f"openssl speed log ends inside a line: {(text.splitlines() or [''])[-1].strip()!r}")
     version = re.search(r"^version: (\S+)", text, re.M)
     if version is None:
         raise TruncatedLogError(source, "openssl speed log has no 'version:' line (the run did not finish)")
@@ -233,17 +248,25 @@ def parse_openssl_speed(text: str, source: str = "<openssl speed log>") -> list[
         sizes = [int(size) for size in re.findall(r"(\d+) bytes", header.group(1))]
         for line in text[header.end():].splitlines():
             fields = line.split()
-            if len(fields) <= len(sizes) or not all(f.endswith("k") for f in fields[-len(sizes):]):
+            if not fields:
                 continue
+            # every line after the header is a result row: one value per block size, 'k' = 1000 bytes/s
+            if len(fields) <= len(sizes) or not all(f.endswith("k") for f in fields[-len(sizes):]):
+                raise unreadable(line, source, "openssl speed result row")
             name = " ".join(fields[: -len(sizes)])
             for size, value in zip(sizes, fields[-len(sizes):]):
-                records.append({"metric": "throughput", "unit": "kB/s", "value": float(value[:-1]),
+                records.append({"metric": "throughput", "unit": "kB/s",
+                                "value": number(value[:-1], source, f"openssl speed {name} {size} bytes"),
                                 "algorithm": name, "block_bytes": size, "openssl": version.group(1)})
+    signatures = re.findall(r"^(?:rsa|dsa|ecdsa)\s.*$", text, re.M)
+    for line in signatures:
+        if not re.fullmatch(r"(rsa|dsa|ecdsa)\s+(\d+) bits\s+[0-9.]+s\s+[0-9.]+s\s+([0-9.]+)\s+([0-9.]+)\s*", line):
+            raise unreadable(line, source, "openssl speed signature row")
     for kind, bits, sign_s, verify_s in re.findall(
             r"^(rsa|dsa|ecdsa)\s+(\d+) bits\s+[0-9.]+s\s+[0-9.]+s\s+([0-9.]+)\s+([0-9.]+)\s*$", text, re.M):
         labels = {"algorithm": f"{kind}{bits}", "bits": int(bits), "openssl": version.group(1)}
-        records.append({"metric": "sign_per_s", "unit": "operations/s", "value": float(sign_s), **labels})
-        records.append({"metric": "verify_per_s", "unit": "operations/s", "value": float(verify_s), **labels})
+        records.append({"metric": "sign_per_s", "unit": "operations/s", "value": number(sign_s, source, "sign/s"), **labels})
+        records.append({"metric": "verify_per_s", "unit": "operations/s", "value": number(verify_s, source, "verify/s"), **labels})
     if not records:
         raise TruncatedLogError(source, "openssl speed log has no result table")
     return records

@@ -8,7 +8,8 @@ works too, and ``stderr`` may be given separately so its errors are seen.
   exact KiB/s there. ``-q`` prints a 48-name header first although data rows have
   50 fields (two unnamed fields, seeks and seek processes, follow io_chunk_size);
   the header is ignored and fields are read by position (bon_csv2txt layout).
-* Otherwise the text table is read (e.g. the output of ``bon_csv2txt``). Its
+* Otherwise, for ``bon_csv2txt`` output (``csv2txt=True``), the text table is read; in
+  bonnie++'s own stdout a table without the CSV line after it is a cut log. Its
   throughput cells carry a unit suffix ``k``/``m``/``g`` (KiB/s, MiB/s, GiB/s) and
   are normalised to KiB/s; they are rounded (``1.3g``), so prefer the CSV line.
   A value wider than its cell pushes every later cell of the row to the right,
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, count, finite_records, unreadable
 
 _ERRORS = [
     re.compile(r"^.*invalid option.*$", re.M),
@@ -68,7 +69,7 @@ def _throughput(cell: str, source: str) -> float:
     """``2719k``/``277m``/``1.3g`` -> KiB/s; a bare number (CSV) is already KiB/s."""
     match = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)([kmg]?)", cell)
     if match is None:
-        raise ParseError(source, f"bonnie++ throughput {cell!r} is not a number with a k/m/g suffix")
+        raise unreadable(cell, source, "bonnie++ throughput (a number with a k/m/g suffix)")
     return float(match.group(1)) * _THROUGHPUT_SUFFIX.get(match.group(2), 1.0)
 
 
@@ -86,7 +87,17 @@ def _latency(cell: str, source: str) -> float:
 
 
 def _add_test(records, labels, metric, unit, value_cell, cpu_cell, latency_cell, source, table):
-    """One test: throughput/rate and %CPU unless skipped or too fast; latency whenever printed."""
+    """One test: throughput/rate and %CPU unless skipped or too fast; latency whenever printed.
+
+    A skipped test leaves value, %CPU and latency empty; a test that ran prints all three
+    (``+++++``/``+++`` when too fast). Anything else is a damaged cell.
+    """
+    skipped = value_cell == "" and cpu_cell == ""
+    if (value_cell == "") != (cpu_cell == "") or skipped != (latency_cell == ""):
+        raise ParseError(
+            source, f"bonnie++ {metric}: value {value_cell!r}, %CPU {cpu_cell!r}, latency {latency_cell!r} do not belong"
+            " together (a test that ran prints all three, a skipped one none)"
+        )
     too_fast = _too_fast(value_cell) or (table and value_cell == "0k" and cpu_cell == "+++")
     if not too_fast:
         value = _throughput(value_cell, source) if unit == "KiB/s" else _plain(value_cell, source)
@@ -107,11 +118,13 @@ def _parse_csv(rows: list[str], source: str) -> list[dict]:
             "run": run,
             "bonnie_version": fields[1],
             "machine": fields[2],
-            "concurrency": int(fields[3]),
+            "concurrency": count(fields[3], source, "bonnie++ CSV concurrency"),
             "file_size": fields[5],
-            "num_files_k": int(fields[21]) if fields[21] else None,
+            "num_files_k": count(fields[21], source, "bonnie++ CSV number of files") if fields[21] else None,
             "from": "csv",
         }
+        if fields[21] == "" and any(fields[26:38]):
+            raise ParseError(source, f"bonnie++ CSV row {run + 1} has file-creation results but no number of files")
         for i, (metric, unit) in enumerate(_IO):
             _add_test(records, labels, metric, unit, fields[9 + 2 * i], fields[10 + 2 * i], fields[38 + i], source, False)
         for i, (metric, unit) in enumerate(_FILES):
@@ -145,6 +158,11 @@ def _cells(line: str, ends: list[int], first: int, number: int, source: str) -> 
     return cells
 
 
+def _no_latency(number: int, source: str) -> TruncatedLogError:
+    # bonnie++ 2.00 (and bon_csv2txt) print a Latency row under every result row
+    return TruncatedLogError(source, f"line {number}: bonnie++ result row without the Latency row under it (cut?)")
+
+
 def _parse_table(lines: list[str], source: str) -> list[dict]:
     records: list[dict] = []
     section = None  # ("io"|"files", column ends, width of the name field)
@@ -155,6 +173,8 @@ def _parse_table(lines: list[str], source: str) -> list[dict]:
         if line.lstrip().startswith("Name:Size etc") or (words[:1] in (["files"], ["files:max:min"]) and "/sec" in words):
             ends = [m.end() for m in re.finditer(r"\S+", line)]
             kind = "io" if words[0].startswith("Name") else "files"
+            if len(ends) < 13 or words[-12:] != ["/sec", "%CP"] * 6:
+                raise unreadable(line, source, "bonnie++ table header", TruncatedLogError)
             # name/size (or files spec) field ends where the first 5-wide /sec cell starts
             section = (kind, ends[-12:], ends[-12] - 5)
             continue
@@ -170,13 +190,12 @@ def _parse_table(lines: list[str], source: str) -> list[dict]:
             continue
         if words[0] in ("Version",) or words[0].startswith("-") or "/sec" in words:
             if pending is not None:
-                _emit(records, *pending, [""] * 6, source)
-                pending = None
+                raise _no_latency(number, source)
             if words[0] == "Version" or words[0].startswith("--"):
                 section = None
             continue
         if pending is not None:
-            _emit(records, *pending, [""] * 6, source)
+            raise _no_latency(number, source)
         cells = _cells(line, ends, first, number, source)
         prefix = [m.group() for m in re.finditer(r"\S+", line) if m.end() <= first]
         labels = {"run": runs[kind], "from": "table"}
@@ -185,11 +204,15 @@ def _parse_table(lines: list[str], source: str) -> list[dict]:
             labels["file_size"] = prefix[1].split(":")[0] if len(prefix) > 1 else None
         else:
             spec = prefix[-1] if prefix else ""
-            labels["num_files_k"] = int(spec.split(":")[0]) if spec.split(":")[0].isdigit() else None
+            labels["num_files_k"] = count(spec.split(":")[0], source, f"line {number}: bonnie++ number of files")
         runs[kind] += 1
         pending = (kind, labels, cells)
     if pending is not None:
-        _emit(records, *pending, [""] * 6, source)
+        raise _no_latency(len(lines) + 1, source)
+    if runs["io"] != runs["files"]:
+        raise TruncatedLogError(
+            source, f"bonnie++ table has {runs['io']} I/O row(s) but {runs['files']} file-creation row(s) (cut?)"
+        )
     return records
 
 
@@ -199,8 +222,13 @@ def _emit(records, kind, labels, cells, latency, source):
         _add_test(records, labels, metric, unit, cells[2 * i], cells[2 * i + 1], latency[i], source, True)
 
 
+@finite_records
 def parse_bonnie(
-    text: str, source: str = "<bonnie++ log>", stderr: str | None = None, expected_runs: int | None = None
+    text: str,
+    source: str = "<bonnie++ log>",
+    stderr: str | None = None,
+    expected_runs: int | None = None,
+    csv2txt: bool = False,
 ) -> list[dict]:
     """Return records of a complete bonnie++ run from its stdout (or ``2>&1`` log).
 
@@ -210,6 +238,8 @@ def parse_bonnie(
     files/s, %, us), ``value``, and labels ``run`` (0-based, one per ``-x`` repetition),
     ``from`` ("csv" or "table"), ``machine``/``file_size``/``num_files_k`` where known.
     ``expected_runs`` (the ``-x`` count) makes a log with fewer result rows an error.
+    ``csv2txt``: the text is ``bon_csv2txt`` output (a table without CSV line). bonnie++'s
+    own stdout always ends with its CSV line, so there a table without it is a cut log.
     """
     for stream in (text, stderr or ""):
         for pattern in _ERRORS:
@@ -221,6 +251,8 @@ def parse_bonnie(
     if csv_rows:
         records = _parse_csv(csv_rows, source)
     elif any(line.lstrip().startswith("Name:Size etc") for line in lines):
+        if not csv2txt:
+            raise TruncatedLogError(source, "bonnie++ output has its table but not the CSV line that ends it (cut?)")
         records = _parse_table(lines, source)
     elif re.search(r"^(Using uid:|Writing |Rewriting|Reading |start 'em|Create files|Stat files|Delete files)", text + (stderr or ""), re.M):
         raise TruncatedLogError(source, "bonnie++ log has progress lines but no result table or CSV line (killed?)")

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, finite_records
 
 _NUM = r"[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?"
 _RECORDS = re.compile(r"^(?P<full>\d+)\+(?P<partial>\d+) records (?P<dir>in|out)\s*$")
@@ -42,6 +42,7 @@ _ERRORS = [
 ]
 
 
+@finite_records
 def parse_dd(text: str, source: str = "<dd log>", expected_bytes=None) -> list[dict]:
     """Return one ``throughput`` record (MB/s, 10^6 bytes/s) per completed dd copy in ``text``.
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError, require_one_run
+from .errors import ParseError, ToolReportedError, TruncatedLogError, count, finite_records, number, require_one_run, unreadable
 
 _ERRORS = [
     re.compile(r"^fio: unrecognized option.*$", re.M),
@@ -85,25 +85,31 @@ def _parse_json(text: str, start: int, source: str) -> list[dict]:
     for job in jobs:
         if job.get("error", 0) != 0:
             raise ToolReportedError(source, f"fio job {job.get('jobname')!r} ended with error {job.get('error')}")
-        labels = {"job": job["jobname"], "groupid": job["groupid"], "format": "json"}
+        labels = {"job": job["jobname"], "groupid": count(job.get("groupid"), source, "fio JSON groupid"), "format": "json"}
         for direction in ("read", "write", "trim"):
             stats = job.get(direction)
             if not stats or not stats.get("total_ios"):
                 continue
             out = {**labels, "direction": direction}
-            records.append({"metric": "bw", "unit": "KiB/s", "value": float(stats["bw"]), **out})
-            records.append({"metric": "iops", "unit": "IOPS", "value": float(stats["iops"]), **out})
-            records.append({"metric": "runtime", "unit": "ms", "value": float(stats["runtime"]), **out})
-            records.append({"metric": "io", "unit": "KiB", "value": float(stats["io_kbytes"]), **out})
+
+            def value(block: dict, key: str, where: str) -> float:
+                return number(block.get(key), source, f"fio JSON job {labels['job']!r} {direction}.{where}{key}")
+
+            records.append({"metric": "bw", "unit": "KiB/s", "value": value(stats, "bw", ""), **out})
+            records.append({"metric": "iops", "unit": "IOPS", "value": value(stats, "iops", ""), **out})
+            records.append({"metric": "runtime", "unit": "ms", "value": value(stats, "runtime", ""), **out})
+            records.append({"metric": "io", "unit": "KiB", "value": value(stats, "io_kbytes", ""), **out})
             for kind in ("slat", "clat", "lat"):
                 block = stats.get(f"{kind}_ns") or {}
                 if not block.get("N"):
                     continue
                 for key, stat in (("min", "min"), ("max", "max"), ("mean", "mean"), ("stddev", "stdev")):
-                    records.append({"metric": f"{kind}_{stat}", "unit": "us", "value": block[key] / 1000.0, **out})
-            for percentile, value in (stats.get("clat_ns") or {}).get("percentile", {}).items():
+                    records.append({"metric": f"{kind}_{stat}", "unit": "us", "value": value(block, key, f"{kind}_ns.") / 1000.0, **out})
+            percentiles = (stats.get("clat_ns") or {}).get("percentile", {})
+            for percentile in percentiles:
                 records.append(
-                    {"metric": "clat_percentile", "unit": "us", "value": value / 1000.0, "percentile": float(percentile), **out}
+                    {"metric": "clat_percentile", "unit": "us", "value": value(percentiles, percentile, "clat_ns.percentile.") / 1000.0,
+                     "percentile": number(percentile, source, "fio JSON percentile"), **out}
                 )
     if not records:
         raise ParseError(source, "fio JSON has no job that did any I/O")
@@ -120,9 +126,11 @@ def _parse_terse(lines: list[str], source: str) -> list[dict]:
             raise TruncatedLogError(source, f"fio terse line has {len(fields)} fields, version 3 has at least 121")
         if fields[4] != "0":
             raise ToolReportedError(source, f"fio job {fields[2]!r} ended with error {fields[4]}")
-        labels = {"job": fields[2], "groupid": int(fields[3]), "format": "terse"}
+        labels = {"job": fields[2], "groupid": count(fields[3], source, "fio terse groupid"), "format": "terse"}
         for direction, offset in (("read", 5), ("write", 46)):
-            f = fields[offset : offset + 41]
+            # the fields read here (KiB, bw, iops, runtime, slat/clat/lat) must be numbers; percentiles below
+            f = [number(cell, source, f"fio terse field {offset + i + 1}") if i < 12 or 32 <= i < 36 else cell
+                 for i, cell in enumerate(fields[offset : offset + 41])]
             if float(f[0]) == 0 and float(f[3]) == 0:  # no KiB moved, no runtime: direction unused
                 continue
             out = {**labels, "direction": direction}
@@ -138,6 +146,8 @@ def _parse_terse(lines: list[str], source: str) -> list[dict]:
                     records.append({"metric": f"{kind}_{stat}", "unit": "us", "value": value, **out})
             for cell in f[12:32]:
                 percentile, _, value = cell.partition("%=")
+                percentile = number(percentile, source, "fio terse percentile")
+                value = number(value, source, f"fio terse {percentile}% value")
                 if float(percentile) == 0:  # '0%=0' padding
                     continue
                 records.append(
@@ -165,8 +175,23 @@ _GROUP = re.compile(r"^Run status group (\d+) \(all jobs\):\s*$")
 _GROUP_BW = re.compile(rf"^\s+(?P<dir>READ|WRITE|TRIM): bw=(?P<bw>{_NUM})(?P<unit>[KMGTP]?i?B)/s ")
 
 
+# lines the normal-text parser reads: (how the line starts, what all of it must be)
+_RESULT_LINES = [
+    (re.compile(r"^\S.*: \(groupid="), _JOB),
+    (re.compile(r"^\s+(?:read|write|trim)\s*: "), _DIRECTION),
+    (re.compile(r"^\s+(?:slat|clat|lat) \(\w+\): "), _LAT),
+    (re.compile(r"^\s+\|"), re.compile(rf"^\s+\|(?:\s*{_NUM}th=\[\s*{_NUM}[kKM]?\],?)+\s*$")),
+    (re.compile(r"^\s+(?:READ|WRITE|TRIM): "), _GROUP_BW),
+    (re.compile(r"^Run status group "), _GROUP),
+]
+
+
 def _parse_normal(text: str, source: str) -> list[dict]:
     lines = text.replace("\r", "\n").splitlines()
+    for number, line in enumerate(lines, start=1):
+        for start, whole in _RESULT_LINES:
+            if start.match(line) and not whole.match(line):
+                raise unreadable(line, source, f"line {number}: fio result line", TruncatedLogError)
     records: list[dict] = []
     labels: dict | None = None
     out: dict | None = None
@@ -257,9 +282,17 @@ def _parse_normal(text: str, source: str) -> list[dict]:
         raise TruncatedLogError(source, f"fio log has no 'Run status group' summary rows for group(s) {missing}")
     if not any(r["metric"] == "bw" for r in records):
         raise ParseError(source, "fio log has job headers but no read/write/trim results")
+    for group in sorted(job_groups):
+        jobs = {r["direction"] for r in records if r["metric"] == "bw" and r["groupid"] == group}
+        summary = {r["direction"] for r in records if r["metric"] == "group_bw" and r["groupid"] == group}
+        if jobs != summary:
+            raise TruncatedLogError(
+                source, f"fio group {group}: jobs did {sorted(jobs)} but its 'Run status group' rows show {sorted(summary)}"
+            )
     return records
 
 
+@finite_records
 def parse_fio(text: str, source: str = "<fio log>", stderr: str | None = None) -> list[dict]:
     """Return the records of one complete, error-free fio run (normal, json, json+ or terse).
 

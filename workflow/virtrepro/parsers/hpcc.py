@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, finite_records, number
+from .errors import count as count_of
 
 _BANNER = "This is the DARPA/DOE HPC Challenge Benchmark"
 
@@ -47,6 +48,15 @@ _MPIRUN_ERRORS = [
 ]
 
 # summary key -> (metric, unit)
+# errors HPCC or Open MPI may write into hpccoutf.txt itself (the mpirun log's other patterns,
+# such as a line after a row of dashes, are ordinary in hpccoutf.txt)
+_OUTF_ERRORS = [
+    _MPIRUN_ERRORS[0],  # HPL ERROR / HPL WARNING
+    re.compile(r"^MPI_ABORT was invoked .*$", re.M),
+    re.compile(r"^mpirun noticed that .*$", re.M),
+    re.compile(r"^[^\n]*(?:Segmentation fault|Program received signal)[^\n]*$", re.M),
+]
+
 _SUMMARY = {
     "HPL_Tflops": ("hpl_tflops", "Tflop/s"),
     "HPL_time": ("hpl_time", "s"),
@@ -92,8 +102,8 @@ _HPL_ROW = re.compile(
 _RESIDUAL = re.compile(r"^\|\|Ax-b\|\|.*\.\.\.\.\.\. (PASSED|FAILED)\s*$", re.M)
 
 
-def _check_mpirun(log: str, source: str) -> None:
-    for pattern in _MPIRUN_ERRORS:
+def _check_mpirun(log: str, source: str, patterns: list[re.Pattern] = _MPIRUN_ERRORS) -> None:
+    for pattern in patterns:
         match = pattern.search(log)
         if match:
             line = (match.group(1) if match.groups() else match.group(0)).strip()
@@ -145,12 +155,13 @@ def _check_request(rows: list[tuple], summary: dict, request: dict, source: str)
         wanted = len(request["N"]) * len(request["NB"]) * len(request["grids"])
         if len(rows) != wanted:
             raise ToolReportedError(source, f"HPL printed {len(rows)} result rows, the input asks for {wanted}")
-    if "processes" in request and int(summary["CommWorldProcs"]) != int(request["processes"]):
+    if "processes" in request and count_of(summary["CommWorldProcs"], source, "hpcc summary CommWorldProcs") != int(request["processes"]):
         raise ToolReportedError(
             source, f"hpcc ran on {summary['CommWorldProcs']} processes, {request['processes']} were requested"
         )
 
 
+@finite_records
 def parse_hpcc(
     outf_text: str,
     source: str = "<hpccoutf.txt>",
@@ -162,7 +173,9 @@ def parse_hpcc(
 
     ``mpirun_log``: the mpirun stdout+stderr (a good run prints nothing).
     ``hpccinf``: the text of the ``hpccinf.txt`` the run used.
-    ``expected``: any of ``N``, ``NB`` (int or list), ``P``, ``Q``, ``processes``.
+    ``expected``: any of ``N``, ``NB`` (int or list), ``P``, ``Q``, ``processes``, and
+    ``reports``, the number of reports the file must hold (1 when it was removed before
+    the run: an appended file cut after an earlier report looks complete otherwise).
     At least one of ``hpccinf`` / ``expected`` is required (see module doc).
     """
     if mpirun_log is not None:
@@ -191,7 +204,10 @@ def parse_hpcc(
             raise TruncatedLogError(source, "hpccoutf.txt is empty: hpcc did not run or was killed at once")
         raise ParseError(source, f"not an hpccoutf.txt (no '{_BANNER}' banner)")
     count = len(reports) - 1
+    if expected and "reports" in expected and count != int(expected["reports"]):
+        raise TruncatedLogError(source, f"hpccoutf.txt holds {count} report(s), {expected['reports']} expected")
     report = reports[-1]
+    _check_mpirun(report, source, _OUTF_ERRORS)
     begin = report.find("Begin of Summary section.")
     end = report.find("End of Summary section.")
     if begin < 0 or end < begin:
@@ -216,21 +232,18 @@ def parse_hpcc(
         raise ParseError(source, "hpcc HPL section has no result row")
     if "FAILED" in checks or len(checks) != len(rows):
         raise ToolReportedError(source, "an HPL residual check FAILED (or is missing): results are wrong")
-    best = (int(summary["HPL_N"]), int(summary["HPL_NB"]), int(summary["HPL_nprow"]), int(summary["HPL_npcol"]))
+    best = tuple(count_of(summary[key], source, f"hpcc summary {key}") for key in ("HPL_N", "HPL_NB", "HPL_nprow", "HPL_npcol"))
     if best not in [row[1:] for row in rows]:
         raise ParseError(source, f"hpcc summary HPL_N/NB/nprow/npcol {best} match no HPL result row")
     _check_request(rows, summary, request, source)
 
-    labels = {"processes": int(summary["CommWorldProcs"]), "reports_in_file": count}
+    labels = {"processes": count_of(summary["CommWorldProcs"], source, "hpcc summary CommWorldProcs"), "reports_in_file": count}
     hpl_labels = {"n": best[0], "nb": best[1], "p": best[2], "q": best[3], "hpl_runs": len(rows)}
     records = []
     for key, (metric, unit) in _SUMMARY.items():
         if key not in summary:
             continue
-        try:
-            value = float(summary[key])
-        except ValueError:
-            raise ParseError(source, f"hpcc summary {key}={summary[key]!r} is not a number") from None
+        value = number(summary[key], source, f"hpcc summary {key}")
         extra = hpl_labels if key.startswith("HPL_") else {}
         records.append({"metric": metric, "unit": unit, "value": value, **labels, **extra})
         if key == "HPL_Tflops":

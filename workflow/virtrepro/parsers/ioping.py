@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError, require_one_run
+from .errors import ParseError, ToolReportedError, TruncatedLogError, finite_records, number, require_one_run, unreadable
 
 _ERRORS = [
     re.compile(r"^ioping: .*$", re.M),
@@ -62,6 +62,9 @@ def _si(number: str, suffix: str | None) -> float:
     return float(number) * _SI[suffix or ""]
 
 
+_STAT = ("count", "time", "iops", "bps", "min", "avg", "max", "mdev")
+
+
 def _check_count(generated: float, expected: int | None, source: str) -> None:
     if expected is not None and generated < expected:
         raise TruncatedLogError(
@@ -69,8 +72,9 @@ def _check_count(generated: float, expected: int | None, source: str) -> None:
         )
 
 
-def _stat_records(stat: dict, labels: dict) -> list[dict]:
+def _stat_records(stat: dict, labels: dict, source: str) -> list[dict]:
     """``stat`` in base units: count, time ns, iops, bps B/s, min/avg/max/mdev ns."""
+    stat = {key: number(stat.get(key), source, f"ioping stat {key}") for key in _STAT}
     records = [
         {"metric": "requests", "unit": "requests", "value": float(stat["count"]), **labels},
         {"metric": "total_time", "unit": "us", "value": stat["time"] / 1000.0, **labels},
@@ -92,16 +96,17 @@ def _parse_json(text: str, source: str, expected: int | None) -> list[dict]:
     if not isinstance(items, list) or not items or "stat" not in items[-1]:
         raise TruncatedLogError(source, "ioping JSON has no final object with 'stat' (killed?)")
     final = items[-1]
-    _check_count(final.get("load", {}).get("count", 0), expected, source)
+    _check_count(number(final.get("load", {}).get("count", 0), source, "ioping load count"), expected, source)
     requests = [item["io"] for item in items if "io" in item]
     labels = {"format": "json", "operation": requests[0]["operation"] if requests else None}
     if requests:
-        labels["request_size_kib"] = requests[0]["size"] / 1024.0
-    records = _stat_records(final["stat"], labels)
+        labels["request_size_kib"] = number(requests[0].get("size"), source, "ioping request size") / 1024.0
+    records = _stat_records(final["stat"], labels, source)
     load = final.get("load")
     if load:
-        records.append({"metric": "generated_iops", "unit": "IOPS", "value": float(load["iops"]), **labels})
-        records.append({"metric": "generated_bandwidth", "unit": "KiB/s", "value": load["bps"] / 1024.0, **labels})
+        records.append({"metric": "generated_iops", "unit": "IOPS", "value": number(load.get("iops"), source, "ioping load iops"), **labels})
+        records.append({"metric": "generated_bandwidth", "unit": "KiB/s",
+                        "value": number(load.get("bps"), source, "ioping load bps") / 1024.0, **labels})
     return records
 
 
@@ -110,7 +115,7 @@ def _parse_raw(lines: list[str], source: str, expected: int | None) -> list[dict
     for index, line in enumerate(lines):
         v = [int(x) for x in line.split()]
         stat = dict(zip(("count", "time", "iops", "bps", "min", "avg", "max", "mdev"), v[:8]))
-        records.extend(_stat_records(stat, {"format": "raw", "line": index}))
+        records.extend(_stat_records(stat, {"format": "raw", "line": index}, source))
     totals = [int(line.split()[8]) for line in lines]
     if len(lines) == 1 or expected is None:
         _check_count(totals[-1], expected, source)
@@ -129,6 +134,10 @@ def _parse_text(text: str, source: str, expected: int | None) -> list[dict]:
             raise TruncatedLogError(source, f"ioping log has {len(rows)} request rows but no statistics (killed?)")
         raise ParseError(source, "not ioping output (no statistics block, no raw line, no JSON)")
     done, generated, lat = _DONE.search(text), _GENERATED.search(text), _LAT.search(text)
+    for match, start in ((done, r"^.*requests completed in "), (generated, r"^generated "), (lat, r"^min/avg/max/mdev = ")):
+        line = re.search(start + ".*$", text, re.M)
+        if match is None and line is not None:  # the line is there but a value in it is not (nan, cut, ...)
+            raise unreadable(line.group(0), source, "ioping statistics line", TruncatedLogError)
     if done is None or lat is None:
         raise TruncatedLogError(source, "ioping statistics block lacks 'requests completed' or 'min/avg/max/mdev'")
     if generated is not None:
@@ -156,6 +165,7 @@ def _parse_text(text: str, source: str, expected: int | None) -> list[dict]:
     return records
 
 
+@finite_records
 def parse_ioping(
     text: str, source: str = "<ioping log>", stderr: str | None = None, expected_requests: int | None = None
 ) -> list[dict]:

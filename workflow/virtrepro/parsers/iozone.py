@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError, require_one_run
+from .errors import ParseError, ToolReportedError, TruncatedLogError, finite_records, require_one_run
 
 # Column names in the order iozone prints them, as (metric, header word).
 _COLUMNS = [
@@ -49,6 +49,30 @@ _UNSUPPORTED_MODES = {
 }
 
 
+# iozone -i N -> the columns that test fills
+_TESTS = {
+    "0": ("write", "rewrite"),
+    "1": ("read", "reread"),
+    "2": ("random_read", "random_write"),
+    "3": ("backward_read",),
+    "4": ("record_rewrite",),
+    "5": ("stride_read",),
+    "6": ("fwrite", "frewrite"),
+    "7": ("fread", "freread"),
+}
+
+
+def _requested(text: str) -> set[str] | None:
+    """The result columns the 'Command line used:' asks for (-i N; -a alone runs every test)."""
+    line = re.search(r"^\s*Command line used: (.*)$", text, re.M)
+    if line is None:
+        return None
+    tests = re.findall(r"(?:^|\s)-i\s*([0-9]+)", line.group(1))
+    if not tests:
+        return {metric for columns in _TESTS.values() for metric in columns}
+    return {metric for test in tests for metric in _TESTS.get(test, ())}
+
+
 def _header(lines: list[str], source: str) -> tuple[int, list[int]]:
     for index, line in enumerate(lines):
         words = line.split()
@@ -60,6 +84,7 @@ def _header(lines: list[str], source: str) -> tuple[int, list[int]]:
     raise ParseError(source, "iozone log has no result table header ('kB  reclen  write ...')")
 
 
+@finite_records
 def parse_iozone(text: str, source: str = "<iozone log>") -> list[dict]:
     """Return one record per (file size, record size, test) of a complete iozone run."""
     if "Iozone: Performance Test of File I/O" not in text:
@@ -87,6 +112,8 @@ def parse_iozone(text: str, source: str = "<iozone log>") -> list[dict]:
         "o_direct": "O_DIRECT feature enabled" in text,
         "fsync_in_timing": "Include fsync in write timing" in text,
     }
+    requested = _requested(text)
+    columns: set[str] | None = None
     records = []
     for number, line in enumerate(lines[header_index + 1 : complete_index], start=header_index + 2):
         if not line.strip():
@@ -106,6 +133,11 @@ def parse_iozone(text: str, source: str = "<iozone log>") -> list[dict]:
         if "file_size_kb" not in values or "record_kb" not in values or len(values) < 3:
             raise ParseError(source, f"line {number}: result row without size, record size and a result: {line.strip()!r}")
         size, record = int(values.pop("file_size_kb")), int(values.pop("record_kb"))
+        # every row holds the tests that were asked for (a cell lost to a cut or an edit shows here)
+        wanted = requested if requested is not None else columns
+        if wanted is not None and set(values) != wanted:
+            raise ParseError(source, f"line {number}: results for {sorted(values)}, the run asked for {sorted(wanted)}")
+        columns = set(values)
         for metric, value in values.items():
             records.append(
                 {"metric": metric, "unit": "kB/s", "value": value, "file_size_kb": size, "record_kb": record, **labels}

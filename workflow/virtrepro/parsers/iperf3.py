@@ -28,10 +28,14 @@ Failures are recognised from the text, never from the exit status:
   ``"error": "interrupt - ..."``), and the server side of that run
   (``iperf3: the client has terminated``): TruncatedLogError, although both
   print a complete-looking summary;
+* a negative lost-datagram count or loss (iperf3 prints them when datagrams arrive twice):
+  ParseError, the loss is not measurable then;
 * a text client log without ``iperf Done.``, a server log without summary rows,
   a summary row with a zero transfer: TruncatedLogError.
 
-A server log must hold exactly one test (run the server with ``-1``).
+A server log must hold exactly one test (run the server with ``-1``). Every line of the
+text summary block must be readable, every connected stream must have its row, and several
+streams need their ``[SUM]`` row: a row skipped would make one stream's rate the total.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from __future__ import annotations
 import json
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, count, finite_records, number, unreadable
 
 _TIMESTAMP = re.compile(
     r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
@@ -107,6 +111,36 @@ def _check_errors(text: str, source: str) -> None:
             raise ToolReportedError(source, f"iperf3 reported an error: {match.group(0).strip()}")
 
 
+def _check_summary_block(text: str, rows: list[re.Match], source: str) -> None:
+    """Every line of the end-of-test block is a summary row, and every stream has one.
+
+    A row iperf3 printed but this parser cannot read (a value cut or replaced) would
+    otherwise be skipped, and a [SUM] row lost that way would make one stream's rate the total.
+    """
+    separators = [m.end() for m in re.finditer(r"^(?:- )+-\s*$", text, re.M)]
+    block_start = max(separators) if separators else rows[0].start()
+    readable = {m.start() for m in rows}
+    offset = block_start
+    for line in text[block_start:].splitlines(keepends=True):
+        start, offset = offset, offset + len(line)
+        if not line.strip():
+            continue
+        if not line.startswith("["):
+            break
+        if start not in readable and not re.match(r"^\[ ID\]", line):
+            raise unreadable(line, source, "iperf3 summary row", TruncatedLogError)
+    connected = {int(i) for i in re.findall(r"^\[\s*([0-9]+)\] local .* connected to ", text, re.M)}
+    summarised = {int(m.group("id")) for m in rows if m.group("id") != "SUM"}
+    if connected and summarised != connected:
+        raise TruncatedLogError(
+            source, f"iperf3 summary has rows for streams {sorted(summarised)}, the test connected {sorted(connected)}"
+        )
+    for side in ("sender", "receiver"):
+        streams = {m.group("id") for m in rows if m.group("side") == side and m.group("id") != "SUM" and not m.group("role")}
+        if len(streams) > 1 and not any(m.group("id") == "SUM" and m.group("side") == side for m in rows):
+            raise TruncatedLogError(source, f"iperf3 summary has {len(streams)} {side} streams but no [SUM] {side} row")
+
+
 def _parse_text(text: str, source: str) -> list[dict]:
     if "Connecting to host " in text:
         host = "client"
@@ -128,7 +162,9 @@ def _parse_text(text: str, source: str) -> list[dict]:
     rows = list(_SUMMARY_ROW.finditer(text))
     if not rows:
         raise TruncatedLogError(source, "iperf3 log has no summary rows ending in 'sender'/'receiver'")
+    _check_summary_block(text, rows, source)
 
+    retransmits_column = bool(re.search(r"^\[ ID\](?:\[Role\])? Interval .*\bRetr\s*$", text, re.M))
     parsed = []
     for row in rows:
         side, role = row.group("side"), row.group("role")
@@ -162,9 +198,11 @@ def _parse_text(text: str, source: str) -> list[dict]:
             if side == "receiver":  # the sender row prints 0.000 ms and 0 lost: not measured there
                 values += [
                     ("jitter", "ms", float(udp.group("jitter"))),
-                    ("lost_datagrams", "datagrams", float(udp.group("lost"))),
-                    ("loss", "%", float(udp.group("pct"))),
+                    ("lost_datagrams", "datagrams", number(udp.group("lost"), source, "iperf3 lost datagrams")),
+                    ("loss", "%", number(udp.group("pct"), source, "iperf3 loss")),
                 ]
+        elif side == "sender" and retransmits_column and not rest:
+            raise unreadable(row.group(0), source, "iperf3 sender row without its Retr value", TruncatedLogError)
         elif rest:
             if not re.fullmatch(r"[0-9]+", rest):
                 raise ParseError(source, f"iperf3 summary row has unexpected fields: {row.group(0).strip()!r}")
@@ -215,7 +253,7 @@ def _parse_json(text: str, source: str) -> list[dict]:
         "stream": "SUM",
         "total": True,
         "format": "json",
-        "num_streams": test.get("num_streams"),
+        "num_streams": count(test["num_streams"], source, "iperf3 JSON num_streams") if "num_streams" in test else None,
         "reverse": reverse,
     }
     if "sum_sent_bidir_reverse" in end:
@@ -224,7 +262,8 @@ def _parse_json(text: str, source: str) -> list[dict]:
     records = []
 
     def add(metric: str, unit: str, value, labels: dict) -> None:
-        records.append({"metric": metric, "unit": unit, "value": float(value), **common, **labels})
+        value = number(value, source, f"iperf3 JSON {metric}")
+        records.append({"metric": metric, "unit": unit, "value": value, **common, **labels})
 
     forward = "server_to_client" if reverse else "client_to_server"
     backward = "client_to_server" if reverse else "server_to_client"
@@ -245,17 +284,17 @@ def _parse_json(text: str, source: str) -> list[dict]:
         found = True
         if not part.get("bytes"):
             raise TruncatedLogError(source, f"iperf3 JSON end.{key} shows 0 bytes transferred: the run was cut")
-        labels = {"side": side, "direction": direction, "duration_s": float(part["seconds"])}
-        add("throughput", "Mbit/s", part["bits_per_second"] / 1e6, labels)
+        labels = {"side": side, "direction": direction, "duration_s": number(part.get("seconds"), source, f"iperf3 JSON end.{key}.seconds")}
+        add("throughput", "Mbit/s", number(part.get("bits_per_second"), source, f"iperf3 JSON end.{key}.bits_per_second") / 1e6, labels)
         add("transfer", "bytes", part["bytes"], labels)
         if "retransmits" in part:
             add("retransmits", "segments", part["retransmits"], labels)
     udp = end.get("sum") if protocol == "UDP" else None
     if udp:
-        labels = {"side": "receiver", "direction": forward, "duration_s": float(udp["seconds"])}
+        labels = {"side": "receiver", "direction": forward, "duration_s": number(udp.get("seconds"), source, "iperf3 JSON end.sum.seconds")}
         if not found:
             found = True
-            add("throughput", "Mbit/s", udp["bits_per_second"] / 1e6, labels)
+            add("throughput", "Mbit/s", number(udp.get("bits_per_second"), source, "iperf3 JSON end.sum.bits_per_second") / 1e6, labels)
             add("transfer", "bytes", udp["bytes"], labels)
         add("jitter", "ms", udp["jitter_ms"], labels)
         add("lost_datagrams", "datagrams", udp["lost_packets"], labels)
@@ -271,6 +310,7 @@ def _parse_json(text: str, source: str) -> list[dict]:
     return records
 
 
+@finite_records
 def parse_iperf3(text: str, source: str = "<iperf3 log>", stderr: str | None = None) -> list[dict]:
     """Return the summary records of one complete iperf3 test (client or server log, text or JSON).
 
@@ -280,6 +320,9 @@ def parse_iperf3(text: str, source: str = "<iperf3 log>", stderr: str | None = N
     """
     if stderr is not None:
         _check_errors(_TIMESTAMP.sub("", stderr), source)
+    damaged = re.search(r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) .*$", _TIMESTAMP.sub("", text), re.M)
+    if damaged:  # --timestamps: a prefix that is not a whole timestamp would hide the row behind it
+        raise unreadable(damaged.group(0), source, "iperf3 line with a damaged --timestamps prefix")
     text = _TIMESTAMP.sub("", text)
     if re.search(r"^\{\s*$", text, re.M) and '"start"' in text:
         return _parse_json(text, source)

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import re
 
-from .errors import ParseError, TruncatedLogError
+from .errors import ParseError, TruncatedLogError, finite_records
 
 STEPS = ("provision", "boot", "reboot", "clone", "destroy")
 
 
+@finite_records
 def parse_lifecycle(text: str, source: str = "<lifecycle log>") -> list[dict]:
     header = re.search(r"^virtrepro lifecycle platform=(\S+) guest=(\S+)$", text, re.M)
     if header is None:

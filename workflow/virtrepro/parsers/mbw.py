@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, finite_records, unreadable
 
 _ERRORS = [
     re.compile(r"^Error.*$", re.M),
@@ -32,12 +32,14 @@ _ROW = re.compile(
 _METHODS = ("MEMCPY", "DUMB", "MCBLOCK")
 
 
+@finite_records
 def parse_mbw(
     text: str,
     source: str = "<mbw log>",
     stderr: str | None = None,
     expected_runs: int | None = None,
     expected_methods: list[str] | tuple[str, ...] | None = None,
+    expected_averages: bool | None = None,
 ) -> list[dict]:
     """Return the records of one complete mbw run.
 
@@ -45,6 +47,8 @@ def parse_mbw(
     ``block_bytes`` when the header shows it):
     ``copy_bandwidth_avg`` MiB/s and ``elapsed_avg`` s from the AVG row (label ``runs``),
     ``copy_bandwidth`` MiB/s and ``elapsed`` s per run (label ``run``, 0-based).
+    ``expected_averages``: True when mbw ran without ``-a`` (a log cut just before the
+    only AVG row looks like a ``-a`` run otherwise), False when it ran with ``-a``.
     """
     for stream in (text, stderr or ""):
         for pattern in _ERRORS:
@@ -57,6 +61,8 @@ def parse_mbw(
     header_runs = re.search(r"^Getting down to business\.\.\. Doing (\d+) runs per test\.$", text, re.M)
     runs_wanted = expected_runs if expected_runs is not None else (int(header_runs.group(1)) if header_runs else None)
     block = re.search(r"^Using (\d+) bytes as blocks for memcpy block copy test\.$", text, re.M)
+    if block is None and re.search(r"^Using .*blocks", text, re.M):
+        raise unreadable(re.search(r"^Using .*$", text, re.M).group(0), source, "mbw block size line")
 
     per_method: dict[str, dict] = {}
     order: list[str] = []
@@ -96,6 +102,9 @@ def parse_mbw(
             raise TruncatedLogError(source, f"mbw log ends before the AVG row of {method}")
         if runs_wanted is not None and len(entry["runs"]) != runs_wanted:
             raise TruncatedLogError(source, f"mbw log has {len(entry['runs'])} {method} runs, {runs_wanted} were requested")
+    if expected_averages is not None and bool(with_avg) != expected_averages:
+        state = "has no AVG row" if expected_averages else "has AVG rows although mbw ran with -a"
+        raise TruncatedLogError(source, f"mbw log {state}")
     if block and "MCBLOCK" not in order:
         # mbw prints the block-size line only when the MCBLOCK test is selected
         raise TruncatedLogError(source, f"mbw announced the MCBLOCK test but the log stops after {order}")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, finite_records, number, unreadable
 
 _NUMBER = r"[0-9]+(?:\.[0-9]+)?"
 
@@ -97,6 +97,7 @@ _OMNI_NAMES = {
     "PROTOCOL": "protocol",
     "Protocol": "protocol",
 }
+_OMNI_TEXT = ("throughput_units", "protocol")
 _OMNI_LATENCY = ("mean", "min", "max", "p50", "p90", "p99", "stddev")
 
 
@@ -123,7 +124,7 @@ def _rr_records(rate: float, labels: dict) -> list[dict]:
     ]
 
 
-def _confidence(text: str) -> dict:
+def _confidence(text: str, source: str) -> dict:
     """Labels for ``-I`` runs: did netperf reach the requested confidence interval?"""
     if "% conf." not in text.splitlines()[0]:
         return {}
@@ -131,6 +132,9 @@ def _confidence(text: str) -> dict:
     width = re.search(r"^!!! Confidence intervals: Throughput\s*:\s*(" + _NUMBER + r")%", text, re.M)
     if width:
         labels["confidence_interval_pct"] = float(width.group(1))
+    elif re.search(r"^!!! Confidence intervals: Throughput", text, re.M):
+        line = re.search(r"^!!! Confidence intervals: Throughput.*$", text, re.M).group(0)
+        raise unreadable(line, source, "netperf confidence interval line")
     return labels
 
 
@@ -141,10 +145,16 @@ def _classic(text: str, test: str, kind: str, source: str) -> list[dict]:
     except StopIteration:
         raise TruncatedLogError(source, f"netperf {test} log has no result table header") from None
     rows = [line.split() for line in lines[header + 1 :] if line.strip() and not line.startswith("!!!")]
-    labels = {"test": test, "format": "classic", **_confidence(text)}
+    labels = {"test": test, "format": "classic", **_confidence(text, source)}
     if kind == "rr":
-        if not rows or len(rows[0]) < 6 or not all(re.fullmatch(_NUMBER, c) for c in rows[0][:6]):
+        if not rows:
             raise TruncatedLogError(source, f"netperf {test} log ends before its result row")
+        if len(rows[0]) != 6 or not all(re.fullmatch(_NUMBER, c) for c in rows[0]):
+            raise unreadable(" ".join(rows[0]), source, f"netperf {test} result row", TruncatedLogError)
+        # the second row gives the remote socket sizes: netperf always prints it
+        if len(rows) < 2 or len(rows[1]) != 2 or not all(c.isdigit() for c in rows[1]):
+            raise unreadable(" ".join(rows[1]) if len(rows) > 1 else "", source, f"netperf {test} remote socket row",
+                             TruncatedLogError)
         row = rows[0]
         labels.update(
             local_send_socket=int(row[0]),
@@ -153,8 +163,7 @@ def _classic(text: str, test: str, kind: str, source: str) -> list[dict]:
             response_size=int(row[3]),
             elapsed_s=float(row[4]),
         )
-        if len(rows) > 1 and len(rows[1]) >= 2 and all(c.isdigit() for c in rows[1][:2]):
-            labels.update(remote_send_socket=int(rows[1][0]), remote_recv_socket=int(rows[1][1]))
+        labels.update(remote_send_socket=int(rows[1][0]), remote_recv_socket=int(rows[1][1]))
         try:
             return _rr_records(float(row[5]), labels)
         except ValueError:
@@ -163,8 +172,10 @@ def _classic(text: str, test: str, kind: str, source: str) -> list[dict]:
     unit = lines[header].split()[-1]
     if unit not in _STREAM_UNITS:
         raise ParseError(source, f"netperf {test} throughput unit {unit!r} is not supported")
-    if not rows or len(rows[0]) < 5 or not all(re.fullmatch(_NUMBER, c) for c in rows[0][:5]):
+    if not rows:
         raise TruncatedLogError(source, f"netperf {test} log ends before its result row")
+    if len(rows[0]) != 5 or not all(re.fullmatch(_NUMBER, c) for c in rows[0]):
+        raise unreadable(" ".join(rows[0]), source, f"netperf {test} result row", TruncatedLogError)
     row = rows[0]
     labels.update(
         recv_socket=int(row[0]), send_socket=int(row[1]), message_size=int(row[2]), elapsed_s=float(row[3])
@@ -197,16 +208,21 @@ def _omni(text: str, test_banner: str, source: str) -> list[dict]:
     for name, value in fields.items():
         name = name.strip()
         if name in _OMNI_NAMES:
-            canonical[_OMNI_NAMES[name]] = _number(value)
+            key = _OMNI_NAMES[name]
+            if key in _OMNI_TEXT:
+                canonical[key] = value.strip()
+            else:
+                canonical[key] = number(value.strip(), source, f"netperf {fmt} {name}")
+        elif re.search(r"LATENCY|Latency|THROUGHPUT|Throughput|SIZE|Size", name):
+            # a result selector this parser does not know (or a damaged name): not a label
+            raise ParseError(source, f"netperf {fmt} output selector {name!r} is not supported")
         else:
             extra[_snake(name)] = _number(value)
     if "throughput" not in canonical or "throughput_units" not in canonical:
         raise ParseError(source, f"netperf {fmt} output lacks THROUGHPUT and THROUGHPUT_UNITS (select them with -o/-k)")
     throughput, units = canonical.pop("throughput"), str(canonical.pop("throughput_units"))
-    if not isinstance(throughput, (int, float)):
-        raise ParseError(source, f"netperf {fmt} throughput {throughput!r} is not a number")
     latencies = {k: canonical.pop(k) for k in _OMNI_LATENCY if k in canonical}
-    labels = {"test": "omni", "format": fmt, **extra, **canonical, **_confidence(text)}
+    labels = {"test": "omni", "format": fmt, **extra, **canonical, **_confidence(text, source)}
     if units == "Trans/s":
         labels["test"] = "omni_rr"
         try:
@@ -223,6 +239,7 @@ def _omni(text: str, test_banner: str, source: str) -> list[dict]:
     return [{"metric": "throughput", "unit": "Mbit/s", "value": float(throughput) * _STREAM_UNITS[units], **labels}]
 
 
+@finite_records
 def parse_netperf(text: str, source: str = "<netperf log>", returncode: int | None = None) -> list[dict]:
     """Return the records of one complete netperf client run.
 
@@ -244,6 +261,9 @@ def parse_netperf(text: str, source: str = "<netperf log>", returncode: int | No
         kind = TruncatedLogError if returncode in _KILLED else ToolReportedError
         raise kind(source, f"netperf exited with status {returncode}")
 
+    if not text.endswith("\n"):
+        # netperf ends every line with a newline: without it the last line (a result) may have lost digits
+        raise TruncatedLogError(source, f"netperf log ends inside a line: {text.splitlines()[-1].strip()!r}")
     first = text.lstrip("\n").splitlines()[0]
     banner = re.match(r"^(?:MIGRATED )?(.+?) TEST from ", first)
     if banner is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, count, finite_records, number
 
 _ERRORS = [
     re.compile(r"^\s*\*\*\* ERROR.*$", re.M),
@@ -34,6 +34,7 @@ _COMPLETED = re.compile(r"^\s*(\w+) Benchmark Completed\.?\s*$", re.M)
 _FIELD = re.compile(r"^\s*([A-Za-z][A-Za-z/ ]*?)\s*=\s*(.*?)\s*$")
 
 
+@finite_records
 def parse_npb(text: str, source: str = "<NPB log>") -> list[dict]:
     """Return the records of one complete, verified NPB run.
 
@@ -87,24 +88,22 @@ def parse_npb(text: str, source: str = "<NPB log>") -> list[dict]:
         "mode": mode,
         "verification": verification,
     }
-    try:
-        if "Iterations" in fields:
-            labels["iterations"] = int(fields["Iterations"])
-        if mode == "mpi":
-            labels["processes"] = int(fields["Total processes"])
-            if "Active processes" in fields:
-                labels["active_processes"] = int(fields["Active processes"])
-        elif "Total threads" in fields:
-            labels["threads"] = int(fields["Total threads"])
-            if "Avail threads" in fields:
-                labels["available_threads"] = int(fields["Avail threads"])
-        elif mode == "serial":
-            labels["threads"] = 1
-        total = float(fields["Mop/s total"])
-        seconds = float(fields["Time in seconds"])
-        per_worker = {k: float(v) for k, v in fields.items() if k in ("Mop/s/thread", "Mop/s/process")}
-    except ValueError as error:
-        raise ParseError(source, f"NPB {benchmark} summary has a non-numeric value ({error})") from None
+    what = f"NPB {benchmark} summary"
+    if "Iterations" in fields:
+        labels["iterations"] = count(fields["Iterations"], source, f"{what} 'Iterations'")
+    if mode == "mpi":
+        labels["processes"] = count(fields["Total processes"], source, f"{what} 'Total processes'")
+        if "Active processes" in fields:
+            labels["active_processes"] = count(fields["Active processes"], source, f"{what} 'Active processes'")
+    elif "Total threads" in fields:
+        labels["threads"] = count(fields["Total threads"], source, f"{what} 'Total threads'")
+        if "Avail threads" in fields:
+            labels["available_threads"] = count(fields["Avail threads"], source, f"{what} 'Avail threads'")
+    elif mode == "serial":
+        labels["threads"] = 1
+    total = number(fields["Mop/s total"], source, f"{what} 'Mop/s total'")
+    seconds = number(fields["Time in seconds"], source, f"{what} 'Time in seconds'")
+    per_worker = {k: number(v, source, f"{what} {k!r}") for k, v in fields.items() if k in ("Mop/s/thread", "Mop/s/process")}
     for key in ("Operation type", "Version"):
         if key in fields:
             labels[key.lower().replace(" ", "_")] = fields[key]

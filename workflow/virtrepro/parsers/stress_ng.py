@@ -18,9 +18,10 @@ Also rejected: ``fail:``/``error:`` lines, ``unsuccessful run``, option errors,
 
 from __future__ import annotations
 
+import math
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError
+from .errors import ParseError, ToolReportedError, TruncatedLogError, finite_records, number, unreadable
 
 _LINE = re.compile(r"^stress-ng: (?P<level>[a-z]+):\s*\[(?P<pid>\d+)\] (?P<msg>.*?)\s*$")
 _ERRORS = [
@@ -45,6 +46,12 @@ _MISC = re.compile(
 _STREAM = re.compile(
     rf"^stream: memory rate: (?P<read>{_N}) MB read/sec, (?P<write>{_N}) MB write/sec, (?P<flops>{_N}) Mflop/sec"
 )
+# stream's miscellaneous metrics (metric, unit as printed) -> the per-instance record they average
+_STREAM_MEAN = {
+    ("memory_read_rate", "MB/s"): "memory_read_rate",
+    ("memory_write_rate", "MB/s"): "memory_write_rate",
+    ("memory_rate", "Mflop/s"): "mflops",
+}
 _DURATION_UNITS = {"day": 86400.0, "hour": 3600.0, "min": 60.0, "minute": 60.0, "sec": 1.0, "second": 1.0}
 
 
@@ -63,12 +70,27 @@ def _slug(text: str) -> str:
 def _misc_metric(desc: str) -> tuple[str, str]:
     """'MB/sec read rate' -> ('read_rate', 'MB/s'); 'add matrix ops per sec' -> ('add_matrix_ops_per_second', 'ops/s')."""
     words = desc.split()
+    unit = re.fullmatch(r"(.*?) \((\S+) per sec(?:ond)?\)", desc)
+    if unit:  # 'memory read rate (MB per sec)'
+        return _slug(unit.group(1)), f"{unit.group(2)}/s"
     if "/" in words[0]:
         return _slug(" ".join(words[1:])), words[0].replace("/sec", "/s")
     match = re.fullmatch(r"(.*?)(\S+) per sec(?:ond)?", desc)
     if match:
         return _slug(desc.replace(" per sec", " per second")), f"{match.group(2)}/s"
     return _slug(desc), ""
+
+
+def _check_stream_means(records: list[dict], means: list[tuple[str, float, int]], source: str) -> None:
+    """stream prints each rate per instance (info) and their geometric mean (metrc): report the
+    instances once, and refuse a log where the two disagree (a value damaged in one of them)."""
+    for metric, mean, instances in means:
+        values = [r["value"] for r in records if r["metric"] == metric and r.get("stressor") == "stream"]
+        if len(values) != instances or not values or min(values) <= 0:
+            raise ParseError(source, f"stress-ng stream {metric}: a mean of {instances} instance(s) but {len(values)} 'memory rate' line(s)")
+        expected = math.exp(sum(math.log(v) for v in values) / len(values))
+        if abs(expected - mean) > 0.006 + 1e-4 * mean:  # both are printed with two decimals
+            raise ParseError(source, f"stress-ng stream {metric}: mean {mean} but the instances give {expected:.2f}")
 
 
 def _check_duration(requested: float | None, actual: float, expected: float | None, source: str, what: str,
@@ -81,6 +103,7 @@ def _check_duration(requested: float | None, actual: float, expected: float | No
             )
 
 
+@finite_records
 def parse_stress_ng(
     text: str, source: str = "<stress-ng log>", expected_seconds: float | None = None, stdout: str | None = None
 ) -> list[dict]:
@@ -107,6 +130,8 @@ def parse_stress_ng(
         match = _LINE.match(line)
         if match:
             messages.append((match.group("level"), match.group("msg")))
+        elif line.startswith("stress-ng: "):  # its pid or level damaged: the line cannot be placed
+            raise unreadable(line, source, "stress-ng line")
     if not messages:
         if not text.strip():
             raise TruncatedLogError(source, "stress-ng output is empty (its results are on stderr: was stdout passed?)")
@@ -125,6 +150,8 @@ def parse_stress_ng(
         if setting:
             requested = _seconds(setting.group(1))
         hogs = re.fullmatch(r"dispatching hogs: (.+)", msg)
+        if hogs and not re.fullmatch(r"\d+ [a-z][a-z0-9_-]*(?:, \d+ [a-z][a-z0-9_-]*)*", hogs.group(1)):
+            raise unreadable(msg, source, "stress-ng 'dispatching hogs' line")
         if hogs:
             for count, name in re.findall(r"(\d+) ([a-z][a-z0-9_-]*)", hogs.group(1)):
                 instances[name] = int(count)
@@ -137,6 +164,7 @@ def parse_stress_ng(
     records: list[dict] = []
     in_misc = False
     stream_instance = 0
+    stream_means: list[tuple[str, float, int]] = []
     for level, msg in messages:
         if level == "metrc":
             if msg.startswith("miscellaneous metrics"):
@@ -150,6 +178,10 @@ def parse_stress_ng(
                 if misc is None:
                     raise ParseError(source, f"stress-ng miscellaneous metric not understood: {msg!r}")
                 metric, unit = _misc_metric(misc.group("desc"))
+                if misc.group("stressor") == "stream" and (metric, unit) in _STREAM_MEAN:
+                    # the mean over instances of the per-instance 'memory rate' lines read below
+                    stream_means.append((_STREAM_MEAN[(metric, unit)], float(misc.group("value")), int(misc.group("n"))))
+                    continue
                 records.append(
                     {
                         "metric": metric,
@@ -190,6 +222,7 @@ def parse_stress_ng(
                 records.append({"metric": "memory_read_rate", "unit": "MB/s", "value": float(stream.group("read")), **labels})
                 records.append({"metric": "memory_write_rate", "unit": "MB/s", "value": float(stream.group("write")), **labels})
                 records.append({"metric": "mflops", "unit": "Mflop/s", "value": float(stream.group("flops")), **labels})
+    _check_stream_means(records, stream_means, source)
     if not any(r["metric"] == "bogo_ops" for r in records):
         raise ParseError(source, "stress-ng log has no metrics rows: run it with --metrics or --metrics-brief")
     records.append({"metric": "run_time", "unit": "s", "value": run_time, "stressor": None, "instances": None})
@@ -208,6 +241,7 @@ _YAML_METRICS = {
 }
 
 
+@finite_records
 def parse_stress_ng_yaml(text: str, source: str = "<stress-ng yaml>", expected_seconds: float | None = None) -> list[dict]:
     """Records from the ``--yaml FILE`` written by stress-ng (same metric names as the log).
 
@@ -222,6 +256,8 @@ def parse_stress_ng_yaml(text: str, source: str = "<stress-ng yaml>", expected_s
         data = yaml.safe_load(text)
     except yaml.YAMLError as error:
         raise ParseError(source, f"stress-ng YAML does not parse: {error}") from None
+    if not re.search(r"^\.\.\.\s*$", text, re.M):
+        raise TruncatedLogError(source, "stress-ng YAML ends without its '...' end-of-document line (cut)")
     if not isinstance(data, dict) or not data.get("metrics"):
         raise TruncatedLogError(source, "stress-ng YAML has no 'metrics' list (run without --metrics, or cut)")
     records: list[dict] = []
@@ -238,10 +274,11 @@ def parse_stress_ng_yaml(text: str, source: str = "<stress-ng yaml>", expected_s
                 continue
             if key in _YAML_METRICS:
                 metric, unit = _YAML_METRICS[key]
-                records.append({"metric": metric, "unit": unit, "value": float(value), **labels})
+                records.append({"metric": metric, "unit": unit, "value": number(value, source, f"stress-ng YAML {stressor} {key}"), **labels})
             else:
                 match = re.fullmatch(r"(.*?)-?(\w+)-per-sec", key)
                 unit = f"{match.group(2)}/s" if match else ""
                 metric = _slug(key.replace("-per-sec", " per second"))
-                records.append({"metric": metric, "unit": unit, "value": float(value), "miscellaneous": True, **labels})
+                records.append({"metric": metric, "unit": unit, "value": number(value, source, f"stress-ng YAML {stressor} {key}"),
+                                "miscellaneous": True, **labels})
     return records

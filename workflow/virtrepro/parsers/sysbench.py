@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import ParseError, ToolReportedError, TruncatedLogError, require_one_run
+from .errors import ParseError, ToolReportedError, TruncatedLogError, finite_records, require_one_run, unreadable
 
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 
@@ -89,6 +89,16 @@ def _echoed(text: str, source: str) -> dict:
     return options
 
 
+def _optional(text: str, pattern: str, start: str, source: str) -> re.Match | None:
+    """An optional line: absent is fine, present but unreadable (a value cut or replaced) is not."""
+    match = re.search(pattern, text, re.M)
+    if match is None:
+        line = re.search(start + ".*$", text, re.M)
+        if line:
+            raise unreadable(line.group(0), source, "sysbench line")
+    return match
+
+
 def _test_kind(text: str) -> str:
     if "CPU speed:" in text or "Prime numbers limit:" in text:
         return "cpu"
@@ -101,6 +111,7 @@ def _test_kind(text: str) -> str:
     return "unknown"
 
 
+@finite_records
 def parse_sysbench(text: str, source: str = "<sysbench log>", expected: dict | None = None) -> list[dict]:
     """Return the records of one complete sysbench run.
 
@@ -128,6 +139,9 @@ def parse_sysbench(text: str, source: str = "<sysbench log>", expected: dict | N
         )
 
     options = _echoed(text, source)
+    # echoed lines that are there but unreadable (a value cut or replaced) are a damaged log
+    _optional(text, r"^Prime numbers limit: (\d+)$", r"^Prime numbers limit:", source)
+    _optional(text, r"^\s*block size: (\d+)KiB$", r"^\s*block size:", source)
     if "threads" not in options:
         raise ParseError(source, "sysbench log has no 'Number of threads:' line")
     labels: dict = {"test": kind, **{name: options[name] for name in _LABELS if name in options}}
@@ -159,7 +173,7 @@ def parse_sysbench(text: str, source: str = "<sysbench log>", expected: dict | N
     add("total_events", "events", _value(text, "total number of events", source))
     add("latency_avg", "ms", _value(text, "avg", source))
     add("latency_max", "ms", _value(text, "max", source))
-    percentile = re.search(r"^\s*(\d+)th percentile:\s+" + _NUMBER + r"$", text, re.M)
+    percentile = _optional(text, r"^\s*(\d+)th percentile:\s+" + _NUMBER + r"$", r"^\s*\S+ percentile:", source)
     if percentile:
         add(f"latency_p{percentile.group(1)}", "ms", float(percentile.group(2)))
     return records
