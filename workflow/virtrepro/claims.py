@@ -6,31 +6,44 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
 
 * **Relative difference** of a platform P against a baseline B, signed so that positive means
   P is worse: ``(P - B) / B`` for lower-is-better metrics, ``(B - P) / B`` for higher-is-better
-  ones (:data:`DIRECTION_RULES` decides which). It is ``stats.overhead``'s overhead as a
-  fraction (not percent); its confidence interval is Fieller's for the ratio of means
-  (``stats.overhead``), or a percentile bootstrap where a claim averages over variants
-  (``aggregate: mean``) or uses a derived metric (``parallel_speedup``, ``isolation_efficiency``).
+  ones (:data:`DIRECTION_RULES` decides which; a metric without a rule is an error). It is
+  ``1 - R`` or ``R - 1`` for the ratio of means ``R = P / B``, and every interval and p-value comes
+  from :func:`stats.ratio_ci` (one implementation): Fieller for a plain metric per variant, the
+  log-scale delta method for a derived metric (a ratio of ratios) or an ``aggregate: mean``
+  claim, which is about the **geometric mean** of the per-variant ratios (never an arithmetic mean
+  of ratios); BCa (``scipy.stats.bootstrap``, n >= 20 per sample) or no interval where a sample
+  departs from normality (Shapiro-Wilk); no interval from constant samples (the note says why).
+  Each row's resamples, if any, are seeded on their own (``stats.seed_for(seed, variant)``).
 * **Derived metrics.** ``parallel_speedup``: NPB time at the smallest common thread or process
   count divided by the time at the largest. ``isolation_efficiency`` (thesis chapter 6): the
   ``isolation`` victim's ``victim_metric`` (higher is better) beside a stressing neighbour
-  divided by the same alone; 1 is perfect isolation. Both are ratios of means, so their
-  intervals are bootstrap ones.
-* **Verdict** from the confidence interval [lo, hi] of that difference and the threshold t:
+  divided by the same alone; 1 is perfect isolation. Both are ratios of means, so P / B is a
+  ratio of ratios.
+* **Verdict per comparison** from p-values of the ratio's own inference at the threshold t (each
+  compared with alpha = 1 - level; "two-sided" p-values are twice the one-sided, so the decision is
+  the printed interval [lo, hi] against t):
 
-  ====================  ========================  =========================
-  kind                  holds when                does not hold when
-  ====================  ========================  =========================
-  ``overhead_at_most``  hi <= t                   lo > t
-  ``overhead_at_least`` lo >= t                   hi < t
-  ``better``            hi < -t                   lo >= -t
-  ``equivalent``        TOST p < alpha, margin t  [lo, hi] outside [-t, t]
-  ``order``             each platform ``better`` (t = 0) than the next, else as ``better``
-  ====================  ========================  =========================
+  ====================  ==============================  ================================
+  kind                  holds when                      does not hold when
+  ====================  ==============================  ================================
+  ``overhead_at_most``  hi <= t                         lo > t
+  ``overhead_at_least`` lo >= t                         hi < t
+  ``better``            hi < -t                         lo >= -t
+  ``equivalent``        TOST: 1 - 2 alpha interval      [lo, hi] outside [-t, t]
+                        inside (-t, t)
+  ``order``             each platform ``better`` (t = 0) than the next
+  ====================  ==============================  ================================
 
-  otherwise ``inconclusive`` (the interval straddles the threshold, or there is no interval:
-  fewer than 2 values a side). ``not measured`` when the benchmark, metric, platform or selected
-  variant has no runs on the testbed (the note says which), ``not testable here`` for claims
-  marked ``testable: false`` (with their reason).
+* **Verdict per claim** (one Holm family: the claim's comparisons, i.e. its variants, and for
+  ``order`` its adjacent pairs times variants): ``holds`` when every comparison holds at alpha (an
+  intersection-union test: no correction is needed to conclude that all hold); ``does not hold``
+  when some comparison's "does not hold" p-value, Holm-adjusted across the claim's comparisons, is
+  below alpha (a counterexample with the family-wise error controlled); otherwise
+  ``inconclusive`` (an interval straddles the threshold, or there is no interval: fewer than 2
+  values a side, constant samples, a departure from normality at n < 20). ``not measured`` when
+  the benchmark, metric, platform or selected variant has no runs on the testbed (the note says
+  which), ``not testable here`` for claims marked ``testable: false`` (with their reason). The row
+  shows the strongest counterexample, or else the worst comparison.
 * **Variants.** ``where`` selects records: each key matches the ``param_<key>`` column or the
   record label ``<key>``, compared as text; a list means each of its values. Every parameter
   ``where`` leaves open is a variant dimension, as is a record label that varies within one raw
@@ -38,9 +51,8 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   baseline are paired on the dimensions whose values they share; a dimension whose values
   differ entirely between the two (the VM's ``disk=qcow2`` against the host's ``disk=host``)
   is the platform's own set-up, and each of the platform's values is compared with the whole
-  baseline. Without ``aggregate`` a claim must hold for each paired variant and the row reports
-  the worst one; with ``aggregate: mean`` the claim is about the mean of the per-variant
-  relative differences. A ``where`` list value with no paired runs keeps a claim that holds
+  baseline. Without ``aggregate`` a claim is about each paired variant (decided as above); with
+  ``aggregate: mean`` it is about the geometric mean of the per-variant ratios. A ``where`` list value with no paired runs keeps a claim that holds
   elsewhere at ``inconclusive`` (a counterexample still makes it ``does not hold``).
 """
 
