@@ -337,10 +337,7 @@ def ratio_ci(
             return result(nan, "none", "baseline mean is 0: ratio undefined")
     else:
         if not np.all(means > 0):
-            estimate = nan
-            if np.all(means != 0):
-                estimate = float(np.prod(np.sign(means) ** powers * np.abs(means) ** powers)) if np.all(powers == np.round(powers)) else nan
-            return result(estimate, "none", "a mean is 0 or negative: no log-scale interval for this ratio")
+            return result(nan, "none", "a mean is 0 or negative: no relative difference on the log scale")
         estimate = float(np.exp(np.sum(powers * np.log(means))))
     parametric = "fieller" if two else "delta-log"
     chosen, note = interval_method(samples, parametric, normality_alpha)
