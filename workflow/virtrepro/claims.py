@@ -6,31 +6,44 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
 
 * **Relative difference** of a platform P against a baseline B, signed so that positive means
   P is worse: ``(P - B) / B`` for lower-is-better metrics, ``(B - P) / B`` for higher-is-better
-  ones (:data:`DIRECTION_RULES` decides which). It is ``stats.overhead``'s overhead as a
-  fraction (not percent); its confidence interval is Fieller's for the ratio of means
-  (``stats.overhead``), or a percentile bootstrap where a claim averages over variants
-  (``aggregate: mean``) or uses a derived metric (``parallel_speedup``, ``isolation_efficiency``).
+  ones (:data:`DIRECTION_RULES` decides which; a metric without a rule is an error). It is
+  ``1 - R`` or ``R - 1`` for the ratio of means ``R = P / B``, and every interval and p-value comes
+  from :func:`stats.ratio_ci` (one implementation): Fieller for a plain metric per variant, the
+  log-scale delta method for a derived metric (a ratio of ratios) or an ``aggregate: mean``
+  claim, which is about the **geometric mean** of the per-variant ratios (never an arithmetic mean
+  of ratios); BCa (``scipy.stats.bootstrap``, n >= 20 per sample) or no interval where a sample
+  departs from normality (Shapiro-Wilk); no interval from constant samples (the note says why).
+  Each row's resamples, if any, are seeded on their own (``stats.seed_for(seed, variant)``).
 * **Derived metrics.** ``parallel_speedup``: NPB time at the smallest common thread or process
   count divided by the time at the largest. ``isolation_efficiency`` (thesis chapter 6): the
   ``isolation`` victim's ``victim_metric`` (higher is better) beside a stressing neighbour
-  divided by the same alone; 1 is perfect isolation. Both are ratios of means, so their
-  intervals are bootstrap ones.
-* **Verdict** from the confidence interval [lo, hi] of that difference and the threshold t:
+  divided by the same alone; 1 is perfect isolation. Both are ratios of means, so P / B is a
+  ratio of ratios.
+* **Verdict per comparison** from p-values of the ratio's own inference at the threshold t (each
+  compared with alpha = 1 - level; "two-sided" p-values are twice the one-sided, so the decision is
+  the printed interval [lo, hi] against t):
 
-  ====================  ========================  =========================
-  kind                  holds when                does not hold when
-  ====================  ========================  =========================
-  ``overhead_at_most``  hi <= t                   lo > t
-  ``overhead_at_least`` lo >= t                   hi < t
-  ``better``            hi < -t                   lo >= -t
-  ``equivalent``        TOST p < alpha, margin t  [lo, hi] outside [-t, t]
-  ``order``             each platform ``better`` (t = 0) than the next, else as ``better``
-  ====================  ========================  =========================
+  ====================  ==============================  ================================
+  kind                  holds when                      does not hold when
+  ====================  ==============================  ================================
+  ``overhead_at_most``  hi <= t                         lo > t
+  ``overhead_at_least`` lo >= t                         hi < t
+  ``better``            hi < -t                         lo >= -t
+  ``equivalent``        TOST: 1 - 2 alpha interval      [lo, hi] outside [-t, t]
+                        inside (-t, t)
+  ``order``             each platform ``better`` (t = 0) than the next
+  ====================  ==============================  ================================
 
-  otherwise ``inconclusive`` (the interval straddles the threshold, or there is no interval:
-  fewer than 2 values a side). ``not measured`` when the benchmark, metric, platform or selected
-  variant has no runs on the testbed (the note says which), ``not testable here`` for claims
-  marked ``testable: false`` (with their reason).
+* **Verdict per claim** (one Holm family: the claim's comparisons, i.e. its variants, and for
+  ``order`` its adjacent pairs times variants): ``holds`` when every comparison holds at alpha (an
+  intersection-union test: no correction is needed to conclude that all hold); ``does not hold``
+  when some comparison's "does not hold" p-value, Holm-adjusted across the claim's comparisons, is
+  below alpha (a counterexample with the family-wise error controlled); otherwise
+  ``inconclusive`` (an interval straddles the threshold, or there is no interval: fewer than 2
+  values a side, constant samples, a departure from normality at n < 20). ``not measured`` when
+  the benchmark, metric, platform or selected variant has no runs on the testbed (the note says
+  which), ``not testable here`` for claims marked ``testable: false`` (with their reason). The row
+  shows the strongest counterexample, or else the worst comparison.
 * **Variants.** ``where`` selects records: each key matches the ``param_<key>`` column or the
   record label ``<key>``, compared as text; a list means each of its values. Every parameter
   ``where`` leaves open is a variant dimension, as is a record label that varies within one raw
@@ -38,9 +51,8 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   baseline are paired on the dimensions whose values they share; a dimension whose values
   differ entirely between the two (the VM's ``disk=qcow2`` against the host's ``disk=host``)
   is the platform's own set-up, and each of the platform's values is compared with the whole
-  baseline. Without ``aggregate`` a claim must hold for each paired variant and the row reports
-  the worst one; with ``aggregate: mean`` the claim is about the mean of the per-variant
-  relative differences. A ``where`` list value with no paired runs keeps a claim that holds
+  baseline. Without ``aggregate`` a claim is about each paired variant (decided as above); with
+  ``aggregate: mean`` it is about the geometric mean of the per-variant ratios. A ``where`` list value with no paired runs keeps a claim that holds
   elsewhere at ``inconclusive`` (a counterexample still makes it ``does not hold``).
 """
 
@@ -62,25 +74,44 @@ VERDICTS = ("holds", "does not hold", "inconclusive", "not measured", "not testa
 # Metric direction: the one table that says whether more is better.
 # ---------------------------------------------------------------------------
 # Rules are tried in order; the first that matches decides. (field, test, value, higher_is_better)
+# Every metric needs a rule: an unknown metric is an error, never a default.
 DIRECTION_RULES: list[tuple[str, str, str, bool]] = [
     ("metric", "equals", "parallel_speedup", True),  # derived: more speed-up is better
-    ("metric", "equals", "isolation_efficiency", True),  # derived: closer to 1 (unharmed) is better
+    ("metric", "endswith", "isolation_efficiency", True),  # derived: closer to 1 (unharmed) is better
+    ("metric", "endswith", "_stdev", False),  # a spread (fio, sysbench, ioping, HPCC): less scatter
+    ("metric", "endswith", "_stddev", False),
+    ("metric", "endswith", "_mdev", False),
+    ("metric", "equals", "retransmits", False),  # iperf3: TCP segments sent again
     ("metric", "equals", "time", False),  # NPB run time
     ("metric", "in", "provision boot reboot clone destroy", False),  # lifecycle steps (s)
     ("metric", "endswith", "_latency", False),  # netperf, HPCC PingPong, bonnie
-    ("metric", "startswith", "latency_", False),  # sysbench latency_avg/max/p95
-    ("metric", "startswith", "rtt_latency", False),  # netperf omni
+    ("metric", "equals", "latency", False),
+    ("metric", "startswith", "latency_", False),  # sysbench, ioping, wrk latency_avg/max/p95
+    ("metric", "startswith", "lat_", False),  # fio lat_*/clat_*
+    ("metric", "startswith", "clat_", False),
     ("metric", "endswith", "_time", False),  # hpl_time, run_time, total_time
+    ("metric", "in", "runtime elapsed elapsed_avg", False),
     ("metric", "endswith", "_cpu", False),  # bonnie CPU use (%)
+    ("metric", "endswith", "_per_second", True),  # events_per_second, reads_per_second, ...
+    ("metric", "in", "read_throughput write_throughput", True),  # sysbench fileio
+    ("metric", "startswith", "cpu_utilization", False),  # netperf CPU use (%)
+    # work done in a run of fixed length: more is better
+    ("metric", "in", "bogo_ops total_events requests transactions io transfer", True),
+    # the papers' relative numbers name only the metric (no unit): throughputs and rates
+    ("metric", "in", "read write reread rewrite random_read random_write getc putc get_block put_block seeks "
+     "throughput bandwidth mops_total single_stream star_random_access performance", True),
+    ("unit", "endswith", "/s", True),  # any other rate: MB/s, Gflop/s, GUP/s, events/s, ops/s, ...
+    ("unit", "equals", "IOPS", True),
     ("unit", "in", "s ms us ns", False),  # any other duration
-    ("unit", "equals", "%", False),  # CPU use
-    # everything else (MB/s, kB/s, Mbit/s, Gflop/s, GUP/s, Mop/s, events/s, bogo-ops/s): higher is better
 ]
 
 
 def higher_is_better(metric: str, unit: str | None = None) -> bool:
-    """Whether a larger value of ``metric`` (in ``unit``) is better, by :data:`DIRECTION_RULES`."""
-    fields = {"metric": metric or "", "unit": unit or ""}
+    """Whether a larger value of ``metric`` (in ``unit``) is better, by :data:`DIRECTION_RULES`.
+
+    Raises ``ValueError`` for a metric no rule covers: a direction is never guessed.
+    """
+    fields = {"metric": metric or "", "unit": unit if isinstance(unit, str) else ""}
     for field, test, value, higher in DIRECTION_RULES:
         got = fields[field]
         if (
@@ -90,7 +121,7 @@ def higher_is_better(metric: str, unit: str | None = None) -> bool:
             or (test == "startswith" and got.startswith(value))
         ):
             return higher
-    return True
+    raise ValueError(f"no direction rule for metric {metric!r} ({unit!r}): add one to DIRECTION_RULES")
 
 
 # The parameter a derived parallel speed-up scales over (time at its smallest value / time at its largest).
@@ -101,7 +132,7 @@ DERIVED_METRICS = ("parallel_speedup", "isolation_efficiency")
 
 COLUMNS = [
     "id", "paper", "source", "kind", "benchmark", "metric", "published", "platforms", "threshold",
-    "value", "ci_low", "ci_high", "n_platform", "n_baseline", "variant", "verdict", "note",
+    "value", "ci_low", "ci_high", "ci_method", "n_platform", "n_baseline", "variant", "verdict", "note",
 ]  # fmt: skip
 
 
@@ -310,119 +341,105 @@ def _number(text: str):
 
 
 # ---------------------------------------------------------------------------
-# Relative differences and their intervals
+# Relative differences, their intervals and the per-claim decision
 # ---------------------------------------------------------------------------
 
 
-def _quantity(side: dict) -> float:
-    if "value" in side:
-        return float(np.mean(side["value"]))
-    return float(np.mean(side["num"]) / np.mean(side["den"]))
-
-
-def _relative(q_plat, q_base, hib: bool):
-    """Relative difference (positive = worse), of numbers or of bootstrap arrays; NaN where the
-    baseline is 0 (e.g. NPB class S times printed as 0.00 s): no relative difference exists."""
-    diff = np.subtract(q_base, q_plat) if hib else np.subtract(q_plat, q_base)
-    base = np.broadcast_to(np.asarray(q_base, dtype=float), np.shape(diff))
-    out = np.divide(diff, base, out=np.full(np.shape(diff), np.nan), where=base != 0)
-    return float(out) if np.ndim(out) == 0 else out
-
-
-def _boot_quantities(side: dict, rng, n_boot: int) -> np.ndarray:
-    def means(x):
-        return x[rng.integers(0, x.size, size=(n_boot, x.size))].mean(axis=1)
-
-    if "value" in side:
-        return means(side["value"])
-    return means(side["num"]) / means(side["den"])
+def _terms(pair: _Pair, power: float = 1.0) -> list:
+    """The ratio platform / baseline of one pair as :func:`stats.ratio_ci` terms (a derived metric:
+    a ratio of ratios)."""
+    if "value" in pair.plat:
+        return [(pair.plat["value"], power), (pair.base["value"], -power)]
+    return [(pair.plat["num"], power), (pair.plat["den"], -power), (pair.base["num"], -power), (pair.base["den"], power)]
 
 
 def _n(side: dict) -> int:
     return int(sum(len(v) for v in side.values()))
 
 
-def _min_n(side: dict) -> int:
-    return int(min(len(v) for v in side.values()))
+def _to_relative(ratio: float, hib: bool) -> float:
+    """Relative difference (positive = worse) of a ratio platform / baseline."""
+    return 1.0 - ratio if hib else ratio - 1.0
 
 
-def _relative_ci(pairs: list[_Pair], hib: bool, level: float, aggregate: bool, n_boot: int, seed: int) -> list[dict]:
-    """Relative difference (positive = worse) and CI per pair, or one row for their mean.
+def _relative_ci(pairs: list[_Pair], hib: bool, level: float, aggregate: bool, seed: int) -> list[dict]:
+    """Relative difference (positive = worse), its interval and the ratio's inference per pair, or
+    one row for their geometric mean (``aggregate``).
 
-    A plain metric per variant: ``stats.overhead`` (Fieller). A derived metric or an aggregate:
-    percentile bootstrap of the same statistic (each sample resampled independently,
-    ``numpy.random.default_rng(seed)``), as ``stats.overhead(method="bootstrap")`` does.
+    All by :func:`stats.ratio_ci`: Fieller for a plain metric per variant, the log-scale delta
+    method for a derived metric (ratio of ratios) or a geometric mean over variants, BCa or no
+    interval where a sample departs from normality (the module's rule). Each row's resamples (if
+    any) are seeded on their own (``stats.seed_for(seed, label)``).
     """
-    nan = float("nan")
-    if not aggregate and all("value" in p.plat for p in pairs):
-        rows = []
-        for p in pairs:
-            res = stats.overhead(p.base["value"], p.plat["value"], hib, level=level, method="fieller")
-            rows.append({"label": p.label, "value": res["overhead_percent"] / 100,
-                         "ci_low": res["overhead_ci_low"] / 100, "ci_high": res["overhead_ci_high"] / 100,
-                         "n_platform": res["n_platform"], "n_baseline": res["n_baseline"], "pair": p,
-                         "ci_note": res["ci_note"]})  # fmt: skip
-        return rows
-    alpha = 1 - level
-    rng = np.random.default_rng(seed)
     groups = [pairs] if aggregate else [[p] for p in pairs]
     rows = []
     for group in groups:
-        point = float(np.mean([_relative(_quantity(p.plat), _quantity(p.base), hib) for p in group]))
-        low = high = nan
-        note = ""
-        if math.isnan(point):
-            note = "baseline is 0: no relative difference"
-        elif all(_min_n(p.plat) >= 2 and _min_n(p.base) >= 2 for p in group):
-            boot = np.mean(
-                [_relative(_boot_quantities(p.plat, rng, n_boot), _boot_quantities(p.base, rng, n_boot), hib) for p in group],
-                axis=0,
-            )
-            low, high = (float(q) for q in np.quantile(boot, [alpha / 2, 1 - alpha / 2]))
-        else:
-            note = "fewer than 2 values in a sample: no interval"
-        label = group[0].label if len(group) == 1 and not aggregate else f"mean over {len(group)} variants"
-        rows.append({"label": label, "value": point, "ci_low": low, "ci_high": high,
+        label = group[0].label if not aggregate else f"geometric mean over {len(group)} variants"
+        terms = [t for p in group for t in _terms(p, 1.0 / len(group))]
+        ci = stats.ratio_ci(terms, level, seed=stats.seed_for(seed, label))
+        low, high = sorted((_to_relative(ci.low, hib), _to_relative(ci.high, hib)))
+        note = ci.note.removeprefix("normal-theory interval (assumes normality)").removeprefix("; ")
+        rows.append({"label": label, "value": _to_relative(ci.estimate, hib), "ci_low": low, "ci_high": high,
                      "n_platform": sum(_n(p.plat) for p in group), "n_baseline": sum(_n(p.base) for p in group),
-                     "pair": group, "ci_note": note})  # fmt: skip
+                     "ci": ci, "ci_method": ci.method, "ci_note": note})  # fmt: skip
     return rows
 
 
-def _tost_holds(row: dict, hib: bool, margin: float, level: float, aggregate: bool, n_boot: int, seed: int) -> bool:
-    """Equivalence within +-margin: TOST (Welch) per variant; for a mean over variants, the
-    (1 - 2 alpha) bootstrap interval inside the margin, which is the TOST decision at alpha."""
-    alpha = 1 - level
-    if not aggregate and isinstance(row["pair"], _Pair) and "value" in row["pair"].plat:
-        p = stats.tost_p(row["pair"].base["value"], row["pair"].plat["value"], margin)
-        return bool(p < alpha)
-    pairs = row["pair"] if isinstance(row["pair"], list) else [row["pair"]]
-    inner = _relative_ci(pairs, hib, 1 - 2 * alpha, True, n_boot, seed)[0]
-    return bool(inner["ci_low"] > -margin and inner["ci_high"] < margin)
+def _p_relative(row: dict, hib: bool, threshold: float, alternative: str) -> float:
+    """One-sided p-value against "relative difference <= threshold" (``greater``) or ">= threshold"
+    (``less``), from the ratio's inference: relative = 1 - R (higher is better) or R - 1."""
+    ci = row["ci"]
+    if hib:  # relative > t  <=>  R < 1 - t
+        return ci.p_value(1.0 - threshold, "less" if alternative == "greater" else "greater")
+    return ci.p_value(1.0 + threshold, alternative)
 
 
-def _verdict(kind: str, row: dict, threshold: float, **tost) -> str:
-    lo, hi = row["ci_low"], row["ci_high"]
-    if kind == "equivalent":
-        if _tost_holds(row, margin=threshold, **tost):
-            return "holds"
-        if not (math.isnan(lo) or math.isnan(hi)) and (lo > threshold or hi < -threshold):
-            return "does not hold"
-        return "inconclusive"
-    if math.isnan(lo) or math.isnan(hi):
-        return "inconclusive"
+def _p_hold_fail(kind: str, row: dict, hib: bool, threshold: float) -> tuple[float, float]:
+    """p-values for "the claim holds in this comparison" and "it does not hold", each to be
+    compared with alpha: two one-sided p-values doubled (so the decision is the two-sided interval's
+    bound against the threshold, as printed), and for ``equivalent`` the TOST p (the larger of the
+    two one-sided p-values at +-threshold, i.e. the 1 - 2 alpha interval inside the margin)."""
+    def two(p):
+        return min(1.0, 2.0 * p)
+
     if kind == "overhead_at_most":
-        return "holds" if hi <= threshold else "does not hold" if lo > threshold else "inconclusive"
+        return two(_p_relative(row, hib, threshold, "less")), two(_p_relative(row, hib, threshold, "greater"))
     if kind == "overhead_at_least":
-        return "holds" if lo >= threshold else "does not hold" if hi < threshold else "inconclusive"
+        return two(_p_relative(row, hib, threshold, "greater")), two(_p_relative(row, hib, threshold, "less"))
     if kind == "better":
-        return "holds" if hi < -threshold else "does not hold" if lo >= -threshold else "inconclusive"
+        return two(_p_relative(row, hib, -threshold, "less")), two(_p_relative(row, hib, -threshold, "greater"))
+    if kind == "equivalent":
+        above, below = _p_relative(row, hib, threshold, "greater"), _p_relative(row, hib, -threshold, "less")
+        tost = max(_p_relative(row, hib, threshold, "less"), _p_relative(row, hib, -threshold, "greater"))
+        return tost, two(min(above, below))
     raise ValueError(f"unknown kind {kind!r}")
 
 
-_SEVERITY = {"holds": 0, "inconclusive": 1, "does not hold": 2}
+def _decide(rows: list[dict], alpha: float) -> str:
+    """The claim's verdict over its comparisons (one family), setting each row's ``verdict``.
+
+    * ``holds`` when every comparison holds at ``alpha`` (an intersection-union test: the claim is
+      the conjunction of its comparisons, so each is tested at alpha with no correction and the
+      claim's error stays at most alpha);
+    * ``does not hold`` when at least one comparison's "does not hold" p-value, Holm-adjusted
+      across the claim's comparisons (:func:`stats.holm`; comparisons without a test are left out),
+      is below ``alpha``: a counterexample is shown with the family-wise error controlled;
+    * ``inconclusive`` otherwise.
+    """
+    fail = stats.holm([r["p_fail"] for r in rows])
+    for row, p in zip(rows, fail):
+        row["holm_p_fail"] = float(p)
+        row["verdict"] = "holds" if row["p_hold"] < alpha else "does not hold" if p < alpha else "inconclusive"
+    if any(r["verdict"] == "does not hold" for r in rows):
+        return "does not hold"
+    if all(r["verdict"] == "holds" for r in rows):
+        return "holds"
+    return "inconclusive"
 
 
 def _badness(kind: str, value: float) -> float:
+    if math.isnan(value):
+        return math.inf
     if kind == "overhead_at_least":
         return -value
     if kind == "equivalent":
@@ -430,8 +447,19 @@ def _badness(kind: str, value: float) -> float:
     return value  # at_most, better, order: a larger overhead is worse
 
 
-def _compare(table, check, plat_name, base_name, kind, threshold, level, n_boot, seed):
-    """Rows (one per variant, or one aggregate) comparing two platforms, with verdicts."""
+_SEVERITY = {"holds": 0, "inconclusive": 1, "does not hold": 2}
+
+
+def _shown(verdict: str, kind: str, rows: list[dict]) -> dict:
+    """The comparison the row shows: the strongest counterexample (smallest Holm-adjusted p), else
+    the worst of the rest (inconclusive before holding, then the largest badness of the value)."""
+    if verdict == "does not hold":
+        return min(rows, key=lambda r: r["holm_p_fail"])
+    return max(rows, key=lambda r: (_SEVERITY[r["verdict"]], _badness(kind, r["value"])))
+
+
+def _compare(table, check, plat_name, base_name, kind, threshold, level, seed):
+    """Rows (one per variant, or one aggregate) comparing two platforms, with their p-values."""
     where = check.get("where") or {}
     if check["metric"] == "isolation_efficiency":
         scaling = ISOLATION_PARAMETER
@@ -462,10 +490,9 @@ def _compare(table, check, plat_name, base_name, kind, threshold, level, n_boot,
         )
     unit = plat["unit"].iloc[0] if "unit" in plat.columns and len(plat) else None
     hib = higher_is_better(check["metric"], unit)
-    rows = _relative_ci(pairs, hib, level, check.get("aggregate") == "mean", n_boot, seed)
-    tost = {"hib": hib, "level": level, "aggregate": check.get("aggregate") == "mean", "n_boot": n_boot, "seed": seed}
+    rows = _relative_ci(pairs, hib, level, check.get("aggregate") == "mean", seed)
     for row in rows:
-        row["verdict"] = _verdict(kind, row, threshold, **tost)
+        row["p_hold"], row["p_fail"] = _p_hold_fail(kind, row, hib, threshold)
     # values a where list asked for that were not run on both sides
     missing = []
     for key, value in where.items():
@@ -476,12 +503,8 @@ def _compare(table, check, plat_name, base_name, kind, threshold, level, n_boot,
     return rows, missing + [f"only on {plat_name}: {u}" for u in unpaired] + problems
 
 
-def _worst(kind: str, rows: list[dict]) -> dict:
-    return max(rows, key=lambda r: (_SEVERITY[r["verdict"]], _badness(kind, r["value"])))
-
-
 def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin: float = 0.05,
-                   n_boot: int = 10_000, seed: int = 0) -> dict:  # fmt: skip
+                   seed: int = 0) -> dict:  # fmt: skip
     """One claim's verdict row (see the module docstring)."""
     check = claim.get("check") or {}
     row = {c: None for c in COLUMNS}
@@ -500,7 +523,7 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
             row["platforms"] = " > ".join(names) + " (best first)"
             rows, notes = [], []
             for better, worse in zip(names, names[1:]):
-                got, missing = _compare(table, check, better, worse, "better", 0.0, level, n_boot, seed)
+                got, missing = _compare(table, check, better, worse, "better", 0.0, level, seed)
                 for r in got:
                     r["label"] = f"{better} vs {worse}" + (f", {r['label']}" if r["label"] else "")
                 rows += got
@@ -510,38 +533,41 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
             row["platforms"] = f"{plat} vs {base}"
             threshold = check.get("threshold", margin if kind == "equivalent" else None)
             row["threshold"] = threshold
-            rows, notes = _compare(table, check, plat, base, kind, float(threshold), level, n_boot, seed)
+            rows, notes = _compare(table, check, plat, base, kind, float(threshold), level, seed)
     except NotMeasured as why:
         row.update(verdict="not measured", note=str(why))
         return row
-    worst = _worst(kind, rows)
-    verdict = worst["verdict"]
+    verdict = _decide(rows, 1.0 - level)
+    shown = _shown(verdict, "better" if kind == "order" else kind, rows)
     where_missing = [n for n in notes if not n.startswith("only on")]
     if verdict == "holds" and where_missing:
         verdict = "inconclusive"
     note = []
     if len(rows) > 1:
         counts = pd.Series([r["verdict"] for r in rows]).value_counts()
-        note.append(f"{len(rows)} comparisons: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + "; worst shown")
+        note.append(f"{len(rows)} comparisons (Holm across them): " + ", ".join(f"{v} {k}" for k, v in counts.items())
+                    + ("; strongest counterexample shown" if verdict == "does not hold" else "; worst shown"))  # fmt: skip
     if where_missing:
         note.append("not run: " + ", ".join(where_missing))
-    if worst["ci_note"]:
-        note.append(worst["ci_note"])
-    row.update(value=worst["value"], ci_low=worst["ci_low"], ci_high=worst["ci_high"], n_platform=worst["n_platform"],
-               n_baseline=worst["n_baseline"], variant=worst["label"], verdict=verdict, note="; ".join(note))  # fmt: skip
+    if shown["ci_note"]:
+        note.append(shown["ci_note"])
+    row.update(value=shown["value"], ci_low=shown["ci_low"], ci_high=shown["ci_high"], n_platform=shown["n_platform"],
+               n_baseline=shown["n_baseline"], variant=shown["label"], ci_method=shown["ci_method"], verdict=verdict,
+               note="; ".join(note))  # fmt: skip
     return row
 
 
 def evaluate(claims: list[dict], table: pd.DataFrame, level: float = 0.95, margin: float = 0.05,
-             n_boot: int = 10_000, seed: int = 0) -> pd.DataFrame:  # fmt: skip
+             seed: int = 0) -> pd.DataFrame:  # fmt: skip
     """One row per claim: id, paper, source, kind, benchmark, metric, published, platforms
-    (as used: ``qemu`` resolved), threshold, value (relative difference, positive = worse; for
-    ``order`` the worst adjacent pair's), ci_low, ci_high (at ``level``), n_platform, n_baseline,
-    variant (the one shown: the worst), verdict (one of :data:`VERDICTS`) and note.
+    (as used: ``qemu`` resolved), threshold, value (relative difference, positive = worse),
+    ci_low, ci_high (at ``level``), ci_method (the interval's method, :func:`stats.ratio_ci`),
+    n_platform, n_baseline, variant (the comparison shown: the strongest counterexample of a claim
+    that does not hold, else the weakest comparison), verdict (one of :data:`VERDICTS`) and note.
 
     ``margin`` is the TOST margin of an ``equivalent`` claim that gives no threshold.
     """
-    rows = [evaluate_claim(c, table, level=level, margin=margin, n_boot=n_boot, seed=seed) for c in claims]
+    rows = [evaluate_claim(c, table, level=level, margin=margin, seed=seed) for c in claims]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -1,12 +1,33 @@
 """Summary statistics over repetitions and platform-vs-baseline comparisons.
 
-statsmodels and scipy underneath. ``mean_ci``/``summarize`` describe one
-sample per group; ``overhead``, ``welch_test``, ``holm``, ``outliers`` and
-``compare_to_baseline`` compare a platform with a baseline (conventions are
-stated in the comment block before ``overhead``).
+statsmodels and scipy underneath. ``mean_ci``/``location_ci``/``summarize`` describe one sample per
+group; ``ratio_ci`` is the one interval for a ratio of means (or a product of powers of means:
+a ratio of ratios, a geometric mean of ratios), used by ``overhead`` and by :mod:`virtrepro.claims`;
+``welch_test``, ``holm``, ``outliers``, ``tost_p`` and ``compare_to_baseline`` compare a platform with
+a baseline (conventions are stated in the comment block before ``ratio_ci``).
+
+Which interval, at which n (one rule, :func:`interval_method`):
+
+* every sample is checked for normality with Shapiro-Wilk when it has at least 3 values and is not
+  constant (the p-value is recorded); a sample "departs from normality" when that p-value is below
+  ``normality_alpha`` (0.05). Values tied at the printed resolution (``[1, 1, 2]``) depart too.
+* no departure: the normal-theory interval, which says so (``t`` for a mean, ``fieller`` for a ratio
+  of two means, ``delta-log`` for a product of powers of means);
+* a departure and every sample with at least :data:`MIN_N_BCA` (20) values: BCa bootstrap
+  (``scipy.stats.bootstrap``), seeded per call;
+* a departure at smaller n: the median's order-statistic interval for one sample
+  (``median-order``; no interval when n is too small for the level), and no interval (``none``) for a
+  ratio: no method that does not assume normality keeps its coverage there.
+* a constant sample carries no information about its variance: when every sample is constant there
+  is no interval and no test (``none``, and the note says so); when only some are, their variance is
+  taken as 0 (below the printed resolution) and the note says so.
 """
 
 from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -14,40 +35,160 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.weightstats import DescrStatsW, ttost_ind
 
+NORMALITY_ALPHA = 0.05
+MIN_N_BCA = 20  # BCa only where every sample has at least this many values
+N_RESAMPLES = 9999
+CONSTANT_NOTE = "all samples are constant: no information about their variance, no interval and no test"
+
+
+def _clean(values) -> np.ndarray:
+    """The finite values (NaN dropped) as a flat float array."""
+    data = np.asarray(values, dtype=float).ravel()
+    return data[~np.isnan(data)]
+
+
+def _constant(x: np.ndarray) -> bool:
+    return x.size >= 2 and bool(np.ptp(x) == 0)
+
+
+def shapiro_p(values) -> float:
+    """Shapiro-Wilk p-value of the non-NaN values; NaN below 3 values or for a constant sample."""
+    x = _clean(values)
+    if x.size < 3 or _constant(x):
+        return float("nan")
+    return float(scipy_stats.shapiro(x).pvalue)
+
+
+def seed_for(seed: int, *labels) -> list[int]:
+    """A generator seed of its own for one group or variant: ``[seed, crc32(label), ...]``, so that
+    adding a variant never changes another's resamples."""
+    return [int(seed)] + [zlib.crc32(str(label).encode()) for label in labels]
+
+
+def interval_method(samples, parametric: str, normality_alpha: float = NORMALITY_ALPHA) -> tuple[str, str]:
+    """The interval method for ``samples`` under the module's rule, and a note saying why.
+
+    ``parametric`` is the normal-theory method's name (``t``, ``fieller``, ``delta-log``); the
+    result is it, ``bca``, or ``none`` (with the reason in the note).
+    """
+    if any(x.size < 2 for x in samples):
+        return "none", "fewer than 2 values in a sample: no interval"
+    if all(_constant(x) for x in samples):
+        return "none", CONSTANT_NOTE
+    pvals = [shapiro_p(x) for x in samples]
+    departing = [p for p in pvals if p < normality_alpha]
+    if departing:
+        shown = ", ".join(f"{p:.3g}" for p in departing)
+        if all(x.size >= MIN_N_BCA for x in samples):
+            return "bca", f"a sample departs from normality (Shapiro-Wilk p = {shown}): BCa bootstrap"
+        return "none", (
+            f"a sample departs from normality (Shapiro-Wilk p = {shown}) and n < {MIN_N_BCA}: "
+            "no interval that does not assume normality keeps its coverage at this n"
+        )
+    note = "normal-theory interval (assumes normality)"
+    if any(_constant(x) for x in samples):
+        note += "; a constant sample's variance is taken as 0 (below the printed resolution)"
+    return parametric, note
+
+
+def _bca(samples, statistic, level: float, seed, n_resamples: int = N_RESAMPLES, alternative="two-sided", previous=None):
+    """scipy.stats.bootstrap, BCa, each sample resampled independently."""
+    return scipy_stats.bootstrap(
+        tuple(samples), statistic, n_resamples=0 if previous is not None else n_resamples, paired=False,
+        confidence_level=level, alternative=alternative, method="BCa", vectorized=True,
+        bootstrap_result=previous, rng=np.random.default_rng(seed),
+    )  # fmt: skip
+
 
 def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
-    """Mean and two-sided Student-t confidence interval of the mean.
+    """Mean and two-sided Student-t confidence interval of the mean (assumes normality).
 
-    With one value the interval is undefined (NaN, NaN); it is never faked.
+    NaN values are removed first. With fewer than 2 values, or a constant sample (no information
+    about the variance), the interval is undefined (NaN, NaN); it is never faked.
     """
-    data = np.asarray(values, dtype=float)
+    data = _clean(values)
     if data.size == 0:
         raise ValueError("no values")
     mean = float(data.mean())
-    if data.size < 2:
+    if data.size < 2 or _constant(data):
         return mean, float("nan"), float("nan")
     low, high = DescrStatsW(data).tconfint_mean(alpha=1 - level)
     return mean, float(low), float(high)
 
 
-def summarize(frame: pd.DataFrame, by: list[str], level: float = 0.95, value: str = "value") -> pd.DataFrame:
-    """n, mean, standard deviation and t confidence interval per group."""
+def median_order_ci(values, level: float = 0.95) -> tuple[float, float, float]:
+    """Distribution-free interval for the median from order statistics: ``[x_(k), x_(n+1-k)]`` with
+    the largest ``k`` whose coverage ``1 - 2 * P(Binomial(n, 1/2) <= k - 1)`` is at least ``level``.
+
+    Returns ``(low, high, coverage)``; ``(nan, nan, best possible coverage)`` when n is too small
+    for the level (``[min, max]`` covers with ``1 - 2 / 2^n``: 93.75 % at n = 5).
+    """
+    x = np.sort(_clean(values))
+    n = x.size
+    if n == 0:
+        return float("nan"), float("nan"), float("nan")
+    k = np.arange(1, n // 2 + 1)
+    coverage = 1 - 2 * scipy_stats.binom.cdf(k - 1, n, 0.5)
+    ok = k[coverage >= level]
+    if ok.size == 0:
+        return float("nan"), float("nan"), float(coverage[0]) if coverage.size else 0.0
+    best = int(ok.max())
+    return float(x[best - 1]), float(x[n - best]), float(coverage[best - 1])
+
+
+def location_ci(
+    values, level: float = 0.95, normality_alpha: float = NORMALITY_ALPHA, seed=0, n_resamples: int = N_RESAMPLES
+) -> dict:
+    """n, mean, median, std and one interval for the sample's location, by the module's rule.
+
+    ``ci_method``: ``t`` (mean; assumes normality), ``bca`` (mean; n >= 20, normality rejected),
+    ``median-order`` (median; normality rejected at n < 20), ``none``; ``ci_of`` names the estimand
+    (``mean``/``median``), ``ci_note`` says why, ``shapiro_p`` is the recorded diagnostic.
+    """
+    x = _clean(values)
+    nan = float("nan")
+    out = {
+        "n": int(x.size), "mean": float(x.mean()) if x.size else nan,
+        "std": float(x.std(ddof=1)) if x.size > 1 else nan, "median": float(np.median(x)) if x.size else nan,
+        "shapiro_p": shapiro_p(x), "ci_method": "none", "ci_of": "", "ci_low": nan, "ci_high": nan, "ci_note": "",
+    }  # fmt: skip
+    if x.size == 0:
+        out["ci_note"] = "no values"
+        return out
+    method, note = interval_method([x], "t", normality_alpha)
+    out["ci_note"] = note
+    if method == "t":
+        _, out["ci_low"], out["ci_high"] = mean_ci(x, level)
+        out.update(ci_method="t", ci_of="mean")
+    elif method == "bca":
+        res = _bca([x], lambda a, axis=-1: np.mean(a, axis=axis), level, seed, n_resamples)
+        out.update(ci_method="bca", ci_of="mean", ci_low=float(res.confidence_interval.low),
+                   ci_high=float(res.confidence_interval.high))  # fmt: skip
+    elif note.startswith("a sample departs"):
+        low, high, coverage = median_order_ci(x, level)
+        out.update(ci_method="median-order", ci_of="median", ci_low=low, ci_high=high)
+        out["ci_note"] = (
+            f"departs from normality (Shapiro-Wilk p = {out['shapiro_p']:.3g}): order-statistic interval "
+            + (f"of the median, coverage {coverage:.1%}" if low == low else f"of the median impossible at n = {x.size} (at most {coverage:.1%})")
+        )
+    return out
+
+
+def summarize(
+    frame: pd.DataFrame, by: list[str], level: float = 0.95, value: str = "value",
+    normality_alpha: float = NORMALITY_ALPHA, seed: int = 0,
+) -> pd.DataFrame:  # fmt: skip
+    """Per group, over the group's non-NaN values: n, mean, std, median, the Shapiro-Wilk p-value
+    and one location interval by the module's rule (:func:`location_ci`): columns ``ci_low``,
+    ``ci_high``, ``ci_method``, ``ci_of``, ``ci_note``, ``level``. Each group's bootstrap (if any)
+    has its own seed (:func:`seed_for`)."""
     rows = []
     for key, group in frame.groupby(by, sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        mean, low, high = mean_ci(group[value], level)
-        rows.append(
-            {
-                **dict(zip(by, key)),
-                "n": int(group[value].count()),
-                "mean": mean,
-                "std": float(group[value].std(ddof=1)) if len(group) > 1 else float("nan"),
-                "ci_low": low,
-                "ci_high": high,
-                "level": level,
-            }
-        )
-    return pd.DataFrame(rows)
+        res = location_ci(group[value], level, normality_alpha, seed_for(seed, key))
+        rows.append({**dict(zip(by, key)), **res, "level": level})
+    columns = [*by, "n", "mean", "std", "median", "shapiro_p", "ci_method", "ci_of", "ci_low", "ci_high", "ci_note", "level"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 # ---------------------------------------------------------------------------
@@ -76,11 +217,6 @@ _UNBOUNDED_NOTE = (
     "from 0 at this level (g = t^2 * var(mean_b) / mean_b^2 >= 1), so the ratio "
     "has no finite confidence interval"
 )
-
-
-def _clean(values) -> np.ndarray:
-    data = np.asarray(values, dtype=float).ravel()
-    return data[~np.isnan(data)]
 
 
 def _ratio_to_overhead(ratio: float, higher_is_better: bool) -> float:
@@ -119,14 +255,176 @@ def fieller_interval(
     return float((-b - root) / (2 * a)), float((-b + root) / (2 * a)), True
 
 
+def _satterthwaite(weights, sizes) -> float:
+    """Welch-Satterthwaite df of a sum of variance terms ``weights`` from samples of ``sizes``; terms
+    that are 0 (constant samples) drop out."""
+    w = np.asarray(weights, dtype=float)
+    n = np.asarray(sizes, dtype=float)
+    keep = w > 0
+    return float(w[keep].sum() ** 2 / np.sum(w[keep] ** 2 / (n[keep] - 1)))
+
+
+@dataclass(frozen=True)
+class RatioCI:
+    """A ratio ``R = prod mean(x_i)^c_i``, its interval at ``level`` and one-sided p-values.
+
+    ``method``: ``fieller``, ``delta-log``, ``bca`` or ``none`` (no interval; ``note`` says why).
+    :meth:`p_value` inverts the same method, so a bound of the two-sided interval is where
+    the one-sided p-value is ``(1 - level) / 2``.
+    """
+
+    estimate: float
+    low: float
+    high: float
+    method: str
+    note: str
+    df: float
+    level: float
+    unbounded: bool = False
+    shapiro: tuple = ()
+    _p: Callable[[float, str], float] | None = field(default=None, repr=False, compare=False)
+
+    def p_value(self, r0: float, alternative: str) -> float:
+        """One-sided p-value against ``R <= r0`` (``alternative="greater"``) or ``R >= r0``
+        (``"less"``); NaN when there is no interval."""
+        if alternative not in ("greater", "less"):
+            raise ValueError("alternative is 'greater' or 'less'")
+        return float("nan") if self._p is None else float(self._p(r0, alternative))
+
+
+def _t_p(stat: float, df: float, alternative: str) -> float:
+    if np.isnan(stat):
+        return float("nan")
+    return float(scipy_stats.t.sf(stat, df) if alternative == "greater" else scipy_stats.t.cdf(stat, df))
+
+
+def ratio_ci(
+    terms, level: float = 0.95, method: str = "auto", normality_alpha: float = NORMALITY_ALPHA,
+    seed=0, n_resamples: int = N_RESAMPLES,
+) -> RatioCI:  # fmt: skip
+    """Interval for ``R = prod_i mean(x_i)^c_i`` over independent samples; ``terms`` is a list of
+    ``(values, c_i)``. ``[(platform, 1), (baseline, -1)]`` is a ratio of two means; four terms a
+    ratio of ratios (a speed-up or isolation efficiency against the baseline's); the terms of k
+    such ratios with ``c_i / k`` their geometric mean (a summary across variants or benchmarks is a
+    geometric mean of ratios, never an arithmetic mean of ratios).
+
+    ``method="auto"`` follows the module's rule: ``fieller`` for a ratio of two means (see
+    :func:`overhead`), ``delta-log`` otherwise: on the log scale ``theta = sum c_i log m_i`` with
+    ``var = sum c_i^2 s_i^2 / (n_i m_i^2)``, a Student-t quantile with Welch-Satterthwaite df of
+    those terms, bounds ``exp(theta +- t se)`` (every mean must be positive); ``bca`` where a sample
+    departs from normality and every n >= 20; ``none`` below. ``"fieller"``, ``"delta-log"`` and
+    ``"bca"`` force a method (``bca`` still needs n >= 20).
+    """
+    if method not in ("auto", "fieller", "delta-log", "bca"):
+        raise ValueError(f"unknown method {method!r}; use 'auto', 'fieller', 'delta-log' or 'bca'")
+    if not 0 < level < 1:
+        raise ValueError("level must be in (0, 1)")
+    samples = [_clean(v) for v, _ in terms]
+    powers = np.array([float(c) for _, c in terms])
+    if any(x.size == 0 for x in samples):
+        raise ValueError("every sample needs at least one non-NaN value")
+    nan = float("nan")
+    means = np.array([x.mean() for x in samples])
+    two = len(terms) == 2 and tuple(powers) == (1.0, -1.0)
+    shapiro = tuple(shapiro_p(x) for x in samples)
+
+    def result(estimate, method_used, note, low=nan, high=nan, df=nan, unbounded=False, p=None):
+        return RatioCI(float(estimate), float(low), float(high), method_used, note, float(df), level, unbounded, shapiro, p)
+
+    if two:
+        estimate = means[0] / means[1] if means[1] != 0 else nan
+        if means[1] == 0:
+            return result(nan, "none", "baseline mean is 0: ratio undefined")
+    else:
+        if not np.all(means > 0):
+            return result(nan, "none", "a mean is 0 or negative: no relative difference on the log scale")
+        estimate = float(np.exp(np.sum(powers * np.log(means))))
+    parametric = "fieller" if two else "delta-log"
+    chosen, note = interval_method(samples, parametric, normality_alpha)
+    if method != "auto" and not (note.startswith("fewer") or note == CONSTANT_NOTE):
+        if method == "fieller" and not two:
+            raise ValueError("Fieller's interval is for a ratio of two means")
+        if method == "bca" and not all(x.size >= MIN_N_BCA for x in samples):
+            return result(estimate, "none", f"BCa needs at least {MIN_N_BCA} values in every sample")
+        chosen = method
+        note = "BCa bootstrap" if method == "bca" else "normal-theory interval (assumes normality)"
+    if chosen == "none":
+        return result(estimate, "none", note)
+    alpha = 1.0 - level
+    sizes = np.array([x.size for x in samples], dtype=float)
+    var_means = np.array([x.var(ddof=1) for x in samples]) / sizes
+    if chosen == "fieller":
+        (m_p, m_b), (v_p, v_b) = means, var_means
+        ratio = estimate
+        if v_p + ratio**2 * v_b > 0:
+            df = _satterthwaite([v_p, ratio**2 * v_b], sizes)
+        else:  # the ratio is 0 and the platform constant (NPB times printed as 0.00 s): the baseline's df,
+            df = float(sizes[1] - 1)  # the limit of Welch-Satterthwaite as the platform's term vanishes
+        t = float(scipy_stats.t.ppf(1 - alpha / 2, df))
+        low, high, bounded = fieller_interval(m_b, v_b, m_p, v_p, t)
+        if not bounded:
+            note = _UNBOUNDED_NOTE
+
+        def p_fieller(r0, alternative):
+            se = np.sqrt(v_p + r0**2 * v_b)
+            stat = (m_p - r0 * m_b) / se * np.sign(m_b) if se > 0 else nan
+            return _t_p(stat, df, alternative)
+
+        return result(estimate, "fieller", note, low, high, df, not bounded, p_fieller)
+    if chosen == "delta-log":
+        theta = float(np.sum(powers * np.log(means)))
+        weights = powers**2 * var_means / means**2
+        se = float(np.sqrt(weights.sum()))
+        df = _satterthwaite(weights, sizes)
+        t = float(scipy_stats.t.ppf(1 - alpha / 2, df))
+
+        def p_delta(r0, alternative):
+            if r0 <= 0:
+                return 0.0 if alternative == "greater" else 1.0
+            return _t_p((theta - np.log(r0)) / se, df, alternative)
+
+        return result(estimate, "delta-log", note, np.exp(theta - t * se), np.exp(theta + t * se), df, False, p_delta)
+
+    # BCa: scipy.stats.bootstrap with the statistic itself, each sample resampled independently
+    def statistic(*xs, axis=-1):
+        return np.prod([np.mean(x, axis=axis) ** c for x, c in zip(xs, powers)], axis=0)
+
+    res = _bca(samples, statistic, level, seed, n_resamples)
+    if not np.all(np.isfinite(res.bootstrap_distribution)):
+        return result(estimate, "none", "a resampled denominator mean is 0: no bootstrap interval", unbounded=True)
+
+    def p_bca(r0, alternative):
+        # the one-sided BCa bound at confidence 1 - p equals r0: find p by bisection
+        side = "greater" if alternative == "greater" else "less"
+
+        def bound(p):
+            ci = _bca(samples, statistic, 1 - p, seed, previous=res, alternative=side).confidence_interval
+            return ci.low if side == "greater" else ci.high
+
+        lo, hi = 1e-6, 1 - 1e-6
+        excluded = (lambda b: b > r0) if side == "greater" else (lambda b: b < r0)
+        if excluded(bound(lo)):
+            return lo
+        if not excluded(bound(hi)):
+            return 1.0
+        for _ in range(30):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if excluded(bound(mid)) else (mid, hi)
+        return hi
+
+    ci = res.confidence_interval
+    return result(estimate, "bca", note, ci.low, ci.high, nan, False, p_bca)
+
+
 def overhead(
     baseline_values,
     platform_values,
     higher_is_better: bool,
     level: float = 0.95,
-    method: str = "fieller",
-    n_boot: int = 10_000,
-    seed: int = 0,
+    method: str = "auto",
+    n_resamples: int = N_RESAMPLES,
+    seed=0,
+    normality_alpha: float = NORMALITY_ALPHA,
 ) -> dict:
     """Ratio of means platform/baseline, overhead in percent, and their CI.
 
@@ -138,10 +436,10 @@ def overhead(
     ``(ratio - 1) * 100`` (times, latencies). So +10 means "10 % worse" for
     both kinds of metric, and -10 means "10 % better".
 
-    Methods
+    Methods (:func:`ratio_ci`; ``method="auto"`` chooses by the module's rule)
     -------
-    ``"fieller"`` (default): Fieller's theorem for two independent samples
-    with unequal variances. With ``v_b = s_b^2/n_b`` and ``v_p = s_p^2/n_p``
+    ``"fieller"`` (both samples consistent with normality): Fieller's theorem for two independent
+    samples with unequal variances. With ``v_b = s_b^2/n_b`` and ``v_p = s_p^2/n_p``
     the interval is ``{R : (mean_p - R mean_b)^2 <= t^2 (v_p + R^2 v_b)}``
     (see :func:`fieller_interval`). ``t`` is the ``1 - alpha/2`` Student-t
     quantile with Welch-Satterthwaite degrees of freedom for the linear
@@ -150,126 +448,81 @@ def overhead(
 
         df = (v_p + R^2 v_b)^2 / (v_p^2/(n_p-1) + R^4 v_b^2/(n_b-1))
 
-    (the plug-in choice used e.g. by the R package mratios). If
-    ``g = t^2 v_b / mean_b^2 >= 1`` the baseline mean is not significantly
+    (the plug-in choice used e.g. by the R package mratios; a constant sample's term drops out).
+    If ``g = t^2 v_b / mean_b^2 >= 1`` the baseline mean is not significantly
     different from 0, the confidence set is unbounded, and the bounds are
     NaN with ``ci_unbounded = True`` and an explanation in ``ci_note``.
-    If both samples have zero variance the interval collapses to the point
-    estimate (noted in ``ci_note``).
 
-    ``"bootstrap"``: percentile bootstrap; each sample is resampled
-    independently with replacement ``n_boot`` times using
-    ``numpy.random.default_rng(seed)`` (``seed=0`` by default, so results
-    are reproducible). If any resampled baseline mean is 0 or has the
-    opposite sign of the observed one, the ratio distribution is not usable
-    and the bounds are NaN with ``ci_unbounded = True``.
-
-    Each sample needs at least 2 non-NaN values for an interval; otherwise
-    the bounds are NaN (``ci_note`` says why).
+    ``"bca"``: a sample departs from normality and both have n >= 20: ``scipy.stats.bootstrap``
+    (BCa) of the ratio of means, seeded with ``seed``. ``"none"``: no interval (fewer than 2 values,
+    both samples constant, or a departure from normality at n < 20); ``ci_note`` says why.
 
     Returns a dict with keys: ``n_baseline, n_platform, mean_baseline,
     mean_platform, ratio, ratio_ci_low, ratio_ci_high, overhead_percent,
     overhead_ci_low, overhead_ci_high, ci_unbounded, ci_note, df, level,
-    method, higher_is_better``. ``df`` is NaN for the bootstrap.
+    method, shapiro_p_baseline, shapiro_p_platform, higher_is_better``. ``method`` is the
+    interval's method; ``df`` is NaN unless it is ``fieller``.
     ``overhead_ci_low <= overhead_ci_high`` always (for higher-is-better
     metrics the low overhead bound comes from the high ratio bound).
     """
-    if method not in ("fieller", "bootstrap"):
-        raise ValueError(f"unknown method {method!r}; use 'fieller' or 'bootstrap'")
-    if not 0 < level < 1:
-        raise ValueError("level must be in (0, 1)")
     base = _clean(baseline_values)
     plat = _clean(platform_values)
     if base.size == 0 or plat.size == 0:
         raise ValueError("both samples need at least one non-NaN value")
-    mean_b, mean_p = float(base.mean()), float(plat.mean())
-    ratio = mean_p / mean_b if mean_b != 0 else float("nan")
-    nan = float("nan")
-    low, high, unbounded, note, df = nan, nan, False, "", nan
-
-    if mean_b == 0:
-        note = "baseline mean is 0: ratio undefined"
-    elif base.size < 2 or plat.size < 2:
-        note = "fewer than 2 values in a sample: no interval"
-    elif method == "fieller":
-        alpha = 1.0 - level
-        v_b = float(base.var(ddof=1)) / base.size
-        v_p = float(plat.var(ddof=1)) / plat.size
-        if v_b == 0 and v_p == 0:
-            low = high = ratio
-            note = "both samples have zero variance: interval is the point estimate"
-        else:
-            denominator = v_p**2 / (plat.size - 1) + ratio**4 * v_b**2 / (base.size - 1)
-            if denominator > 0:
-                df = (v_p + ratio**2 * v_b) ** 2 / denominator
-            else:
-                # one sample is constant and the ratio is 0 (e.g. NPB class S times printed as 0.00 s):
-                # the Welch-Satterthwaite df is that of the other sample, its limit as its term vanishes
-                df = float(base.size - 1 if v_p == 0 else plat.size - 1)
-            t = float(scipy_stats.t.ppf(1 - alpha / 2, df))
-            low, high, bounded = fieller_interval(mean_b, v_b, mean_p, v_p, t)
-            if not bounded:
-                unbounded, note = True, _UNBOUNDED_NOTE
-    else:
-        alpha = 1.0 - level
-        rng = np.random.default_rng(seed)
-        boot_b = base[rng.integers(0, base.size, size=(n_boot, base.size))].mean(axis=1)
-        boot_p = plat[rng.integers(0, plat.size, size=(n_boot, plat.size))].mean(axis=1)
-        if np.any(np.sign(boot_b) != np.sign(mean_b)):
-            unbounded = True
-            note = (
-                "bootstrap baseline mean reached 0 or changed sign: the ratio has "
-                "no usable bootstrap interval"
-            )
-        else:
-            ratios = boot_p / boot_b
-            low, high = (float(q) for q in np.quantile(ratios, [alpha / 2, 1 - alpha / 2]))
-
-    o_low, o_high = _overhead_interval(low, high, higher_is_better)
+    ci = ratio_ci([(plat, 1), (base, -1)], level, method, normality_alpha, seed, n_resamples)
+    o_low, o_high = _overhead_interval(ci.low, ci.high, higher_is_better)
     return {
         "n_baseline": int(base.size),
         "n_platform": int(plat.size),
-        "mean_baseline": mean_b,
-        "mean_platform": mean_p,
-        "ratio": ratio,
-        "ratio_ci_low": low,
-        "ratio_ci_high": high,
-        "overhead_percent": _ratio_to_overhead(ratio, higher_is_better),
+        "mean_baseline": float(base.mean()),
+        "mean_platform": float(plat.mean()),
+        "ratio": ci.estimate,
+        "ratio_ci_low": ci.low,
+        "ratio_ci_high": ci.high,
+        "overhead_percent": _ratio_to_overhead(ci.estimate, higher_is_better),
         "overhead_ci_low": o_low,
         "overhead_ci_high": o_high,
-        "ci_unbounded": unbounded,
-        "ci_note": note,
-        "df": float(df),
+        "ci_unbounded": ci.unbounded,
+        "ci_note": ci.note,
+        "df": ci.df,
         "level": level,
-        "method": method,
+        "method": ci.method,
+        "shapiro_p_platform": ci.shapiro[0],
+        "shapiro_p_baseline": ci.shapiro[1],
         "higher_is_better": bool(higher_is_better),
     }
 
 
 def welch_test(baseline_values, platform_values) -> dict:
-    """Welch's unequal-variance two-sample t-test (two-sided), via scipy.
+    """Welch's unequal-variance two-sample t-test (two-sided), via scipy; assumes normality.
 
     The statistic is oriented platform minus baseline:
     ``t = (mean_p - mean_b) / sqrt(s_p^2/n_p + s_b^2/n_b)`` with
     Welch-Satterthwaite degrees of freedom
     ``df = (v_p + v_b)^2 / (v_p^2/(n_p-1) + v_b^2/(n_b-1))``, ``v = s^2/n``.
-    NaN values are removed first; with fewer than 2 values in a sample the
-    result is NaN. Returns ``{"statistic", "p_value", "df"}``.
+    NaN values are removed first; with fewer than 2 values in a sample, or two constant samples
+    (no information about the variance: scipy would return t = inf, p = 0 and a made-up df = 1),
+    the result is NaN and ``note`` says why. Returns ``{"statistic", "p_value", "df", "note"}``.
     """
     base = _clean(baseline_values)
     plat = _clean(platform_values)
+    nan = float("nan")
     if base.size < 2 or plat.size < 2:
-        return {"statistic": float("nan"), "p_value": float("nan"), "df": float("nan")}
+        return {"statistic": nan, "p_value": nan, "df": nan, "note": "fewer than 2 values in a sample: no test"}
+    if _constant(base) and _constant(plat):
+        return {"statistic": nan, "p_value": nan, "df": nan, "note": CONSTANT_NOTE}
     res = scipy_stats.ttest_ind(plat, base, equal_var=False)
-    return {"statistic": float(res.statistic), "p_value": float(res.pvalue), "df": float(res.df)}
+    return {"statistic": float(res.statistic), "p_value": float(res.pvalue), "df": float(res.df), "note": ""}
 
 
 def holm(p_values) -> np.ndarray:
-    """Holm step-down adjusted p-values, in the order given.
+    """Holm step-down adjusted p-values, in the order given, over ONE family: the p-values given.
 
     Uses ``statsmodels.stats.multitest.multipletests(method="holm")``. NaN
-    p-values are left out of the family (so they do not count towards the
-    number of tests) and stay NaN in the output.
+    p-values (no test) are left out of the family (so they do not count towards the
+    number of tests) and stay NaN in the output. The families this project uses: a figure or
+    table's comparisons (:func:`compare_to_baseline`, one call per figure) and a claim's
+    comparisons across its variants (:mod:`virtrepro.claims`).
     """
     p = np.asarray(p_values, dtype=float).ravel()
     out = np.full(p.shape, np.nan)
@@ -287,12 +540,12 @@ def outliers(values, rule: str = "none", k: float | None = None) -> np.ndarray:
     ``"none"``: nothing is flagged.
 
     ``"iqr"`` (Tukey fences, default ``k = 1.5``): flag ``x < Q1 - k*IQR`` or
-    ``x > Q3 + k*IQR``; quartiles by ``numpy.quantile`` with its default
-    linear interpolation (Hyndman-Fan type 7, as R's default).
+    ``x > Q3 + k*IQR``; ``IQR = scipy.stats.iqr`` and the quartiles by ``numpy.quantile``, both
+    with linear interpolation (Hyndman-Fan type 7, as R's default).
 
-    ``"mad"`` (default ``k = 3.5``): flag ``|x - median| > k * 1.4826 * MAD``
-    with ``MAD = median(|x - median|)``; with ``k = 3.5`` this is the
-    Iglewicz-Hoaglin modified z-score rule ``|0.6745 (x - median) / MAD| > 3.5``.
+    ``"mad"`` (default ``k = 3.5``): flag ``|x - median| > k * MAD`` with
+    ``MAD = scipy.stats.median_abs_deviation(x, scale="normal")`` (``1.4826 * median|x - median|``);
+    with ``k = 3.5`` this is the Iglewicz-Hoaglin modified z-score rule.
 
     Both comparisons are strict. With a zero spread (IQR or MAD = 0) every
     value away from the quartiles / median is flagged. NaN entries are never
@@ -304,37 +557,36 @@ def outliers(values, rule: str = "none", k: float | None = None) -> np.ndarray:
         return mask
     finite = ~np.isnan(data)
     x = data[finite]
+    if rule not in ("iqr", "mad"):
+        raise ValueError(f"unknown outlier rule {rule!r}; use 'none', 'iqr' or 'mad'")
     if x.size == 0:
         return mask
     if rule == "iqr":
         k = 1.5 if k is None else k
         q1, q3 = np.quantile(x, [0.25, 0.75])
-        iqr = q3 - q1
-        flagged = (x < q1 - k * iqr) | (x > q3 + k * iqr)
-    elif rule == "mad":
-        k = 3.5 if k is None else k
-        med = np.median(x)
-        mad = 1.4826 * np.median(np.abs(x - med))
-        flagged = np.abs(x - med) > k * mad
+        spread = scipy_stats.iqr(x)
+        flagged = (x < q1 - k * spread) | (x > q3 + k * spread)
     else:
-        raise ValueError(f"unknown outlier rule {rule!r}; use 'none', 'iqr' or 'mad'")
+        k = 3.5 if k is None else k
+        flagged = np.abs(x - np.median(x)) > k * scipy_stats.median_abs_deviation(x, scale="normal")
     mask[finite] = flagged
     return mask
 
 
 def tost_p(baseline_values, platform_values, margin: float = 0.05) -> float:
-    """TOST equivalence p-value, relative margin of the baseline mean.
+    """TOST equivalence p-value, relative margin of the baseline mean (assumes normality).
 
     Null: ``|mean_p - mean_b| >= margin * |mean_b|``; alternative: the
     difference lies strictly inside ``(-margin*|mean_b|, +margin*|mean_b|)``.
     Welch version: ``statsmodels.stats.weightstats.ttost_ind(platform,
     baseline, low, upp, usevar="unequal")``. The margin uses the observed
     baseline mean as if it were known (the usual practical simplification).
-    NaN when a sample has fewer than 2 values or the statistic is undefined.
+    NaN when a sample has fewer than 2 values, both samples are constant (no information about
+    the variance) or the statistic is undefined.
     """
     base = _clean(baseline_values)
     plat = _clean(platform_values)
-    if base.size < 2 or plat.size < 2:
+    if base.size < 2 or plat.size < 2 or (_constant(base) and _constant(plat)):
         return float("nan")
     delta = margin * abs(float(base.mean()))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -355,13 +607,19 @@ def compare_to_baseline(
     level: float = 0.95,
     margin: float = 0.05,
     platform: str = "platform",
-    method: str = "fieller",
-    n_boot: int = 10_000,
+    method: str = "auto",
+    n_resamples: int = N_RESAMPLES,
     seed: int = 0,
+    normality_alpha: float = NORMALITY_ALPHA,
     outlier_rule: str = "none",
     outlier_k: float | None = None,
 ) -> pd.DataFrame:
-    """Compare every non-baseline platform with ``baseline``, per group.
+    """Compare every non-baseline platform with ``baseline``, per group: ONE Holm family.
+
+    The rows one call returns are one family of tests for Holm's correction: call it once per
+    figure (or table) with all the comparisons that figure shows, so a comparison has the same
+    adjusted p-value wherever that figure is drawn (``holm_family_size`` says how many tests the
+    family had). Claims have their own families (:mod:`virtrepro.claims`).
 
     For each group of ``by`` (all rows form one group when ``by`` is empty or
     None) and each platform (column ``platform``) other than ``baseline``,
@@ -374,17 +632,21 @@ def compare_to_baseline(
       default: nothing is dropped unless the caller asks for it; the rule is
       applied to each platform's sample within the group separately);
     - ``ratio, ratio_ci_low, ratio_ci_high, overhead_percent,
-      overhead_ci_low, overhead_ci_high, ci_unbounded, ci_note`` from
-      :func:`overhead` (same conventions: overhead > 0 means the platform is
-      worse);
+      overhead_ci_low, overhead_ci_high, ci_unbounded, ci_method, ci_note,
+      shapiro_p_baseline, shapiro_p_platform`` from :func:`overhead` (same conventions: overhead
+      > 0 means the platform is worse; ``ci_method`` names the interval, each row's bootstrap
+      seeded on its own with :func:`seed_for`);
     - ``welch_p`` (two-sided, :func:`welch_test`) and ``holm_p``: Holm
       adjustment over all rows returned by this call (rows with NaN p are
-      left out of the family);
+      left out of the family), ``holm_family_size``;
     - ``tost_p``: equivalence p-value for the margin ``margin * |mean_baseline|``
       (:func:`tost_p`; not multiplicity-adjusted);
     - ``significant``: ``holm_p < alpha``;
     - ``verdict``, with ``alpha = 1 - level``, decided in this order:
 
+      0. ``"inconclusive"`` when a sample departs from normality at n < 20 or both samples are
+         constant (``ci_method`` is ``none``; ``ci_note`` says why): the t-tests' assumptions
+         do not hold, whatever their p-values;
       1. ``"equivalent"`` if ``tost_p < alpha``: the difference is shown to
          lie within +/- margin. This is the ONLY way this function supports
          a "no relevant overhead" claim. A difference can be both
@@ -439,7 +701,8 @@ def compare_to_baseline(
             hib = direction(both)
             row = {**dict(zip(by, key)), platform: other, "baseline": baseline}
             if base.size and plat.size:
-                res = overhead(base, plat, hib, level=level, method=method, n_boot=n_boot, seed=seed)
+                res = overhead(base, plat, hib, level=level, method=method, n_resamples=n_resamples,
+                               seed=seed_for(seed, *key, other), normality_alpha=normality_alpha)  # fmt: skip
             else:
                 nan = float("nan")
                 res = {
@@ -448,7 +711,8 @@ def compare_to_baseline(
                     "mean_platform": float(plat.mean()) if plat.size else nan,
                     "ratio": nan, "ratio_ci_low": nan, "ratio_ci_high": nan,
                     "overhead_percent": nan, "overhead_ci_low": nan, "overhead_ci_high": nan,
-                    "ci_unbounded": False,
+                    "ci_unbounded": False, "method": "none", "shapiro_p_baseline": shapiro_p(base),
+                    "shapiro_p_platform": shapiro_p(plat),
                     "ci_note": "no values for the baseline" if not base.size else "no values for the platform",
                 }  # fmt: skip
             row.update(
@@ -467,9 +731,15 @@ def compare_to_baseline(
                     "overhead_ci_low": res["overhead_ci_low"],
                     "overhead_ci_high": res["overhead_ci_high"],
                     "ci_unbounded": res["ci_unbounded"],
+                    "ci_method": res["method"],
                     "ci_note": res["ci_note"],
+                    "shapiro_p_baseline": res["shapiro_p_baseline"],
+                    "shapiro_p_platform": res["shapiro_p_platform"],
                     "welch_p": welch_test(base, plat)["p_value"],
                     "tost_p": tost_p(base, plat, margin),
+                    "_untestable": res["method"] == "none" and (
+                        res["ci_note"] == CONSTANT_NOTE or res["ci_note"].startswith("a sample departs")
+                    ),
                 }
             )
             rows.append(row)
@@ -478,20 +748,25 @@ def compare_to_baseline(
         *by, platform, "baseline", "n_baseline", "n_platform", "dropped_baseline",
         "dropped_platform", "mean_baseline", "mean_platform", "higher_is_better", "ratio",
         "ratio_ci_low", "ratio_ci_high", "overhead_percent", "overhead_ci_low",
-        "overhead_ci_high", "ci_unbounded", "ci_note", "welch_p", "holm_p", "tost_p",
+        "overhead_ci_high", "ci_unbounded", "ci_method", "ci_note", "shapiro_p_baseline",
+        "shapiro_p_platform", "welch_p", "holm_p", "holm_family_size", "tost_p",
         "significant", "verdict", "level", "margin", "outlier_rule",
     ]  # fmt: skip
-    derived = ("holm_p", "significant", "verdict", "level", "margin", "outlier_rule")
-    out = pd.DataFrame(rows, columns=[c for c in columns if c not in derived])
+    derived = ("holm_p", "holm_family_size", "significant", "verdict", "level", "margin", "outlier_rule")
+    out = pd.DataFrame(rows, columns=[c for c in columns if c not in derived] + ["_untestable"])
     out["holm_p"] = holm(out["welch_p"].to_numpy()) if len(out) else []
+    out["holm_family_size"] = int(out["welch_p"].notna().sum())
     out["significant"] = out["holm_p"] < alpha
     verdicts = []
-    for tost, sig, m_b, m_p, hib in zip(
-        out["tost_p"], out["significant"], out["mean_baseline"], out["mean_platform"], out["higher_is_better"]
-    ):
+    for tost, sig, m_b, m_p, hib, untestable in zip(
+        out["tost_p"], out["significant"], out["mean_baseline"], out["mean_platform"], out["higher_is_better"],
+        out["_untestable"],
+    ):  # fmt: skip
         # direction from the means, so it does not depend on the sign of the baseline mean
         worse = (m_p < m_b) if hib else (m_p > m_b)
-        if tost < alpha:
+        if untestable:
+            verdicts.append("inconclusive")
+        elif tost < alpha:
             verdicts.append("equivalent")
         elif sig and m_p != m_b:
             verdicts.append("worse" if worse else "better")
