@@ -38,6 +38,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from .errors import VirtreproError
 from .testbed import default_state_dir
 
 # Published sha256 checksums of NASA's tarballs, by version. Only checksums
@@ -90,7 +91,7 @@ def settings(config: dict) -> dict:
     return {**DEFAULTS, **(config.get("npb") or {})}
 
 
-class NpbError(RuntimeError):
+class NpbError(VirtreproError, RuntimeError):
     """NPB cannot be used as configured (a checksum differs, a configured tarball is missing, a build failed)."""
 
 
@@ -338,26 +339,32 @@ def main(argv: list[str] | None = None) -> int:
     bu.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
     bu.add_argument("--source", required=True, help="the record written by `obtain`")
     args = parser.parse_args(argv)
-    config = json.loads(args.config or os.environ.get("VIRTREPRO_CONFIG") or "null")
-    if not config:
+    from .config import config_from_json
+
+    if args.config is not None:
+        config = config_from_json(args.config, "--config")
+    elif os.environ.get("VIRTREPRO_CONFIG"):
+        config = config_from_json(os.environ["VIRTREPRO_CONFIG"], "$VIRTREPRO_CONFIG")
+    else:
         parser.error("no configuration: pass --config or set VIRTREPRO_CONFIG")
-    try:
-        if args.command == "obtain":
-            record = {**obtain(settings(config)), "not_planned": not_planned(config)}
-            write_record(record, Path(args.output))
-            print(f"NPB {record['version']}: {record['status']}"
-                  + (f" ({record['reason']})" if record["status"] == "skipped" else f" ({record['tarball']})"))
-        else:
+    if args.command == "obtain":
+        record = {**obtain(settings(config)), "not_planned": not_planned(config)}
+        write_record(record, Path(args.output))
+        print(f"NPB {record['version']}: {record['status']}"
+              + (f" ({record['reason']})" if record["status"] == "skipped" else f" ({record['tarball']})"))
+    else:
+        try:
             source = json.loads(Path(args.source).read_text())
-            print(f"built: {build(config, source)}")
-    except NpbError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+        except ValueError as error:
+            raise NpbError(f"{args.source}: not the JSON record `obtain` writes ({error})") from None
+        print(f"built: {build(config, source)}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from .cli import run
+
+    run(main)
 
 
 def why_no_runs(data_dir: str | Path, testbed: str, benchmark: str = "NPB") -> str:

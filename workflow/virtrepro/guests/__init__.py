@@ -29,10 +29,11 @@ import time
 from pathlib import Path
 
 from .. import supervisor
+from ..errors import VirtreproError
 from ..testbed import Host, connect, default_state_dir
 
 
-class GuestError(RuntimeError):
+class GuestError(VirtreproError, RuntimeError):
     """A guest could not be started or reached."""
 
 

@@ -22,6 +22,8 @@ import hashlib
 import subprocess
 from pathlib import Path
 
+from ..errors import VirtreproError
+
 NETWORK = "10.251"
 PREFIX = 16  # the instances' address prefix: 10.251.0.0/16 is the private network of all testbeds
 # first host number per platform; instance i gets first + i
@@ -29,7 +31,7 @@ FIRST_HOST = {"lxc": 10, "podman": 30, "qemu-kvm": 50, "qemu-tcg": 50, "native":
 INSTANCES_PER_PLATFORM = 20
 
 
-class NetworkError(RuntimeError):
+class NetworkError(VirtreproError, RuntimeError):
     pass
 
 

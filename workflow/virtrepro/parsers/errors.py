@@ -1,7 +1,9 @@
 """Errors raised when a raw log cannot become numbers."""
 
+from ..errors import VirtreproError
 
-class ParseError(ValueError):
+
+class ParseError(VirtreproError, ValueError):
     """A log is not a complete, successful run of the tool it claims to be.
 
     The message always names the log (``source``) and the reason, so a failed or
