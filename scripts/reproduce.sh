@@ -5,4 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/snakemake --cores all "$@"
+# through virtrepro.run: a missing or broken --configfile is named with its line (then Snakemake runs)
+exec .venv/bin/python -m virtrepro.run --cores all "$@"

@@ -133,6 +133,16 @@ def config_from_json(text: str, source: str) -> dict:
     return config
 
 
+def given_config(option: str | None) -> dict | None:
+    """The configuration a command line was given: its ``--config`` (JSON), else the workflow's
+    ``$VIRTREPRO_CONFIG``; None if neither."""
+    if option is not None:
+        return config_from_json(option, "--config")
+    if os.environ.get("VIRTREPRO_CONFIG"):
+        return config_from_json(os.environ["VIRTREPRO_CONFIG"], "$VIRTREPRO_CONFIG")
+    return None
+
+
 @dataclass(frozen=True)
 class Run:
     """One repetition of one benchmark variant on one platform of one testbed."""

@@ -433,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
     repetition of one benchmark variant on one platform."""
     import argparse
 
-    from .config import config_from_json, plan_variants
+    from .config import given_config, plan_variants
 
     parser = argparse.ArgumentParser(prog="python -m virtrepro.measure", description=main.__doc__)
     parser.add_argument("--data-dir", required=True)
@@ -446,11 +446,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
     parser.add_argument("--expect-marker", help="the marker path the caller expects (checked against the plan)")
     args = parser.parse_args(argv)
-    if args.config is not None:
-        config = config_from_json(args.config, "--config")
-    elif os.environ.get("VIRTREPRO_CONFIG"):
-        config = config_from_json(os.environ["VIRTREPRO_CONFIG"], "$VIRTREPRO_CONFIG")
-    else:
+    config = given_config(args.config)
+    if config is None:
         parser.error("no configuration: pass --config or set VIRTREPRO_CONFIG")
     wanted = (args.testbed, args.platform, args.benchmark, args.variant)
     configured = config["platforms"]

@@ -339,13 +339,10 @@ def main(argv: list[str] | None = None) -> int:
     bu.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
     bu.add_argument("--source", required=True, help="the record written by `obtain`")
     args = parser.parse_args(argv)
-    from .config import config_from_json
+    from .config import given_config
 
-    if args.config is not None:
-        config = config_from_json(args.config, "--config")
-    elif os.environ.get("VIRTREPRO_CONFIG"):
-        config = config_from_json(os.environ["VIRTREPRO_CONFIG"], "$VIRTREPRO_CONFIG")
-    else:
+    config = given_config(args.config)
+    if config is None:
         parser.error("no configuration: pass --config or set VIRTREPRO_CONFIG")
     if args.command == "obtain":
         record = {**obtain(settings(config)), "not_planned": not_planned(config)}

@@ -351,14 +351,13 @@ def probe_qemu(host: Host) -> dict:
 
 
 def _config(args) -> dict:
-    from .config import ConfigError, config_from_json, load_config
+    from .config import ConfigError, given_config, load_config
 
     if args.configfile:
         return load_config(args.configfile)
-    if args.config is not None:
-        return config_from_json(args.config, "--config")
-    if os.environ.get("VIRTREPRO_CONFIG"):
-        return config_from_json(os.environ["VIRTREPRO_CONFIG"], "$VIRTREPRO_CONFIG")
+    config = given_config(args.config)
+    if config is not None:
+        return config
     raise ConfigError("no configuration: pass --configfile or --config, or set VIRTREPRO_CONFIG")
 
 
