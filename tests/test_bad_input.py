@@ -147,6 +147,17 @@ def test_bad_config_names_the_key_and_the_real_problem(config, change, expected)
     assert str(error.value).startswith(expected)
 
 
+def test_snakemake_still_fills_the_schemas_defaults_under_each_kind_of_testbed(config):
+    """The workflow runs Snakemake's validate after ours, to fill defaults (it needs every
+    subschema of `properties` to be a mapping, also under the `if`/`then` on a testbed's kind)."""
+    from snakemake.utils import validate
+
+    config["testbeds"]["far"] = dict(SSH)
+    validate(config, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
+    assert config["testbeds"]["far"]["hosts"] == [{"hostname": "node1", "port": 22, "user": "root"}]
+    assert config["guest"]["disk_format"] == "qcow2" and config["testbeds"]["local"] == {"kind": "local"}
+
+
 def test_semantic_errors_are_checked_for_the_chosen_scale_and_benchmarks_only(config):
     config["scales"]["paper"]["iozone"]["min_file_size"] = "1g"  # not the chosen scale
     validate_config(config)
