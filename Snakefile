@@ -14,10 +14,22 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from snakemake.utils import min_version, validate
 
+from virtrepro.cli import stop
+from virtrepro.config import ConfigError, read_config_file
+
 min_version("9.0")
 
+# Errors in the configuration stop the run with one line naming the file and line, or the key
+# (VIRTREPRO_DEBUG=1: a traceback). Snakemake reads --configfile itself, before this file:
+# `python -m virtrepro.run` checks those first (scripts/reproduce.sh runs the workflow so).
+DEFAULT_CONFIG = str(Path(workflow.basedir) / "config" / "config.yaml")
+try:
+    read_config_file(DEFAULT_CONFIG)
+except ConfigError as error:
+    stop(error)
 
-configfile: str(Path(workflow.basedir) / "config" / "config.yaml")
+
+configfile: DEFAULT_CONFIG
 
 
 include: "workflow/rules/common.smk"

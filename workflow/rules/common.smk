@@ -11,7 +11,7 @@ from virtrepro.testbed import RemoteTestbed, default_state_dir, testbed_from_con
 try:
     validate_config(config)
 except ConfigError as error:
-    raise WorkflowError(f"invalid configuration: {error}") from None
+    stop(error)  # Snakefile
 # fills in defaults of optional keys
 validate(config, "../schemas/config.schema.yaml")
 

@@ -19,9 +19,12 @@
 import hashlib
 
 from virtrepro.benchmarks import BENCHMARKS
+from virtrepro.config import VALIDATED_ENV, digest
 from virtrepro.platforms import PLATFORMS
 
 os.environ["VIRTREPRO_CONFIG"] = json.dumps(config)
+# validated above (common.smk): the jobs need not validate it again (jsonschema alone takes seconds to import)
+os.environ[VALIDATED_ENV] = digest(config)
 # the command line that started the workflow, for the sidecars' provenance
 os.environ.setdefault("VIRTREPRO_INVOCATION", json.dumps(sys.argv))
 # the local testbed's sshd and the guests live as long as this Snakemake process

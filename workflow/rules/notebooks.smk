@@ -45,3 +45,5 @@ for _paper in config["notebooks"]:
             f"{sys.executable} -m papermill {{input.notebook}} {{output.executed}} --cwd {{params.cwd}}"
             " -k python3 --no-progress-bar --log-output -p testbed {params.testbed} -p data_dir {params.data}"
             " -p figures_dir {params.figures} > {log} 2>&1"
+            # on failure the log's last line is the notebook's error (one line for a bad parameter or table)
+            " || {{ echo \"error: notebook failed: $(grep -v '^$' {log} | tail -n 1) (log: {log})\" >&2; exit 1; }}"

@@ -11,6 +11,9 @@ The package is shared by the Snakemake rules, the notebooks and the tests:
 - ``results``     the tidy table (one per testbed) built from raw logs
 - ``stats``       summary statistics (statsmodels)
 - ``plotting``    consistent figure styling
+- ``notebook``    what every notebook checks first (its parameters)
+- ``errors``, ``cli``  the named errors' base, and the one error path of every command line
+- ``run``         Snakemake, with its ``--configfile`` files checked first
 """
 
 __version__ = "0.1.0"

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from .benchmarks import BENCHMARKS, Variant
+from .errors import VirtreproError
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.yaml"
 
 
-class ConfigError(ValueError):
+class ConfigError(VirtreproError, ValueError):
     """The configuration does not match the schema or refers to something undefined."""
 
 
@@ -21,25 +25,58 @@ def _key_path(error) -> str:
     return path or "<top level>"
 
 
+def _describe(error):
+    """The schema error to report and what is wrong, in words: for a failed ``oneOf``, the
+    alternative that got furthest, else every alternative's complaint (or, where the
+    alternatives are "one of these keys", which keys)."""
+    if error.validator not in ("oneOf", "anyOf"):
+        return error, error.message
+    alternatives = error.validator_value
+    keys = [key for branch in alternatives for key in branch.get("required", [])]
+    if all(set(branch) == {"required"} for branch in alternatives):
+        return error, f"give exactly one of {', '.join(map(repr, keys))}"
+    if not error.context:
+        return error, f"{error.instance!r} matches more than one of the allowed forms"
+    deepest = max(error.context, key=lambda e: len(e.absolute_path))
+    if len(deepest.absolute_path) > len(error.absolute_path):  # one alternative matched as far as its parts
+        return _describe(deepest)
+    complaints = dict.fromkeys(e.message for e in error.context)
+    return error, f"{error.instance!r} is none of the allowed forms ({'; '.join(complaints)})"
+
+
+def check_semantics(config: dict) -> None:
+    """What the schema cannot say: each chosen benchmark's parameters make sense together
+    (for example IOZone's min_file_size not above its max_file_size), checked by planning
+    its variants on every configured platform now rather than when a job asks for them."""
+    scale_name = config["scale"]
+    scale = config["scales"][scale_name]
+    platforms = resolve_platforms(config["platforms"], "qemu-kvm")  # qemu's variants are the same either way
+    for name in config["benchmarks"]:
+        for platform in platforms:
+            try:
+                BENCHMARKS[name].variants(scale[name], platform)
+            except ValueError as error:
+                message = str(error).removeprefix(f"{name}: ")
+                raise ConfigError(f"config key 'scales.{scale_name}.{name}': {message}") from None
+
+
 def validate_config(config: dict, schema_path: Path = SCHEMA_PATH) -> dict:
     """Raise ConfigError naming the first bad key; return the config otherwise.
 
     Besides the schema, checks the cross references the schema cannot express
     (the chosen testbed is defined, each chosen benchmark has parameters in the
-    chosen scale).
+    chosen scale) and the benchmarks' own parameter checks (:func:`check_semantics`).
     """
     import jsonschema  # slow to import (about 2 s): only where validation happens
 
+    if not isinstance(config, dict):
+        raise ConfigError(f"the configuration is {type(config).__name__}, not a mapping of keys to values")
     schema = yaml.safe_load(Path(schema_path).read_text())
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
     if errors:
-        error = jsonschema.exceptions.best_match(errors)
-        # `oneOf` failures hide the useful message in their context
-        detail = error
-        if error.context:
-            detail = jsonschema.exceptions.best_match(error.context)
-        raise ConfigError(f"config key '{_key_path(detail)}': {detail.message}")
+        detail, message = _describe(jsonschema.exceptions.best_match(errors))
+        raise ConfigError(f"config key '{_key_path(detail)}': {message}")
     if config["testbed"] not in config["testbeds"]:
         known = ", ".join(sorted(config["testbeds"]))
         raise ConfigError(f"config key 'testbed': '{config['testbed']}' is not defined under 'testbeds' ({known})")
@@ -47,12 +84,63 @@ def validate_config(config: dict, schema_path: Path = SCHEMA_PATH) -> dict:
     for name in config["benchmarks"]:
         if name not in scale:
             raise ConfigError(f"config key 'scales.{config['scale']}.{name}': benchmark '{name}' has no parameters")
+    check_semantics(config)
+    return config
+
+
+def read_config_file(path: str | Path) -> dict:
+    """A configuration file's keys (not validated); ConfigError names the file, and the line
+    and column where its YAML is broken."""
+    try:
+        text = Path(path).read_text()
+    except OSError as error:
+        raise ConfigError(f"config file {path}: {error.strerror or error}") from None
+    try:
+        config = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ConfigError(f"config file {where}: not valid YAML: {problem}") from None
+    if not isinstance(config, dict):
+        raise ConfigError(f"config file {path}: holds {type(config).__name__}, not keys with values")
     return config
 
 
 def load_config(path: str | Path) -> dict:
-    with open(path) as handle:
-        return validate_config(yaml.safe_load(handle))
+    return validate_config(read_config_file(path))
+
+
+# set by the workflow to the digest of the configuration it validated (the one it hands its jobs)
+VALIDATED_ENV = "VIRTREPRO_CONFIG_VALIDATED"
+
+
+def digest(config: dict) -> str:
+    """A fingerprint of a configuration: the workflow passes it beside the configuration it
+    validated, so that a measurement job knows it need not validate again."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+
+
+def config_from_json(text: str, source: str) -> dict:
+    """A configuration handed to a command line as JSON (``source`` names where it came from:
+    an option or a variable), validated unless it is exactly the one the workflow validated."""
+    try:
+        config = json.loads(text)
+    except ValueError as error:
+        raise ConfigError(f"{source}: not a JSON configuration ({error})") from None
+    if not isinstance(config, dict) or os.environ.get(VALIDATED_ENV) != digest(config):
+        validate_config(config)
+    return config
+
+
+def given_config(option: str | None) -> dict | None:
+    """The configuration a command line was given: its ``--config`` (JSON), else the workflow's
+    ``$VIRTREPRO_CONFIG``; None if neither."""
+    if option is not None:
+        return config_from_json(option, "--config")
+    if os.environ.get("VIRTREPRO_CONFIG"):
+        return config_from_json(os.environ["VIRTREPRO_CONFIG"], "$VIRTREPRO_CONFIG")
+    return None
 
 
 @dataclass(frozen=True)
@@ -126,7 +214,9 @@ def plan_variants(config: dict, platforms: list[str] | None = None) -> list[Vari
     for platform in platforms if platforms is not None else resolve_platforms(config["platforms"], None):
         for name in config["benchmarks"]:
             params = scale[name]
-            count = config.get("repetitions") or params["repetitions"]
+            count = config.get("repetitions")
+            if count is None:  # null: the benchmark's own count
+                count = params["repetitions"]
             variants.extend(VariantPlan(config["testbed"], platform, variant, count)
                             for variant in BENCHMARKS[name].variants(params, platform))
     return variants

@@ -22,13 +22,14 @@ from . import __version__, rawlog
 from .benchmarks import BENCHMARKS, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
 from .benchmarks.base import PEER_KNOWN_HOSTS, PEER_SSH_KEY
 from .config import Run, VariantPlan
+from .errors import VirtreproError
 from .hostagent import install_command
 from .parsers import ParseError
 from .platforms import get_platform
 from .testbed import Host, connect, testbed_from_config
 
 
-class MeasurementError(RuntimeError):
+class MeasurementError(VirtreproError, RuntimeError):
     """A run failed; the message names the kept log and the reason."""
 
 
@@ -454,10 +455,8 @@ def main(argv: list[str] | None = None) -> int:
     """Command line of one measurement job (what the Snakemake rule runs): every missing
     repetition of one benchmark variant on one platform."""
     import argparse
-    import json
-    import os
 
-    from .config import plan_variants
+    from .config import given_config, plan_variants
 
     parser = argparse.ArgumentParser(prog="python -m virtrepro.measure", description=main.__doc__)
     parser.add_argument("--data-dir", required=True)
@@ -470,10 +469,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
     parser.add_argument("--expect-marker", help="the marker path the caller expects (checked against the plan)")
     args = parser.parse_args(argv)
-    raw = args.config or os.environ.get("VIRTREPRO_CONFIG")
-    if not raw:
+    config = given_config(args.config)
+    if config is None:
         parser.error("no configuration: pass --config or set VIRTREPRO_CONFIG")
-    config = json.loads(raw)  # validated by the Snakefile that set it
     wanted = (args.testbed, args.platform, args.benchmark, args.variant)
     configured = config["platforms"]
     allowed = args.platform in configured or (args.platform.startswith("qemu-") and "qemu" in configured)
@@ -491,13 +489,11 @@ def main(argv: list[str] | None = None) -> int:
               f"not the expected {args.expect_marker}", file=sys.stderr)
         return 2
     owner = os.environ.get("VIRTREPRO_TESTBED_OWNER")
-    try:
-        measure_variant(variant, config, args.data_dir, owner_pid=int(owner) if owner else None, reps=args.rep)
-    except MeasurementError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+    measure_variant(variant, config, args.data_dir, owner_pid=int(owner) if owner else None, reps=args.rep)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from .cli import run
+
+    run(main)

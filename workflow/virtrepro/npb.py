@@ -38,6 +38,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from .errors import VirtreproError
 from .testbed import default_state_dir
 
 # Published sha256 checksums of NASA's tarballs, by version. Only checksums
@@ -92,7 +93,7 @@ def settings(config: dict) -> dict:
     return {**DEFAULTS, **(config.get("npb") or {})}
 
 
-class NpbError(RuntimeError):
+class NpbError(VirtreproError, RuntimeError):
     """NPB cannot be used as configured (a checksum differs, a configured tarball is missing, a build failed)."""
 
 
@@ -340,26 +341,29 @@ def main(argv: list[str] | None = None) -> int:
     bu.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
     bu.add_argument("--source", required=True, help="the record written by `obtain`")
     args = parser.parse_args(argv)
-    config = json.loads(args.config or os.environ.get("VIRTREPRO_CONFIG") or "null")
-    if not config:
+    from .config import given_config
+
+    config = given_config(args.config)
+    if config is None:
         parser.error("no configuration: pass --config or set VIRTREPRO_CONFIG")
-    try:
-        if args.command == "obtain":
-            record = {**obtain(settings(config)), "not_planned": not_planned(config)}
-            write_record(record, Path(args.output))
-            print(f"NPB {record['version']}: {record['status']}"
-                  + (f" ({record['reason']})" if record["status"] == "skipped" else f" ({record['tarball']})"))
-        else:
+    if args.command == "obtain":
+        record = {**obtain(settings(config)), "not_planned": not_planned(config)}
+        write_record(record, Path(args.output))
+        print(f"NPB {record['version']}: {record['status']}"
+              + (f" ({record['reason']})" if record["status"] == "skipped" else f" ({record['tarball']})"))
+    else:
+        try:
             source = json.loads(Path(args.source).read_text())
-            print(f"built: {build(config, source)}")
-    except NpbError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+        except ValueError as error:
+            raise NpbError(f"{args.source}: not the JSON record `obtain` writes ({error})") from None
+        print(f"built: {build(config, source)}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from .cli import run
+
+    run(main)
 
 
 def why_no_runs(data_dir: str | Path, testbed: str, benchmark: str = "NPB") -> str:

@@ -351,24 +351,25 @@ def probe_qemu(host: Host) -> dict:
 
 
 def _config(args) -> dict:
-    if args.configfile:
-        import yaml
+    from .config import ConfigError, given_config, load_config
 
-        return yaml.safe_load(Path(args.configfile).read_text())
-    raw = args.config or os.environ.get("VIRTREPRO_CONFIG")
-    if not raw:
-        raise SystemExit("no configuration: pass --configfile or --config, or set VIRTREPRO_CONFIG")
-    return json.loads(raw)
+    if args.configfile:
+        return load_config(args.configfile)
+    config = given_config(args.config)
+    if config is not None:
+        return config
+    raise ConfigError("no configuration: pass --configfile or --config, or set VIRTREPRO_CONFIG")
 
 
 def _testbed(name: str, config: dict):
+    from .config import ConfigError
     from .testbed import RemoteTestbed, testbed_from_config
 
-    if name not in config.get("testbeds", {}):
-        raise SystemExit(f"testbed {name} is not in the configuration")
+    if name not in config["testbeds"]:
+        raise ConfigError(f"testbed {name!r} is not defined under 'testbeds' ({', '.join(sorted(config['testbeds']))})")
     testbed = testbed_from_config(name, config)
     if not isinstance(testbed, RemoteTestbed):
-        raise SystemExit(f"testbed {name} is not a remote (kind: ssh) testbed")
+        raise ConfigError(f"testbed {name!r} is not a remote (kind: ssh) testbed")
     return testbed
 
 
@@ -414,4 +415,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from .cli import run
+
+    run(main)

@@ -21,6 +21,7 @@ import pandas as pd
 
 from . import rawlog
 from .benchmarks import BENCHMARKS, key_spells
+from .errors import VirtreproError
 from .parsers import ParseError
 
 # Bump when a parser or the table layout changes: every cached table is rebuilt.
@@ -46,6 +47,10 @@ IncompleteLogError = rawlog.IncompleteLogError
 class MisplacedLogError(rawlog.RawLogError):
     """A log's sidecar describes another run than the log's place (testbed, platform, benchmark,
     variant and its parameters, repetition): a log copied or moved from elsewhere."""
+
+
+class TableError(VirtreproError):
+    """A cached table cannot be read or lacks a column (damaged, or written by another version)."""
 
 
 def raw_logs(data_dir: str | Path, testbed: str) -> list[Path]:
@@ -177,4 +182,39 @@ def load(testbed: str, data_dir: str | Path = "data", rebuild: bool | None = Non
             rebuild = True
     if rebuild:
         return write_table(data_dir, testbed)
-    return pd.read_parquet(paths["parquet"])
+    return read_table(paths["parquet"])
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    """A cached table, refused with the file named when it is damaged or lacks a column."""
+    remedy = "delete it and its .manifest.json to rebuild it from the raw logs"
+    try:
+        frame = pd.read_parquet(path)
+    except ValueError as error:  # pyarrow's ArrowInvalid; a missing file stays FileNotFoundError
+        raise TableError(f"{path}: not a readable Parquet table ({error}); {remedy}") from None
+    missing = [column for column in COLUMNS if column not in frame.columns]
+    if missing:
+        raise TableError(f"{path}: the table has no column {', '.join(map(repr, missing))}; {remedy}")
+    return frame
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build the tidy table of a testbed from its raw logs, as the workflow's table rule does."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m virtrepro.results", description=main.__doc__)
+    parser.add_argument("testbed", help="the testbed whose raw logs (<data-dir>/raw/<testbed>/) to parse")
+    parser.add_argument("--data-dir", default="data")
+    args = parser.parse_args(argv)
+    raw = Path(args.data_dir) / "raw" / args.testbed
+    if not raw.is_dir():
+        raise TableError(f"{raw}: no such directory: testbed {args.testbed!r} has no raw logs under {args.data_dir}")
+    frame = write_table(args.data_dir, args.testbed)
+    print(f"{len(frame)} records from {frame['source_log'].nunique()} logs: {table_paths(args.data_dir, args.testbed)['parquet']}")
+    return 0
+
+
+if __name__ == "__main__":
+    from .cli import run
+
+    run(main)

@@ -23,13 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import supervisor
+from .errors import VirtreproError
 
 def default_state_dir() -> Path:
     """Where keys and sshd state live: $VIRTREPRO_STATE, else .state/ in the working directory."""
     return Path(os.environ.get("VIRTREPRO_STATE") or Path.cwd() / ".state")
 
 
-class TestbedError(RuntimeError):
+class TestbedError(VirtreproError, RuntimeError):
     """A testbed cannot be brought up or reached."""
 
 
@@ -341,4 +342,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from .cli import run
+
+    run(main)

@@ -30,13 +30,14 @@ import time
 from pathlib import Path
 
 from .. import supervisor
+from ..errors import VirtreproError
 from ..testbed import Host, connect, default_state_dir
 
 # what this module runs on the host: path or program -> Debian package (see virtrepro.packages)
 HOST_PATHS = {"ssh-keygen": "openssh-client", "ssh": "openssh-client"}
 
 
-class GuestError(RuntimeError):
+class GuestError(VirtreproError, RuntimeError):
     """A guest could not be started or reached."""
 
 

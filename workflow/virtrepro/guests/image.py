@@ -25,6 +25,12 @@ import sys
 import time
 from pathlib import Path
 
+from ..errors import VirtreproError
+
+
+class ImageError(VirtreproError):
+    """The guest image cannot be built here (not root, no Debian archive)."""
+
 
 def log(*parts) -> None:
     print(f"[{time.strftime('%H:%M:%S')}]", *parts, flush=True)
@@ -178,7 +184,7 @@ def host_mirrors():
                 if m and m.group(3).split("-")[0].split("/")[0] == SUITE:
                     lines.append(f"deb {m.group(2)} {m.group(3)} {m.group(4)}")
     if not lines:
-        raise RuntimeError(f"no {SUITE} deb sources in this host's apt configuration: guest images need Debian {SUITE}'s archive")
+        raise ImageError(f"no {SUITE} deb sources in this host's apt configuration: guest images need Debian {SUITE}'s archive")
     return lines
 
 
@@ -313,7 +319,7 @@ IMAGE_FILES = ("rootfs.tar", "root.raw", "root.qcow2", "root.vmdk", "vmlinuz", "
 def build(out: str | Path) -> dict:
     """Build the guest image into ``out`` (a directory named by the recipe hash)."""
     if os.geteuid() != 0:
-        raise RuntimeError("building guest images needs root (mmdebstrap --mode=root, file ownership)")
+        raise ImageError("building guest images needs root (mmdebstrap --mode=root, file ownership)")
     out = str(out)
     os.makedirs(out, exist_ok=True)
     rootfs = os.path.join(out, "rootfs")
@@ -350,4 +356,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ..cli import run
+
+    run(main)

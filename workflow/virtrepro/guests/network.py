@@ -22,6 +22,8 @@ import hashlib
 import subprocess
 from pathlib import Path
 
+from ..errors import VirtreproError
+
 # what this module runs on the host: path or program -> Debian package (see virtrepro.packages)
 HOST_PATHS = {"ip": "iproute2"}
 
@@ -32,7 +34,7 @@ FIRST_HOST = {"lxc": 10, "podman": 30, "qemu-kvm": 50, "qemu-tcg": 50, "native":
 INSTANCES_PER_PLATFORM = 20
 
 
-class NetworkError(RuntimeError):
+class NetworkError(VirtreproError, RuntimeError):
     pass
 
 

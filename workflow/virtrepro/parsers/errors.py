@@ -8,8 +8,10 @@ import math
 import re
 from typing import Callable
 
+from ..errors import VirtreproError
 
-class ParseError(ValueError):
+
+class ParseError(VirtreproError, ValueError):
     """A log is not a complete, successful run of the tool it claims to be.
 
     The message always names the log (``source``) and the reason, so a failed or

@@ -5,10 +5,11 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
+from ..errors import VirtreproError
 from ..testbed import Host
 
 
-class PlatformError(RuntimeError):
+class PlatformError(VirtreproError, RuntimeError):
     """A platform cannot be set up or reached on a host."""
 
 

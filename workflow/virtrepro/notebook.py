@@ -1,0 +1,44 @@
+"""What each paper notebook checks first: its parameters (papermill's ``-p``).
+
+A wrong parameter (``confidence=1.5``, a baseline that is no platform, a data directory that
+is not there) stops the notebook in its first code cell with one line naming the parameter,
+before any figure is written; :func:`virtrepro.results.load` then refuses a table that lacks
+a column, naming the file.
+"""
+
+from __future__ import annotations
+
+import re
+from numbers import Real
+from pathlib import Path
+
+from .errors import VirtreproError
+
+TESTBED_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # as the configuration's schema has it
+
+
+class ParameterError(VirtreproError):
+    """A notebook parameter has a value the notebook cannot use."""
+
+
+def _fraction(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0 < value < 1:
+        raise ParameterError(f"notebook parameter {name!r}: {value!r} is not a number between 0 and 1 (exclusive)")
+
+
+def check_parameters(*, testbed, data_dir, reference_dir, figures_dir, confidence, baseline, margin=None) -> None:
+    """Raise ParameterError naming the first parameter a notebook cannot use."""
+    from .platforms import PLATFORMS
+
+    if not isinstance(testbed, str) or not TESTBED_NAME.match(testbed):
+        raise ParameterError(f"notebook parameter 'testbed': {testbed!r} is not a testbed name")
+    for name, value in (("data_dir", data_dir), ("reference_dir", reference_dir)):
+        if not isinstance(value, (str, Path)) or not Path(value).is_dir():
+            raise ParameterError(f"notebook parameter {name!r}: {value!r} is not a directory")
+    if not isinstance(figures_dir, (str, Path)) or not str(figures_dir):
+        raise ParameterError(f"notebook parameter 'figures_dir': {figures_dir!r} is not a directory name")
+    _fraction("confidence", confidence)
+    if margin is not None:
+        _fraction("margin", margin)
+    if baseline not in PLATFORMS:
+        raise ParameterError(f"notebook parameter 'baseline': {baseline!r} is not a platform ({', '.join(PLATFORMS)})")

@@ -1,0 +1,49 @@
+"""Snakemake, with the configuration files checked first.
+
+    python -m virtrepro.run [snakemake options]      # e.g. --cores all --configfile my.yaml
+
+Snakemake reads ``--configfile`` before it reads the Snakefile, and a missing file or broken
+YAML there ends in its traceback or in "not valid JSON or YAML" without the file or line.
+This command reads each such file first and names the file and line (and column) where it
+is wrong, then hands every argument over to Snakemake unchanged; everything else (the
+schema, the keys' meaning) is checked by the workflow itself (``workflow/rules/common.smk``).
+``scripts/reproduce.sh`` runs the workflow through it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .cli import run
+from .config import read_config_file
+
+CONFIGFILE_OPTIONS = ("--configfile", "--configfiles")
+
+
+def configfiles(argv: list[str]) -> list[str]:
+    """The files given to Snakemake's ``--configfile`` (several may follow one option)."""
+    files, taking = [], False
+    for arg in argv:
+        if taking and not arg.startswith("-"):
+            files.append(arg)
+            continue
+        taking = False
+        name, equals, value = arg.partition("=")
+        if name in CONFIGFILE_OPTIONS:
+            if equals:
+                files.append(value)
+            else:
+                taking = True
+    return files
+
+
+def main(argv: list[str]) -> int:
+    for path in configfiles(argv):
+        read_config_file(path)
+    os.execv(sys.executable, [sys.executable, "-m", "snakemake", *argv])
+    return 1  # not reached
+
+
+if __name__ == "__main__":
+    run(main, debug_flag=False)
