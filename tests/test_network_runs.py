@@ -76,6 +76,10 @@ def test_network_runs_between_two_native_instances(config, tmp_path):
         assert main and all(r["value"] > 0 and r["unit"] == unit for r in main)
         if run.benchmark == "iperf3":
             assert {r["num_streams"] for r in main} == {2}
+        # both ends bound to CPU 0, recorded in the sidecar; netperf's banner says it bound them
+        assert (meta["placement"]["client_cpu"], meta["placement"]["server_cpu"]) == (0, 0)
+        if run.benchmark == "netperf":
+            assert " -T 0,0 " in meta["command"] and ": cpu bind" in log.read_text().splitlines()[0]
         assert servers_running() == [], "the peer's server was not stopped after the run"
 
 

@@ -151,8 +151,19 @@ def test_netserver_log_is_not_a_client_result():
 
 def test_every_good_capture_parses_to_positive_finite_numbers():
     good = [p for p in sorted((DATA / "netperf").glob("*.log")) if not p.name.startswith("bad-") and p.name != "netserver.log"]
-    assert len(good) == 8
+    assert len(good) == 10
     for path in good:
         records = parse_netperf(path.read_text(), str(path))
         assert records, path
         assert all(0 < r["value"] < float("inf") for r in records), path
+
+
+def test_a_run_bound_to_cpus_parses_like_an_unbound_one():
+    """netperf -T 0,0 (what the harness runs: both ends on CPU 0) adds ': cpu bind' to the banner only."""
+    text = fixture_text("netperf", "tcp_rr-r1-1s-cpubind.log")
+    assert ": cpu bind" in text.splitlines()[0]
+    records = by_metric(parse_netperf(text, "tcp_rr-r1-1s-cpubind.log"))
+    assert records["transaction_rate"]["value"] == 64299.59
+    assert records["half_round_trip_latency"]["value"] == pytest.approx(1e6 / (2 * 64299.59))
+    stream = by_metric(parse_netperf(fixture_text("netperf", "tcp_stream-m256-1s-cpubind.log")))
+    assert stream["throughput"]["value"] == 433.19 and stream["throughput"]["message_size"] == 256

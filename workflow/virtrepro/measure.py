@@ -33,6 +33,8 @@ class MeasurementError(VirtreproError, RuntimeError):
     """A run failed; the message names the kept log and the reason."""
 
 
+# the memory limit is the smallest on the way from the shell's memory cgroup (cgroup v1) up to
+# its root: a container's limit is set on the container, its sshd sits in a child cgroup
 HOST_FACTS_COMMAND = r"""
 echo "kernel=$(uname -r)"
 echo "machine=$(uname -m)"
@@ -43,6 +45,11 @@ echo "mem_total_kb=$(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo)"
 echo "hostname=$(hostname)"
 echo "loadavg=$(cut -d' ' -f1-3 /proc/loadavg)"
 echo "virtualization=$( (systemd-detect-virt 2>/dev/null || true) | head -n 1)"
+echo "cpus_allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)"
+m=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup); echo "cgroup_memory=$m"
+limit=; while :; do l=$(cat /sys/fs/cgroup/memory$m/memory.limit_in_bytes 2>/dev/null); \
+  [ -n "$l" ] && { [ -z "$limit" ] || [ "$l" -lt "$limit" ]; } && limit=$l; [ -z "$m" ] || [ "$m" = / ] && break; m=${m%/*}; done
+echo "memory_limit_bytes=$limit"
 """
 
 
@@ -82,10 +89,34 @@ def host_facts(connection) -> dict:
         key, _, value = line.partition("=")
         if key:
             facts[key.strip()] = value.strip()
-    for key in ("cores", "mem_total_kb"):
+    for key in ("cores", "mem_total_kb", "memory_limit_bytes"):
         if facts.get(key, "").isdigit():
             facts[key] = int(facts[key])
     return facts
+
+
+def scratch_fs(connection, directory: str) -> dict:
+    """The file system ``directory`` is on, as the instance sees it (type, source, mount options)."""
+    found = connection.run(f"findmnt -no FSTYPE,SOURCE,OPTIONS -T {shlex.quote(directory)}", hide=True, warn=True,
+                           in_stream=False).stdout.split()
+    if len(found) != 3:
+        return {"directory": directory, "error": "findmnt gave no answer"}
+    return {"directory": directory, "fstype": found[0], "source": found[1], "options": found[2]}
+
+
+def drop_page_cache(host: Host, connection, platform) -> dict:
+    """Write back and drop the testbed host's page cache before a disk run, and a VM's own too;
+    a container shares the host's kernel, so the host's drop is its drop. Says what was done."""
+    drop = "sync && echo 3 > /proc/sys/vm/drop_caches"
+    with connect(host) as host_connection:
+        done = host_connection.run(drop, hide=True, warn=True, in_stream=False).exited == 0
+    state = {"host": "dropped" if done else "not dropped (drop_caches refused)"}
+    if platform.family == "full-vm":
+        done = connection.run(drop, hide=True, warn=True, in_stream=False).exited == 0
+        state["instance"] = "dropped" if done else "not dropped (drop_caches refused)"
+    else:
+        state["instance"] = "the host's kernel"
+    return state
 
 
 def ensure_tools(connection, benchmark: Benchmark, host: Host) -> str:
@@ -190,7 +221,7 @@ def measure(
         status, error = _measure_on_host(platform, host, sidecar, partial)
     else:
         status, error = _measure_in_instances(platform, benchmark, run.variant, count, command, sidecar, partial, timeout, scratch,
-                                              uploads)
+                                              uploads, host)
     text = Path(partial).read_text(errors="replace")
     if error is None:
         try:
@@ -234,7 +265,7 @@ def with_addresses(command: str, platform, count: int) -> str:
 
 
 def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, command: str, sidecar: dict,
-                          partial: Path, timeout, scratch: str, uploads=()):
+                          partial: Path, timeout, scratch: str, uploads=(), host: Host | None = None):
     """Run the benchmark's command over SSH in instance 0 of the platform, into ``partial``.
 
     With ``count`` > 1 every instance is a network instance; instances 1.. run the
@@ -264,6 +295,7 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
                          benchmark.peer_start_timeout)
         if benchmark.uses_scratch:
             connection.run(f"mkdir -p {scratch}", hide=True, in_stream=False)
+            sidecar["scratch_fs"] = scratch_fs(connection, scratch)
             stack.callback(connection.run, f"rm -rf {scratch}", hide=True, warn=True, in_stream=False)
             if uploads or (peers and benchmark.peer_ssh(variant)):
                 for peer_connection in peers:  # the same paths in every instance (MPI starts the same binary)
@@ -276,6 +308,11 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
                 instance.put(local, remote)  # SFTP; keeps the file's mode
         if peers and benchmark.peer_ssh(variant):
             sidecar["peer_ssh"] = _trust_peers(stack, platform, connection, peers, endpoints, scratch)
+        if benchmark.peer_data_in_scratch and peers:
+            sidecar["peer_scratch_fs"] = [scratch_fs(peer_connection, SCRATCH_DIR) for peer_connection in peers]
+        sidecar["placement"] = benchmark.placement(variant)
+        if benchmark.uses_scratch and host is not None:
+            sidecar["page_cache"] = drop_page_cache(host, connection, platform)
         sidecar["started_utc"] = utc_now()
         start = time.monotonic()
         with open(partial, "w") as handle:

@@ -21,7 +21,7 @@ from pathlib import Path
 from ..parsers import ParseError
 from ..parsers.apps import (PYPERF_BEGIN, PYPERF_END, parse_amqp_load, parse_openssl_speed, parse_pgbench,
                             parse_pyperf, parse_wrk)
-from .base import SCRATCH, Benchmark, Variant, peer, threads_arg
+from .base import SCRATCH, SCRATCH_DIR, Benchmark, Variant, peer, threads_arg
 from .network import _wait_listening
 
 # components of the thesis' Intelligent River middleware that are not run, and why
@@ -32,7 +32,7 @@ NOT_RUN = {
                        "Central), which the machines this project runs on cannot reach",
 }
 
-PEER_ROOT = "/var/tmp/virtrepro"
+PEER_ROOT = SCRATCH_DIR  # a server's data (PostgreSQL's) lives on the scratch file system too
 
 
 def peer_dir(server: str) -> str:
@@ -118,6 +118,7 @@ class Pgbench(Benchmark):
     check_command = f"test -x {BIN}/pgbench && test -x {BIN}/initdb && id postgres"
     version_command = f"{BIN}/pgbench --version"
     PORT = 5432
+    peer_data_in_scratch = True
     peer_start_timeout = 900  # initdb, start and pgbench -i; minutes under TCG at paper scale
 
     @staticmethod

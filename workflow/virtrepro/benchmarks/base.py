@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-SCRATCH_DIR = "/var/tmp/virtrepro"
+from ..testbed import SCRATCH_DIR
 # Commands write their files into SCRATCH; measure replaces it with a directory of
 # its own per run (under SCRATCH_DIR), created before and removed after the run, so
 # that two runs on one host never touch each other's files.
@@ -68,6 +68,7 @@ class Benchmark:
     version_command: str
     parse: Callable[[str, str], list[dict]]
     uses_scratch = False
+    peer_data_in_scratch = False  # True: the server in instances 1.. keeps its data under SCRATCH_DIR (a database)
     host_side = False  # True: the harness itself does the work on the host (no command in a guest)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
@@ -90,6 +91,10 @@ class Benchmark:
 
     def peer_stop(self, variant: Variant) -> str | None:
         """Command run in instances 1.. after the run, also a failed one: nothing is left running."""
+        return None
+
+    def placement(self, variant: Variant) -> dict | None:
+        """The CPUs the run's processes are bound to (recorded in the sidecar); None: the scheduler's."""
         return None
 
     def peer_ssh(self, variant: Variant) -> bool:

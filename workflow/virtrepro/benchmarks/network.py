@@ -3,6 +3,11 @@
 netserver / the iperf3 server run in instance 1 (a second guest, or for native a
 second network namespace), the client in instance 0; the servers are stopped after
 every run, so nothing is left listening.
+
+Client and server are bound to one CPU, the same on every platform (:data:`PLACEMENT`):
+left to the scheduler, a request-response test measures where it put the two
+processes (on a 2-CPU VM host TCP_RR did 35-45 k transactions/s on one CPU and
+2-3 k across two), not the network path (docs/methodology.md, "Fair conditions").
 """
 
 from __future__ import annotations
@@ -32,6 +37,12 @@ def _wait_listening(port: int) -> str:
         f"i=0; while ! ss -Hltn 'sport = :{port}' | grep -q .; do "
         f"i=$((i+1)); [ $i -gt 50 ] && echo 'server is not listening on port {port}' && exit 1; sleep 0.1; done"
     )
+
+
+# CPU of the client (instance 0) and of the server (instance 1), each numbered in its own instance:
+# CPU 0 of a native network namespace or a container is the host's CPU 0, so both ends share one
+# CPU; in two VMs each end is on its VM's first vCPU (where the vCPU threads run is the VM's layer).
+PLACEMENT = {"client_cpu": 0, "server_cpu": 0}
 
 
 class Netperf(Benchmark):
@@ -71,7 +82,11 @@ class Netperf(Benchmark):
         p = variant.param_dict
         size, seconds = int(p["size"]), int(p["seconds"])
         options = f"-r {size},{size}" if p["test"] == "TCP_RR" else f"-m {size}"
-        return f"netperf -H {peer(1)} -p {self.PORT} -t {p['test']} -l {seconds} -- {options}"
+        cpus = f"{PLACEMENT['client_cpu']},{PLACEMENT['server_cpu']}"
+        return f"netperf -H {peer(1)} -p {self.PORT} -t {p['test']} -l {seconds} -T {cpus} -- {options}"
+
+    def placement(self, variant: Variant) -> dict:
+        return {**PLACEMENT, "how": "netperf -T client,server (netserver binds its test process)"}
 
     def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = parse_netperf(text, source)
@@ -112,4 +127,8 @@ class Iperf3(Benchmark):
 
     def command(self, variant: Variant) -> str:
         p = variant.param_dict
-        return f"iperf3 -c {peer(1)} -p {self.PORT} -t {int(p['seconds'])} -P {int(p['streams'])} -J"
+        cpus = f"{PLACEMENT['client_cpu']},{PLACEMENT['server_cpu']}"
+        return f"iperf3 -c {peer(1)} -p {self.PORT} -t {int(p['seconds'])} -P {int(p['streams'])} -A {cpus} -J"
+
+    def placement(self, variant: Variant) -> dict:
+        return {**PLACEMENT, "how": "iperf3 -A client,server (the server binds itself for the test)"}

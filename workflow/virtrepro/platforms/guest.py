@@ -11,7 +11,7 @@ from typing import Iterator
 
 from .. import supervisor
 from ..guests import GuestError, GuestState, guest_run, last_lines, make_seed, spec_hash, wait_for_ssh, write_known_hosts
-from ..testbed import Host
+from ..testbed import SCRATCH_DIR, Host
 from .base import Platform, PlatformError
 
 
@@ -46,6 +46,17 @@ def block_device(path: Path) -> tuple[str, str] | None:
     if (disk / "partition").exists():  # blkio throttling applies to the whole disk
         disk = disk.parent
     return (disk / "dev").read_text().strip(), f"/dev/{disk.name}"
+
+
+def scratch_bind() -> tuple[str, str]:
+    """The host's scratch directory, made if missing, and where a container mounts it (the same path).
+
+    Containers write their benchmark files there, on the host's file system as native does, not in
+    their root file system: podman mounts a ``--rm`` container's overlay with ``fsync=volatile``
+    (fsync returns before anything reaches the disk), and an overlay is not the file system
+    native's scratch directory is on (docs/methodology.md, "Fair conditions")."""
+    Path(SCRATCH_DIR).mkdir(parents=True, exist_ok=True)
+    return SCRATCH_DIR, SCRATCH_DIR
 
 
 # the instance index lifecycle timings use: the last one with a private address, apart from

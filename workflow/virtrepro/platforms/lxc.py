@@ -2,7 +2,9 @@
 
 A privileged LXC 5 container with systemd inside, its root file system an
 overlay of the shared guest image (lower, read-only) and a per-container upper
-directory, so the container writes to the host's file system like OpenVZ did.
+directory; benchmarks write to the host's scratch directory, bind-mounted at the
+same path (:func:`~virtrepro.platforms.guest.scratch_bind`), so the container
+writes to the host's file system like OpenVZ did.
 Its network is a veth pair on the testbed's host-only bridge (:mod:`virtrepro.guests.network`);
 sshd answers on the container's own address there, which other instances reach too.
 """
@@ -15,7 +17,7 @@ from pathlib import Path
 from ..guests import GuestState, require_image
 from ..guests.network import PREFIX, address, device_name, ensure_bridge, remove_idle_bridge
 from ..testbed import default_state_dir
-from .guest import GuestPlatform
+from .guest import GuestPlatform, scratch_bind
 
 # what this module runs or reads on the host: path or program -> Debian package (see virtrepro.packages)
 HOST_PATHS = {
@@ -52,6 +54,7 @@ class Lxc(GuestPlatform):
         (container / "delta").mkdir(parents=True)
         bridge = ensure_bridge(self.testbed)
         limits = self.container_limits(int(name.rsplit("-", 1)[1]), container)
+        scratch, target = scratch_bind()
         cgroup = [f"lxc.cgroup.cpuset.cpus = {limits['cpuset']}"]
         if "memory_limit_mb" in limits:
             cgroup.append(f"lxc.cgroup.memory.limit_in_bytes = {limits['memory_limit_mb'] * 1024 * 1024}")
@@ -73,6 +76,7 @@ class Lxc(GuestPlatform):
                     f"lxc.net.0.veth.pair = {device_name('vr-', self.testbed, name)}",
                     f"lxc.net.0.ipv4.address = {ip}/{PREFIX}",
                     f"lxc.mount.entry = {seed} seed none bind,ro,create=dir 0 0",
+                    f"lxc.mount.entry = {scratch} {target.lstrip('/')} none bind,create=dir 0 0",
                     f"lxc.log.file = {state.dir / 'lxc.log'}",
                     "lxc.log.level = WARN",
                     *cgroup,
@@ -82,7 +86,7 @@ class Lxc(GuestPlatform):
             )
         )
         base = ["-P", str(lxc_path()), "-n", name]
-        self.applied.update(image=image.name, address=ip, rootfs="overlay")
+        self.applied.update(image=image.name, address=ip, rootfs="overlay", scratch=f"bind mount of the host's {scratch}")
         spec = {
             "stop": [["lxc-stop", *base, "-t", "20"]],
             "cleanup": [["lxc-stop", *base, "-k"], ["rm", "-rf", str(container), str(seed)],

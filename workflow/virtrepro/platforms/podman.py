@@ -16,7 +16,7 @@ from ..guests import GuestState, require_image
 from ..guests.network import address, device_name, netns_on_bridge
 from ..testbed import default_state_dir
 from .base import PlatformError
-from .guest import GuestPlatform
+from .guest import GuestPlatform, scratch_bind
 
 # what this module runs on the host: path or program -> Debian package (see virtrepro.packages);
 # podman depends on "crun | runc" and would get crun, the flags below ask for runc
@@ -70,11 +70,13 @@ class Podman(GuestPlatform):
         if "disk_bps" in limits:
             for kind in ("read", "write"):
                 flags += [f"--device-{kind}-bps", f"{limits['disk_device_path']}:{limits['disk_bps']}"]
+        scratch, target = scratch_bind()  # not the --rm container's overlay, whose fsync is volatile
         command = [
             *podman(), "run", "--rm", "--name", name, "--hostname", name, *RUN_FLAGS, *flags,
-            "--network", f"ns:/run/netns/{netns}", "-v", f"{seed}:/seed:ro", tag, *GUEST_COMMAND,
+            "--network", f"ns:/run/netns/{netns}", "-v", f"{seed}:/seed:ro", "-v", f"{scratch}:{target}", tag, *GUEST_COMMAND,
         ]
-        self.applied.update(image=tag, runtime="runc", cgroup_manager="cgroupfs", address=ip, network="netns+veth")
+        self.applied.update(image=tag, runtime="runc", cgroup_manager="cgroupfs", address=ip, network="netns+veth",
+                            scratch=f"bind mount of the host's {scratch}")
         spec = {
             "stop": [[*podman(), "stop", "-t", "5", name]],
             "cleanup": [[*podman(), "rm", "-f", "-i", name], ["rm", "-rf", str(seed)], *network_cleanup],
