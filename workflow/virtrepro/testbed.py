@@ -25,10 +25,7 @@ from pathlib import Path
 from . import supervisor
 from .errors import VirtreproError
 
-# Where runs keep their files on a testbed host. Container instances get this very directory of the
-# host bind-mounted at the same path, so that every platform but the VMs (whose virtual disk is the
-# layer measured) writes to one file system (docs/methodology.md, "Fair conditions").
-SCRATCH_DIR = "/var/tmp/virtrepro"
+from .layout import SCRATCH_DIR  # noqa: F401  (kept importable from here)
 
 def default_state_dir() -> Path:
     """Where keys and sshd state live: $VIRTREPRO_STATE, else .state/ in the working directory."""

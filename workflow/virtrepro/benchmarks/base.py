@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..testbed import SCRATCH_DIR
+from ..layout import SCRATCH_DIR
 # Commands write their files into SCRATCH; measure replaces it with a directory of
 # its own per run (under SCRATCH_DIR), created before and removed after the run, so
 # that two runs on one host never touch each other's files.

@@ -11,7 +11,8 @@ from typing import Iterator
 
 from .. import supervisor
 from ..guests import GuestError, GuestState, guest_run, last_lines, make_seed, spec_hash, wait_for_ssh, write_known_hosts
-from ..testbed import SCRATCH_DIR, Host
+from ..layout import SCRATCH_DIR
+from ..testbed import Host
 from .base import Platform, PlatformError
 
 
