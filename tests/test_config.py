@@ -147,3 +147,16 @@ def test_vms_larger_than_the_host_are_refused_where_the_kernel_forbids_overcommi
     assert key.startswith("fraction-1.25") and "vm.overcommit_memory=2" in reason
     # a container's memory limit above the host's is only a limit: still planned
     assert [v.param_dict["fraction"] for v in memory.variants(params, "lxc")] == [0.5, 1.25]
+
+
+def test_repetitions_split_into_two_parts_measured_abba():
+    from virtrepro.config import VariantPlan, parts_for, run_sequence
+    from virtrepro.benchmarks import Variant
+
+    variant = Variant("sysbench_cpu", "threads-1", (("threads", 1),))
+    halves = [list(VariantPlan("tb", "native", variant, 5, part, parts_for(5)).repetition_numbers()) for part in (1, 2)]
+    assert halves == [[0, 1, 2], [3, 4]]
+    assert parts_for(1) == 1 and list(VariantPlan("tb", "native", variant, 1).repetition_numbers()) == [0]
+    assert run_sequence(["a", "b", "c"]) == [("a", 1), ("b", 1), ("c", 1), ("c", 2), ("b", 2), ("a", 2)]
+    plan = VariantPlan("tb", "native", variant, 5, 2, 2)
+    assert plan.marker_path("d").name == f"{variant.key}.reps-5.part-2of2.json"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -125,6 +126,7 @@ def test_a_variant_job_measures_only_missing_repetitions_and_marks_them_complete
 
     config = {**config, "repetitions": 3}
     variant = next(v for v in plan_variants(config) if v.benchmark == "sysbench_cpu")
+    variant = dataclasses.replace(variant, part=1, parts=1)  # all three repetitions in one job
     data = tmp_path / "data"
     first = measure(variant.runs()[0], config, data)
     stamp = first.stat().st_mtime_ns
@@ -138,7 +140,7 @@ def test_a_variant_job_measures_only_missing_repetitions_and_marks_them_complete
     assert first.stat().st_mtime_ns == stamp and not variant.marker_path(data).exists()
     monkeypatch.setattr(type(BENCHMARKS["sysbench_cpu"]), "command", good_command)
     marker = measure_variant(variant, config, data)
-    assert marker == variant.marker_path(data) and marker.name.endswith(".reps-3.json")
+    assert marker == variant.marker_path(data) and marker.name.endswith(".reps-3.part-1of1.json")
     content = json.loads(marker.read_text())
     logs = [r.log_path(data) for r in variant.runs()]
     assert content["logs_sha256"] == {log.name: hashlib.sha256(log.read_bytes()).hexdigest() for log in logs}
@@ -152,3 +154,26 @@ def test_a_variant_job_measures_only_missing_repetitions_and_marks_them_complete
     kept = {log: log.stat().st_mtime_ns for log in (logs[0], logs[2])}
     measure_variant(variant, config, data)
     assert logs[1].exists() and {log: log.stat().st_mtime_ns for log in kept} == kept
+
+
+def test_two_parts_run_in_the_order_abba_and_keep_each_others_markers_current(config, tmp_path):
+    """Two repetitions make two parts (one job each); the sidecar says where each stood in the
+    order A B B A of (platform, part); the second part's logs leave the first part's marker
+    newer than the variant's directory (else a second workflow run would re-run its job)."""
+    from virtrepro.config import plan_variants
+    from virtrepro.measure import measure_variant
+
+    config = {**config, "repetitions": 2, "platforms": ["native", "lxc"]}
+    parts = [v for v in plan_variants(config, ["native"]) if v.benchmark == "sysbench_cpu"]
+    assert [(v.part, v.parts, list(v.repetition_numbers())) for v in parts] == [(1, 2, [0]), (2, 2, [1])]
+    data = tmp_path / "data"
+    first = measure_variant(parts[0], config, data)
+    time.sleep(0.05)
+    second = measure_variant(parts[1], config, data)
+    assert first.name.endswith(".reps-2.part-1of2.json") and second.name.endswith(".reps-2.part-2of2.json")
+    directory = parts[0].directory(data).stat().st_mtime_ns
+    assert first.stat().st_mtime_ns >= directory and second.stat().st_mtime_ns >= directory
+    orders = [json.loads((parts[0].directory(data) / f"rep-{k}.json").read_text())["order"] for k in (0, 1)]
+    sequence = ["native:1", "lxc:1", "lxc:2", "native:2"]
+    assert orders == [{"part": 1, "parts": 2, "sequence": sequence, "slot": 0},
+                      {"part": 2, "parts": 2, "sequence": sequence, "slot": 3}]

@@ -30,7 +30,7 @@ def test_platform_outside_the_configuration_is_refused(capsys):
 
 def test_marker_path_mismatch_is_refused_before_measuring(capsys):
     # a rule that hands the wrong platform to the job must not write another platform's logs
-    expected = "data/raw/local/native/sysbench_cpu/threads-1_prime-20000_seconds-5.reps-5.json"
+    expected = "data/raw/local/native/sysbench_cpu/threads-1_prime-20000_seconds-5.reps-5.part-1of2.json"
     assert main([*ARGS, "--platform", "qemu-tcg", "--config", config_json(), "--expect-marker", expected]) == 2
     assert "not the expected" in capsys.readouterr().err
 

@@ -37,7 +37,7 @@ if "measurement_slots" not in workflow.global_resources:
 # One measurement job per benchmark variant and platform; its output is the variant's marker,
 # written beside the variant's directory of raw logs (rep-<k>.log) once all N are complete.
 VARIANT_DIR = DATA + "/raw/{testbed}/{platform}/{benchmark}/{variant}"
-MARKER_PATTERN = VARIANT_DIR + ".reps-{reps}.json"
+MARKER_PATTERN = VARIANT_DIR + ".reps-{reps}.part-{part}of{parts}.json"
 QEMU_PROBE = DATA + "/raw/{testbed}/probes/qemu-accel.json"
 
 
@@ -47,6 +47,8 @@ wildcard_constraints:
     benchmark=r"[a-z0-9_]+",
     variant=r"[^/]+",
     reps=r"\d+",
+    part=r"\d+",
+    parts=r"\d+",
     paper=r"[a-z]+[0-9]{4}",
 
 

@@ -1,24 +1,27 @@
-# Measurement: one job per benchmark variant and platform, which measures the variant's
-# repetitions whose complete raw log is missing and then writes the variant's marker
-# (<variant>.reps-<N>.json, beside the variant's directory). The raw logs are not Snakemake
-# outputs, so Snakemake never deletes one (not even after a failed job); a complete log is
-# never re-measured. Deleting a log makes the variant's directory (an input) newer than the
-# marker, and the job runs again for just that repetition. A change of the repetition count
-# changes the marker's name. One job per variant rather than per repetition keeps the plan
-# small: the paper profile's dry run lists a few hundred jobs, not thousands.
+# Measurement: one job per part of a benchmark variant's repetitions and platform (two parts when
+# there are two or more repetitions), which measures the part's repetitions whose complete raw log
+# is missing and then writes the part's marker (<variant>.reps-<N>.part-<p>of<P>.json, beside the
+# variant's directory). The raw logs are not Snakemake outputs, so Snakemake never deletes one (not
+# even after a failed job); a complete log is never re-measured. Deleting a log makes the variant's
+# directory (an input) newer than the markers, and the jobs run again for just that repetition. A
+# change of the repetition count changes the markers' names. One job per part rather than per
+# repetition keeps the plan small: the paper profile's dry run lists a thousand jobs, not thousands.
 #
 # The job is a shell command (python -m virtrepro.measure) rather than a run:
 # block, which Snakemake would execute by starting a whole new Snakemake per job.
 # It reads the validated configuration from VIRTREPRO_CONFIG (set below) and
 # finds its variant in the plan from the wildcards.
 #
-# One rule per platform, with priorities in the configured order, so that all
-# runs of one platform happen together: its guest boots once, and no other
-# platform's guest idles beside a measurement (measure stops them).
+# One rule per platform; priorities order the jobs A B C D D C B A over (platform, part): every
+# platform's first part in the configured order, then the second parts in reverse, so that a drift
+# of the host over the run falls on every platform alike (docs/methodology.md, "Run order"). Within
+# one (platform, part) all runs of one guest spec happen together: its guest boots once, and no
+# other platform's guest idles beside a measurement (measure stops them).
 
 import hashlib
 
 from virtrepro.benchmarks import BENCHMARKS
+from virtrepro.config import run_sequence
 from virtrepro.config import VALIDATED_ENV, digest
 from virtrepro.platforms import PLATFORMS
 
@@ -31,21 +34,23 @@ os.environ.setdefault("VIRTREPRO_INVOCATION", json.dumps(sys.argv))
 os.environ.setdefault("VIRTREPRO_TESTBED_OWNER", str(os.getpid()))
 
 
-def measure_priority(platform):
-    """Higher for platforms listed earlier in the configuration (qemu-* take the place of qemu)."""
+def sequence_slot(platform, part):
+    """Where (platform, part) stands in the run order A B C D D C B A (config.run_sequence): 0 first.
+    qemu-* take the place of the configured `qemu`; a platform not configured goes last."""
     configured = config["platforms"]
     key = platform
     if platform.startswith("qemu-") and platform not in configured and QEMU_AUTO in configured:
         key = QEMU_AUTO
-    position = configured.index(key) if key in configured else len(configured)
-    return 10 * (len(configured) - position)
+    sequence = run_sequence(configured)
+    return sequence.index((key, part)) if (key, part) in sequence else len(sequence)
 
 
 def job_priority(platform):
-    """All runs of one platform together, and within it all runs of one guest spec together."""
-    base = measure_priority(platform) * 1000
+    """Jobs in the run order A B C D D C B A of (platform, part), and within one all runs of one
+    guest spec together (its guest boots once)."""
 
     def priority(wildcards):
+        base = (2 * len(config["platforms"]) + 1 - sequence_slot(platform, int(wildcards.part))) * 1000
         benchmark = BENCHMARKS[wildcards.benchmark]
         if benchmark.host_side:
             return base + 1  # after every run inside the platform's guests: it starts its own guests
@@ -74,7 +79,7 @@ for _platform in PLATFORMS:
         output:
             marker=MARKER_PATTERN.replace("{platform}", _platform),
         log:
-            f"logs/measure/{{testbed}}/{_platform}/{{benchmark}}/{{variant}}.reps-{{reps}}.log",
+            f"logs/measure/{{testbed}}/{_platform}/{{benchmark}}/{{variant}}.reps-{{reps}}.part-{{part}}of{{parts}}.log",
         params:
             platform=_platform,  # the shell command is formatted when the job runs, after the loop
         priority: job_priority(_platform)
@@ -85,4 +90,4 @@ for _platform in PLATFORMS:
         shell:
             f"{sys.executable} -m virtrepro.measure --data-dir {DATA} --platform {{params.platform}}"
             " --testbed {wildcards.testbed} --benchmark {wildcards.benchmark}"
-            " --variant {wildcards.variant:q} --expect-marker {output.marker:q} 2>&1 | tee {log}"
+            " --variant {wildcards.variant:q} --part {wildcards.part} --expect-marker {output.marker:q} 2>&1 | tee {log}"

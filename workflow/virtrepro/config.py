@@ -151,6 +151,9 @@ class Run:
     platform: str
     variant: Variant
     repetition: int
+    # which part of the variant's repetitions (1..parts) the run belongs to: see VariantPlan
+    part: int = 1
+    parts: int = 1
 
     @property
     def benchmark(self) -> str:
@@ -178,33 +181,62 @@ def resolve_platforms(platforms: list[str], qemu: str | None) -> list[str]:
 
 @dataclass(frozen=True)
 class VariantPlan:
-    """All repetitions of one benchmark variant on one platform: what one measurement job does.
+    """One part of the repetitions of one benchmark variant on one platform: what one measurement
+    job does.
 
-    Its marker, ``<variant>.reps-<N>.json`` beside the variant's directory, is written when
-    all N repetitions have complete raw logs and lists them with their checksums.
+    A variant's N repetitions are measured in ``parts`` parts (two when N >= 2: the first
+    ceil(N/2) repetitions, then the rest), and the jobs run the parts of all platforms in the
+    order A B C D D C B A (:func:`run_sequence`): every platform's first part, in the configured
+    order, then every platform's second part in reverse. A drift of the host over the run (a
+    shared machine, thermal or frequency changes, a growing page cache) then falls on every
+    platform alike, and shows as a difference between a platform's two parts.
+
+    Its marker, ``<variant>.reps-<N>.part-<p>of<P>.json`` beside the variant's directory, is
+    written when the part's repetitions have complete raw logs and lists them with their checksums.
     """
 
     testbed: str
     platform: str
     variant: Variant
     repetitions: int
+    part: int = 1
+    parts: int = 1
 
     @property
     def benchmark(self) -> str:
         return self.variant.benchmark
 
+    def repetition_numbers(self) -> range:
+        """The repetitions of this part: contiguous, the first part the larger one."""
+        size = -(-self.repetitions // self.parts)
+        return range((self.part - 1) * size, min(self.part * size, self.repetitions))
+
     def runs(self) -> list[Run]:
-        return [Run(self.testbed, self.platform, self.variant, rep) for rep in range(self.repetitions)]
+        return [Run(self.testbed, self.platform, self.variant, rep, self.part, self.parts)
+                for rep in self.repetition_numbers()]
 
     def directory(self, data_dir: str | Path) -> Path:
         return Path(data_dir) / "raw" / self.testbed / self.platform / self.benchmark / self.variant.key
 
     def marker_path(self, data_dir: str | Path) -> Path:
-        return self.directory(data_dir).with_name(f"{self.variant.key}.reps-{self.repetitions}.json")
+        return self.directory(data_dir).with_name(
+            f"{self.variant.key}.reps-{self.repetitions}.part-{self.part}of{self.parts}.json")
+
+
+def parts_for(repetitions: int) -> int:
+    """Two parts (A B C D D C B A) when there are two or more repetitions, else one."""
+    return 2 if repetitions >= 2 else 1
+
+
+def run_sequence(platforms: list[str]) -> list[tuple[str, int]]:
+    """The order in which the platforms' parts are measured: (platform, part) for the first parts
+    in the configured order, then the second parts in reverse (A B C D D C B A)."""
+    return [(platform, 1) for platform in platforms] + [(platform, 2) for platform in reversed(platforms)]
 
 
 def plan_variants(config: dict, platforms: list[str] | None = None) -> list[VariantPlan]:
-    """Every benchmark variant the configuration asks for, with its repetition count, in a stable order.
+    """Every part of every benchmark variant the configuration asks for, with its repetition
+    count, in a stable order.
 
     ``platforms`` are the concrete platforms (``qemu`` resolved); by default the
     configured ones, which then must not contain ``qemu``.
@@ -217,8 +249,10 @@ def plan_variants(config: dict, platforms: list[str] | None = None) -> list[Vari
             count = config.get("repetitions")
             if count is None:  # null: the benchmark's own count
                 count = params["repetitions"]
-            variants.extend(VariantPlan(config["testbed"], platform, variant, count)
-                            for variant in BENCHMARKS[name].variants(params, platform))
+            parts = parts_for(count)
+            variants.extend(VariantPlan(config["testbed"], platform, variant, count, part, parts)
+                            for variant in BENCHMARKS[name].variants(params, platform)
+                            for part in range(1, parts + 1))
     return variants
 
 

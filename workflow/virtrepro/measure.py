@@ -9,7 +9,9 @@ the repetitions whose complete raw log is missing). The steps are kept apart:
 from __future__ import annotations
 
 import datetime as dt
+import dataclasses
 import glob
+import json
 import os
 import shlex
 import subprocess
@@ -21,7 +23,7 @@ from pathlib import Path
 from . import __version__, rawlog
 from .benchmarks import BENCHMARKS, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
 from .benchmarks.base import PEER_KNOWN_HOSTS, PEER_SSH_KEY
-from .config import Run, VariantPlan
+from .config import QEMU_AUTO, Run, VariantPlan, run_sequence
 from .errors import VirtreproError
 from .hostagent import install_command
 from .parsers import ParseError
@@ -207,6 +209,7 @@ def measure(
         "variant": run.variant.key,
         "parameters": run.variant.param_dict,
         "repetition": run.repetition,
+        "order": run_order(config, run),
         "scale": config.get("scale"),
         "command": command,
         "scratch": scratch if SCRATCH in benchmark.command(run.variant) else None,
@@ -463,29 +466,63 @@ def measure_variant(variant: VariantPlan, config: dict, data_dir: str | Path, ow
 
 
 def write_marker(variant: VariantPlan, data_dir: str | Path) -> Path:
-    """Record that all repetitions of ``variant`` are complete (written after the last log,
-    so that it is newer than the variant's directory; a log deleted later makes the
-    directory newer and Snakemake re-runs the variant's job, which measures just that log)."""
+    """Record that all repetitions of one part of ``variant`` are complete (written after the
+    part's last log, so that it is newer than the variant's directory; a log deleted later makes
+    the directory newer and Snakemake re-runs the variant's jobs, which measure just that log).
+
+    The parts of a variant share its directory: a part's logs make the directory newer than the
+    other part's marker, so that marker is checked again here (its logs still complete, with the
+    checksums it lists) and its time renewed; without that a second run would re-run the other
+    part's job for nothing."""
     marker = variant.marker_path(data_dir)
-    logs = {}
-    for run in variant.runs():
-        log = run.log_path(data_dir)
-        if not is_complete(log):
-            raise MeasurementError(f"{log}: not complete; the marker {marker.name} is not written")
-        logs[log.name] = _sha256(str(log))
-    for stale in marker.parent.glob(f"{glob.escape(variant.variant.key)}.reps-*.json"):
-        if stale != marker:  # the marker of another repetition count
-            stale.unlink()
+    logs = _complete_logs(variant, data_dir, marker)
+    key = glob.escape(variant.variant.key)
+    for stale in marker.parent.glob(f"{key}.reps-*.json"):
+        if not stale.name.startswith(f"{variant.variant.key}.reps-{variant.repetitions}.part-"):
+            stale.unlink()  # the marker of another repetition count (or of the layout before parts)
     rawlog.write_json(marker, {
         "testbed": variant.testbed,
         "platform": variant.platform,
         "benchmark": variant.benchmark,
         "variant": variant.variant.key,
         "repetitions": variant.repetitions,
+        "part": variant.part,
+        "parts": variant.parts,
         "logs_sha256": logs,
         "written_utc": utc_now(),
     })
+    for part in range(1, variant.parts + 1):
+        sibling = dataclasses.replace(variant, part=part)
+        path = sibling.marker_path(data_dir)
+        if part == variant.part or not path.exists():
+            continue
+        try:
+            recorded = json.loads(path.read_text()).get("logs_sha256")
+            if recorded == _complete_logs(sibling, data_dir, path):
+                os.utime(path)
+        except (OSError, ValueError, MeasurementError):
+            pass  # left older than the directory: its job runs again and checks it
     return marker
+
+
+def _complete_logs(variant: VariantPlan, data_dir: str | Path, marker: Path) -> dict[str, str]:
+    logs = {}
+    for run in variant.runs():
+        log = run.log_path(data_dir)
+        if not is_complete(log):
+            raise MeasurementError(f"{log}: not complete; the marker {marker.name} is not written")
+        logs[log.name] = _sha256(str(log))
+    return logs
+
+
+def run_order(config: dict, run: Run) -> dict:
+    """Where the run stands in the workflow's order of (platform, part), A B C D D C B A."""
+    platforms = [run.platform if p == QEMU_AUTO and run.platform.startswith("qemu-") else p
+                 for p in config.get("platforms", [run.platform])]
+    sequence = run_sequence(platforms)
+    slot = sequence.index((run.platform, run.part)) if (run.platform, run.part) in sequence else None
+    return {"part": run.part, "parts": run.parts,
+            "sequence": [f"{platform}:{part}" for platform, part in sequence], "slot": slot}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -501,6 +538,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--platform", required=True)
     parser.add_argument("--benchmark", required=True)
     parser.add_argument("--variant", required=True)
+    parser.add_argument("--part", type=int,
+                        help="measure this part of the repetitions (1 or 2: see VariantPlan) and write its marker; "
+                             "default: every part, one after the other")
     parser.add_argument("--rep", type=int, action="append",
                         help="measure only this repetition (repeatable; no marker is written)")
     parser.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
@@ -517,16 +557,25 @@ def main(argv: list[str] | None = None) -> int:
     if not matches:
         print(f"error: the configuration plans no run {'/'.join(wanted)}", file=sys.stderr)
         return 2
-    variant = matches[0]
-    if args.rep and not set(args.rep) <= set(range(variant.repetitions)):
-        print(f"error: {'/'.join(wanted)} has repetitions 0..{variant.repetitions - 1}, not {args.rep}", file=sys.stderr)
+    repetitions = matches[0].repetitions
+    if args.rep and not set(args.rep) <= set(range(repetitions)):
+        print(f"error: {'/'.join(wanted)} has repetitions 0..{repetitions - 1}, not {args.rep}", file=sys.stderr)
         return 2
-    if args.expect_marker and Path(args.expect_marker) != variant.marker_path(args.data_dir):
-        print(f"error: {'/'.join(wanted)} has the marker {variant.marker_path(args.data_dir)}, "
+    if args.part is not None:
+        matches = [v for v in matches if v.part == args.part]
+        if not matches:
+            print(f"error: {'/'.join(wanted)} has no part {args.part}", file=sys.stderr)
+            return 2
+    if args.expect_marker and Path(args.expect_marker) not in {v.marker_path(args.data_dir) for v in matches}:
+        print(f"error: {'/'.join(wanted)} has the marker {matches[0].marker_path(args.data_dir)}, "
               f"not the expected {args.expect_marker}", file=sys.stderr)
         return 2
     owner = os.environ.get("VIRTREPRO_TESTBED_OWNER")
-    measure_variant(variant, config, args.data_dir, owner_pid=int(owner) if owner else None, reps=args.rep)
+    for variant in matches:
+        reps = [rep for rep in args.rep if rep in variant.repetition_numbers()] if args.rep else None
+        if reps == []:
+            continue
+        measure_variant(variant, config, args.data_dir, owner_pid=int(owner) if owner else None, reps=reps)
     return 0
 
 

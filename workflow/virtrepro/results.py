@@ -33,6 +33,7 @@ COLUMNS = [
     "benchmark",
     "parameters",
     "repetition",
+    "part",
     "metric",
     "unit",
     "value",
@@ -77,6 +78,8 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
         "benchmark": benchmark,
         "parameters": variant,
         "repetition": int(rawlog.LOG_NAME.match(name).group(1)),
+        # which part of the run order A B C D D C B A it was measured in (none in logs older than the parts)
+        "part": (sidecar.get("order") or {}).get("part"),
         "source_log": str(relative),
     }
     # the variant's parameters as columns of their own (param_<name>), as text: one column
