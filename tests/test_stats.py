@@ -406,3 +406,22 @@ def test_equivalence_takes_precedence_over_a_tiny_significant_difference():
     assert row["significant"] and row["holm_p"] < 1e-6  # the difference is real ...
     assert row["verdict"] == "equivalent"  # ... but within the 5 % margin
     assert row["overhead_percent"] == pytest.approx(1.0)
+
+
+def test_drift_between_parts_compares_a_platforms_second_part_with_its_first():
+    import pandas as pd
+
+    from virtrepro.stats import drift_between_parts
+
+    rows = [("native", 1, v) for v in (10.0, 10.2, 9.8)] + [("native", 2, v) for v in (11.0, 11.2, 10.8)]
+    rows += [("lxc", 1, 5.0), ("lxc", 2, 50.0), ("native", None, 1000.0)]  # another platform; a log without parts
+    table = pd.DataFrame([{"platform": p, "part": part, "value": v, "benchmark": "b", "parameters": "k",
+                           "metric": "m"} for p, part, v in rows])
+    drift = drift_between_parts(table, "native")
+    assert len(drift) == 1
+    row = drift.iloc[0]
+    assert (row.n_part1, row.n_part2) == (3, 3)
+    assert row.mean_part1 == pytest.approx(10.0) and row.mean_part2 == pytest.approx(11.0)
+    assert row.ratio == pytest.approx(1.1)
+    assert 1.0 < row.ratio_ci_low < 1.1 < row.ratio_ci_high
+    assert drift_between_parts(table.drop(columns="part"), "native").empty

@@ -777,3 +777,33 @@ def compare_to_baseline(
     out["margin"] = margin
     out["outlier_rule"] = outlier_rule or "none"
     return out[columns]
+
+
+def drift_between_parts(table: pd.DataFrame, platform: str, level: float = 0.95) -> pd.DataFrame:
+    """A platform's second part against its first, per benchmark, variant and metric.
+
+    The workflow measures a variant's repetitions in two parts, in the order A B C D D C B A
+    over (platform, part) (:func:`virtrepro.config.run_sequence`): for the first platform (the
+    baseline) the two parts are the furthest apart in time, so a drift of the host over the run
+    shows there first. One row per group with both parts: ``n_part1, n_part2, mean_part1,
+    mean_part2`` and ``ratio`` (part 2 / part 1) with its interval (:func:`ratio_ci`; NaN where the
+    data carry none, with ``ci_note``). Logs measured before the parts existed (``part`` empty)
+    are left out; an empty frame when none has both parts."""
+    columns = ["benchmark", "parameters", "metric", "n_part1", "n_part2", "mean_part1", "mean_part2",
+               "ratio", "ratio_ci_low", "ratio_ci_high", "ci_method", "ci_note"]
+    if "part" not in table.columns:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    data = table[(table["platform"] == platform) & table["part"].notna()]
+    for (benchmark, parameters, metric), group in data.groupby(["benchmark", "parameters", "metric"], sort=True):
+        first = group.loc[group["part"] == 1, "value"].to_numpy(dtype=float)
+        second = group.loc[group["part"] == 2, "value"].to_numpy(dtype=float)
+        if first.size == 0 or second.size == 0 or np.nanmean(first) <= 0:
+            continue
+        interval = ratio_ci([(second, 1), (first, -1)], level=level, seed=seed_for(0, benchmark, parameters, metric))
+        rows.append({"benchmark": benchmark, "parameters": parameters, "metric": metric,
+                     "n_part1": int(np.isfinite(first).sum()), "n_part2": int(np.isfinite(second).sum()),
+                     "mean_part1": float(np.nanmean(first)), "mean_part2": float(np.nanmean(second)),
+                     "ratio": interval.estimate, "ratio_ci_low": interval.low, "ratio_ci_high": interval.high,
+                     "ci_method": interval.method, "ci_note": interval.note})
+    return pd.DataFrame(rows, columns=columns)
