@@ -65,10 +65,14 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from . import stats
+from . import regimes, stats
 
 KINDS = ("overhead_at_most", "overhead_at_least", "equivalent", "better", "order")
 VERDICTS = ("holds", "does not hold", "inconclusive", "not measured", "not testable here")
+
+# a disk or memory claim decided on data measured in a cache is not decided (_regime_gate)
+VERDICTS = (*VERDICTS[: VERDICTS.index("inconclusive") + 1], regimes.CACHE_VERDICT,
+            *VERDICTS[VERDICTS.index("inconclusive") + 1 :])  # fmt: skip
 
 # ---------------------------------------------------------------------------
 # Metric direction: the one table that says whether more is better.
@@ -551,6 +555,9 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
         note.append("not run: " + ", ".join(where_missing))
     if shown["ci_note"]:
         note.append(shown["ci_note"])
+    verdict, why = _regime_gate(verdict, table, check, names if kind == "order" else [plat, base])
+    if why:
+        note.insert(0, why)
     row.update(value=shown["value"], ci_low=shown["ci_low"], ci_high=shown["ci_high"], n_platform=shown["n_platform"],
                n_baseline=shown["n_baseline"], variant=shown["label"], ci_method=shown["ci_method"], verdict=verdict,
                note="; ".join(note))  # fmt: skip
@@ -604,3 +611,15 @@ def report(verdicts: pd.DataFrame, width: int = 70) -> str:
     shown["claim"] = shown["claim"].str.ljust(shown["claim"].str.len().max())
     shown["note"] = shown["note"].str.ljust(shown["note"].str.len().max())
     return shown.to_string(index=False, justify="left")
+
+
+def _regime_gate(verdict: str, table: pd.DataFrame, check: dict, platforms: list[str]) -> tuple[str, str | None]:
+    """A number measured in a cache is not a disk or memory number: a verdict whose records (on any of
+    ``platforms``) were not measured where the paper measured (the table's ``regime`` against its
+    ``measures``, :mod:`virtrepro.regimes`) is :data:`regimes.CACHE_VERDICT`, with the reason."""
+    if "regime" not in table.columns:
+        return verdict, None
+    used = pd.concat([_records(table, check, name) for name in platforms])
+    if "measures" not in used.columns:
+        return verdict, None
+    return regimes.gate_verdict(verdict, used["measures"].dropna().unique(), used["regime"].dropna().unique())

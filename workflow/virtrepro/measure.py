@@ -52,6 +52,7 @@ m=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup); echo "cgroup_memory=$m"
 limit=; while :; do l=$(cat /sys/fs/cgroup/memory$m/memory.limit_in_bytes 2>/dev/null); \
   [ -n "$l" ] && { [ -z "$limit" ] || [ "$l" -lt "$limit" ]; } && limit=$l; [ -z "$m" ] || [ "$m" = / ] && break; m=${m%/*}; done
 echo "memory_limit_bytes=$limit"
+echo "cache_sizes=$(for c in /sys/devices/system/cpu/cpu0/cache/index*; do t=$(cut -c1 $c/type | tr DIU di_); echo "L$(cat $c/level)${t%_}=$(cat $c/size)"; done 2>/dev/null | tr '\n' ' ')"
 """
 
 
@@ -316,6 +317,9 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
         sidecar["placement"] = benchmark.placement(variant)
         if benchmark.uses_scratch and host is not None:
             sidecar["page_cache"] = drop_page_cache(host, connection, platform)
+        if platform.family == "full-vm" and host is not None:  # a guest's caches run on the host's (regimes)
+            with connect(host) as host_connection:
+                sidecar["testbed_host"] = host_facts(host_connection)
         sidecar["started_utc"] = utc_now()
         start = time.monotonic()
         with open(partial, "w") as handle:

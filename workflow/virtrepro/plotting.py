@@ -55,6 +55,26 @@ def note_no_ratio(ax, names, baseline: str, what: str = "") -> None:
                 transform=ax.transAxes, ha="left", va="top", fontsize=7, color="dimgray", wrap=True)
 
 
+def regime_note(frame, scale: str | None = None) -> str:
+    """One line that says where the numbers of ``frame`` (rows of the tidy table) were measured and
+    where the paper measured them (its ``regime`` and ``measures`` columns, virtrepro.regimes), e.g.
+    "ours: in the page cache (quick scale); the paper's: on disk"; "" for rows without a regime."""
+    from .regimes import WHERE
+
+    if "regime" not in frame.columns:
+        return ""
+    ours = [r for r in dict.fromkeys(frame["regime"].dropna()) if r]
+    paper = [m for m in dict.fromkeys(frame["measures"].dropna()) if m] if "measures" in frame.columns else []
+    if not ours:
+        return ""
+    text = "ours: " + " / ".join(WHERE.get(r, r) for r in ours) + (f" ({scale} scale)" if scale else "")
+    if paper:
+        text += "; the paper's: " + " / ".join(WHERE.get(m, m) for m in paper)
+        if set(ours) != set(paper):
+            text += " - not comparable"
+    return text
+
+
 def save(fig, figures_dir: str | Path, paper: str, name: str) -> list[Path]:
     """Save ``fig`` as figures/<paper>/<name>.png and .pdf; return the paths."""
     out = Path(figures_dir) / paper

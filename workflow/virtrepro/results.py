@@ -25,7 +25,7 @@ from .errors import VirtreproError
 from .parsers import ParseError
 
 # Bump when a parser or the table layout changes: every cached table is rebuilt.
-TABLE_FORMAT = 4
+TABLE_FORMAT = 5
 
 COLUMNS = [
     "testbed",
@@ -71,7 +71,8 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
     check_place(relative, sidecar)
     if benchmark not in BENCHMARKS:
         raise ParseError(str(relative), f"unknown benchmark {benchmark!r}")
-    records = BENCHMARKS[benchmark].parse_run(rawlog.read_log(log), str(relative), sidecar["parameters"])
+    bench = BENCHMARKS[benchmark]
+    records = bench.parse_run(rawlog.read_log(log), str(relative), sidecar["parameters"])
     context = {
         "testbed": testbed,
         "platform": platform,
@@ -85,7 +86,14 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
     # the variant's parameters as columns of their own (param_<name>), as text: one column
     # may hold a number for one benchmark and a word ("all") for another
     params = {f"param_{name}": str(value) for name, value in sidecar["parameters"].items()}
-    return [{**context, **params, **_labels(record)} for record in records]
+    return [{**context, **params, **_labels(record), **_regime(bench, sidecar, record)} for record in records]
+
+
+def _regime(bench, sidecar: dict, record: dict) -> dict:
+    """``regime``: where the record was measured (virtrepro.regimes, from the run's parameters and the
+    sidecar's facts), and ``measures``: where the paper measured it; none for other records."""
+    regime = bench.regime(sidecar["parameters"], record, sidecar)
+    return {"regime": regime, "measures": bench.measures} if regime else {}
 
 
 def check_place(relative: Path, sidecar: dict) -> None:

@@ -70,6 +70,9 @@ class Benchmark:
     uses_scratch = False
     peer_data_in_scratch = False  # True: the server in instances 1.. keeps its data under SCRATCH_DIR (a database)
     host_side = False  # True: the harness itself does the work on the host (no command in a guest)
+    # where the paper measured what this benchmark reproduces (virtrepro.regimes: disk, page-cache,
+    # memory); None: no paper's disk or memory number stands beside it
+    measures: str | None = None
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         raise NotImplementedError
@@ -116,6 +119,12 @@ class Benchmark:
         """Parse one run's log, checking it against the run's parameters where the tool's output alone
         cannot show a cut-short run (the number of requests or repetitions asked for)."""
         return self.parse(text, source)
+
+    def regime(self, params: dict, record: dict, sidecar: dict) -> str | None:
+        """Where ``record`` was measured (a :data:`virtrepro.regimes.REGIMES` value), decided from the
+        run's parameters and the facts its sidecar records; None for a record that is no disk or
+        memory number (the table's ``regime`` column, beside ``measures``)."""
+        return None
 
     def _variant(self, **params) -> Variant:
         return Variant(self.name, variant_key(params), tuple(sorted(params.items())))

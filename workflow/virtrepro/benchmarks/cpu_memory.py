@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import regimes
 from ..parsers import ParseError, parse_mbw, parse_stress_ng, parse_sysbench
 from .base import SCRATCH, Benchmark, Variant, size_to_kb, threads_arg
 
@@ -98,6 +99,12 @@ class Mbw(Benchmark):
     programs = ("mbw",)
     check_command = "command -v mbw"
     version_command = "dpkg-query -W -f='mbw ${Version}' mbw 2>/dev/null || echo mbw"
+    measures = regimes.MEMORY
+
+    def regime(self, params: dict, record: dict, sidecar: dict) -> str | None:
+        """Each of mbw's two arrays (one process) against the last-level cache, as STREAM's rule."""
+        instance, host, _ = regimes.sidecar_facts(sidecar)
+        return regimes.memory_regime(int(params["mib"]) * 1024 * 1024, regimes.llc_bytes(instance, host))
 
     @staticmethod
     def parse(text: str, source: str) -> list[dict]:

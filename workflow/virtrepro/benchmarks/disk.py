@@ -5,9 +5,16 @@ from __future__ import annotations
 import json
 import re
 
+from .. import regimes
 from ..parsers import ParseError, TruncatedLogError, parse_bonnie, parse_dd, parse_fio, parse_ioping, parse_iozone
 from .base import SCRATCH, Benchmark, Variant, size_to_kb
 from .cpu_memory import Sysbench
+
+
+def _disk_regime(sidecar: dict, file_bytes: int, direct: bool) -> str:
+    """Where a run on a file of ``file_bytes`` was measured, from its sidecar's facts (regimes.disk_regime)."""
+    instance, host, host_cache = regimes.sidecar_facts(sidecar)
+    return regimes.disk_regime(file_bytes, direct, instance, host, host_cache)
 
 
 class Iozone(Benchmark):
@@ -21,6 +28,13 @@ class Iozone(Benchmark):
     version_command = "iozone -v 2>&1 | sed -n 's/.*Version \\$Revision: \\([0-9.]*\\).*/iozone \\1/p'"
     uses_scratch = True
     _TEST_NUMBERS = {"write": 0, "read": 1}
+    # Walters 2008: 1-512 MB files on hosts with 2 GB, "well within the buffer cache" (Regola 2010)
+    measures = regimes.PAGE_CACHE
+
+    def regime(self, params: dict, record: dict, sidecar: dict) -> str | None:
+        if record.get("file_size_kb") is None:
+            return None
+        return _disk_regime(sidecar, int(record["file_size_kb"]) * 1024, bool(record.get("o_direct")))
 
     @staticmethod
     def parse(text: str, source: str) -> list[dict]:
@@ -60,11 +74,13 @@ class IozoneDisk(Iozone):
 
     name = "iozone_disk"
     VM_PLATFORMS = ("qemu-kvm", "qemu-tcg")
+    measures = regimes.DISK  # Regola 2010: files larger than the guest's memory, up to 32 GB on 24 GB hosts
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         size_to_kb(params["file_size"])
         size_to_kb(params["record_size"])
-        common = {"size": params["file_size"], "record": params["record_size"], "mem": params["guest_memory_mb"]}
+        common = {"size": params["file_size"], "record": params["record_size"], "mem": params["guest_memory_mb"],
+                  **({"direct": True} if params.get("direct") else {})}  # fmt: skip
         if platform in self.VM_PLATFORMS:
             return [
                 self._variant(disk=disk, cache=cache, **common)
@@ -75,7 +91,17 @@ class IozoneDisk(Iozone):
 
     def command(self, variant: Variant) -> str:
         p = variant.param_dict
-        return f"iozone -s {p['size']} -r {p['record']} -i 0 -i 1 -i 2 -f {SCRATCH}/iozone.tmp"
+        direct = " -I" if p.get("direct") else ""  # O_DIRECT: past the instance's page cache
+        return f"iozone -s {p['size']} -r {p['record']}{direct} -i 0 -i 1 -i 2 -f {SCRATCH}/iozone.tmp"
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        records = self.parse(text, source)
+        if params and params.get("direct") and not all(r.get("o_direct") for r in records):
+            raise ParseError(source, "iozone did not report O_DIRECT, which the run asked for (-I)")
+        return records
+
+    def regime(self, params: dict, record: dict, sidecar: dict) -> str | None:
+        return _disk_regime(sidecar, size_to_kb(params["size"]) * 1024, bool(record.get("o_direct")))
 
     def guest_overrides(self, variant: Variant) -> dict:
         p = variant.param_dict
@@ -93,6 +119,10 @@ class SysbenchFileio(Sysbench):
 
     name = "sysbench_fileio"
     uses_scratch = True
+    measures = regimes.DISK  # thesis Figs. 4.9-4.10: disk I/O
+
+    def regime(self, params: dict, record: dict, sidecar: dict) -> str | None:
+        return _disk_regime(sidecar, size_to_kb(params["size"].lower()) * 1024, False)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [self._variant(mode=mode, size=params["total_size"], seconds=params["seconds"]) for mode in params["modes"]]
@@ -121,6 +151,11 @@ class Ioping(Benchmark):
     check_command = "command -v ioping"
     version_command = "ioping -v 2>&1 | head -n 1"
     uses_scratch = True
+    measures = regimes.DISK
+    WORK_BYTES = 1024 * 1024  # ioping's default working set in a directory (-S 1m)
+
+    def regime(self, params: dict, record: dict, sidecar: dict) -> str | None:
+        return _disk_regime(sidecar, self.WORK_BYTES, bool(params["direct"]))
 
     @staticmethod
     def parse(text: str, source: str) -> list[dict]:
@@ -165,6 +200,10 @@ class Fio(Benchmark):
     version_command = "fio --version"
     uses_scratch = True
     MODES = {"read": "read", "write": "write", "randread": "read", "randwrite": "write"}
+    measures = regimes.DISK  # thesis chapter 6: disk I/O
+
+    def regime(self, params: dict, record: dict, sidecar: dict) -> str | None:
+        return _disk_regime(sidecar, size_to_kb(params["size"]) * 1024, bool(record.get("direct")))
 
     @staticmethod
     def parse(text: str, source: str) -> list[dict]:
@@ -231,6 +270,12 @@ class Bonnie(Benchmark):
     check_command = "command -v bonnie++"
     version_command = "bonnie++ 2>&1 | sed -n 's/^Version: */bonnie++ /p' | head -n 1"
     uses_scratch = True
+    measures = regimes.DISK  # Youseff 2006: file sizes chosen "to eliminate any cache impact"
+    PER_CHAR = ("putc", "getc")  # bonnie++ -D opens the bulk tests' files with O_DIRECT, not these
+
+    def regime(self, params: dict, record: dict, sidecar: dict) -> str | None:
+        direct = bool(params.get("direct")) and not record["metric"].startswith(self.PER_CHAR)
+        return _disk_regime(sidecar, size_to_kb(params["size"]) * 1024, direct)
 
     @staticmethod
     def parse(text: str, source: str) -> list[dict]:
@@ -241,13 +286,14 @@ class Bonnie(Benchmark):
         for size in params["file_sizes"]:
             if size_to_kb(size) < 2 * 1024:
                 raise ValueError(f"bonnie: file size {size} is below 2m")
-            variants.append(self._variant(size=size, files=params["num_files"]))
+            variants.append(self._variant(size=size, files=params["num_files"], **({"direct": True} if params.get("direct") else {})))
         return variants
 
     def command(self, variant: Variant) -> str:
         p = variant.param_dict
         mib = size_to_kb(p["size"]) // 1024
-        return f"bonnie++ -d {SCRATCH} -s {mib} -r {mib // 2} -n {int(p['files'])} -u root -m virtrepro -q -x 1"
+        direct = " -D" if p.get("direct") else ""  # O_DIRECT for the block tests
+        return f"bonnie++ -d {SCRATCH} -s {mib} -r {mib // 2} -n {int(p['files'])}{direct} -u root -m virtrepro -q -x 1"
 
     def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = parse_bonnie(text, source, expected_runs=1 if params else None)
@@ -275,6 +321,7 @@ class Dd(Benchmark):
     check_command = "command -v dd"
     version_command = "dd --version | head -n 1"
     uses_scratch = True
+    measures = regimes.DISK  # thesis Fig. 4.11: disk copy
     _CACHE_LINE = re.compile(r"^virtrepro: dd read page cache: (direct|dropped|cached)\s*$", re.M)
 
     @staticmethod
@@ -283,6 +330,11 @@ class Dd(Benchmark):
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [self._variant(bs="1M", count=int(params["size_mib"]))]
+
+    def regime(self, params: dict, record: dict, sidecar: dict) -> str | None:
+        """The write is timed with its fdatasync; the read past the instance's cache when direct or dropped."""
+        past = record.get("op") == "write" or record.get("read_cache") in ("direct", "dropped")
+        return _disk_regime(sidecar, int(params["count"]) * size_to_kb(params["bs"].lower()) * 1024, past)
 
     def command(self, variant: Variant) -> str:
         p = variant.param_dict

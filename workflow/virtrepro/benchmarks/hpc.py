@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 
+from .. import regimes
 from ..parsers import ParseError, TruncatedLogError, parse_hpcc, parse_hpccinf
 from .base import HOSTS, SCRATCH, Benchmark, Variant, mpi_across_instances
 
@@ -49,7 +50,7 @@ HPL.out      output file name (if any)
 
 _FACTS = re.compile(
     r"^virtrepro: hpcc procs=(?P<procs>\d+) mem_total_kb=(?P<mem_kb>\d+) N=(?P<n>\d+) NB=(?P<nb>\d+)"
-    r" P=(?P<p>\d+) Q=(?P<q>\d+)(?: nodes=(?P<nodes>\d+))?\s*$",
+    r" P=(?P<p>\d+) Q=(?P<q>\d+)(?: nodes=(?P<nodes>\d+))?(?: usable_kb=(?P<usable_kb>\d+) llc_kb=(?P<llc_kb>\d+))?\s*$",
     re.M,
 )
 _SECTIONS = ("mpirun output", "hpccinf.txt", "hpccoutf.txt")
@@ -58,6 +59,22 @@ _SECTIONS = ("mpirun output", "hpccinf.txt", "hpccoutf.txt")
 def problem_size(memory_fraction: float, mem_total_kb: int, nb: int) -> int:
     """The HPL N whose N x N matrix of doubles fills ``memory_fraction`` of the memory, a multiple of NB."""
     return int(math.sqrt(memory_fraction * mem_total_kb * 1024 / 8) / nb) * nb
+
+
+# N sized for STREAM's rule is used only while HPL's matrix stays within this share of the memory
+STREAM_MEMORY_CAP = 0.8
+
+
+def sized_n(n: int, usable_kb: int, nb: int, stream_multiple: float | None, llc_kb: int, procs: int) -> int:
+    """HPL N (fixed, or from the memory: :func:`problem_size`) raised where asked (``stream_multiple``)
+    until HPCC's STREAM arrays are that many times the last-level cache per process
+    (regimes.hpcc_min_n), unless that matrix would take more than STREAM_MEMORY_CAP of the memory
+    (the regime label then says ``cpu-cache``). ``usable_kb``: all instances' usable memory together."""
+    if stream_multiple and llc_kb:
+        wanted = regimes.hpcc_min_n(llc_kb * 1024, procs, nb, stream_multiple)
+        if wanted * wanted * 8 <= STREAM_MEMORY_CAP * usable_kb * 1024:
+            n = max(n, wanted)
+    return n
 
 
 def process_grid(procs: int) -> tuple[int, int]:
@@ -73,7 +90,10 @@ class Hpcc(Benchmark):
 
     The command writes ``hpccinf.txt`` in the run's scratch directory: N is fixed
     (``n``) or sized so that HPL's matrix takes ``memory_fraction`` of the
-    instance's memory (MemTotal); NB from the configuration; the process grid is
+    instance's usable memory (MemTotal, or its cgroup limit where lower), and with
+    ``stream_llc_multiple`` at least so large that STREAM's arrays (HPCC sizes them from
+    N) are that many times the last-level cache per process (:func:`sized_n`); NB from
+    the configuration; the process grid is
     as square as the process count allows. It prints a line with the facts it used,
     runs ``mpirun -np <procs> hpcc`` there, and copies ``hpccinf.txt`` and
     ``hpccoutf.txt`` into the log between ``virtrepro: begin/end`` marker lines
@@ -87,12 +107,25 @@ class Hpcc(Benchmark):
     check_command = "command -v hpcc && command -v mpirun"
     version_command = "dpkg-query -W -f='hpcc ${Version}' hpcc 2>/dev/null || echo hpcc"
     uses_scratch = True
+    measures = regimes.MEMORY  # Kudryavtsev 2012: N=30000 on 16 GB nodes; Youseff 2006: STREAM's memory bandwidth
+    NOT_MEMORY = ("ping_pong", "ring")  # PingPong and ring latency and bandwidth: the network
+
+    def regime(self, params: dict, record: dict, sidecar: dict) -> str | None:
+        """STREAM's rule for every HPCC kernel sized from HPL's matrix: arrays (per process) at least
+        four times the last-level cache of the instance and of the host its vCPUs run on."""
+        if any(part in record["metric"] for part in self.NOT_MEMORY):
+            return None
+        instance, host, _ = regimes.sidecar_facts(sidecar)
+        array = regimes.hpcc_stream_array_bytes(int(record["hpl_n"]), int(record["processes"]))
+        return regimes.memory_regime(array, regimes.llc_bytes(instance, host))
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         has_n, has_fraction = params.get("n") is not None, params.get("memory_fraction") is not None
         if has_n == has_fraction:
             raise ValueError("hpcc: give exactly one of n and memory_fraction")
         size = {"n": int(params["n"])} if has_n else {"mem": float(params["memory_fraction"])}
+        if params.get("stream_llc_multiple"):
+            size["stream"] = params["stream_llc_multiple"]
         # one instance: no `nodes` in the key (the key runs on one instance always had)
         return [
             self._variant(procs=params["procs"], **size, nb=int(params["nb"]), **({"nodes": nodes} if nodes > 1 else {}))
@@ -114,6 +147,7 @@ class Hpcc(Benchmark):
         nodes = int(p.get("nodes", 1))
         fixed_n = int(p.get("n", 0))
         fraction = float(p.get("mem", 0))
+        stream = float(p.get("stream", 0))
         nb = int(p["nb"])
         inf = _HPCCINF.replace("@NB@", str(nb)).replace("@N@", "$1").replace("@P@", "$2").replace("@Q@", "$3")
         if nodes == 1:
@@ -130,11 +164,20 @@ class Hpcc(Benchmark):
             f"per_node={procs}\n"
             f"procs=$((per_node * {nodes}))\n"
             "mem_kb=$(sed -n 's/^MemTotal: *\\([0-9]*\\) kB/\\1/p' /proc/meminfo)\n"
-            f"set -- $(awk -v procs=\"$procs\" -v mem_kb=\"$mem_kb\" -v n={fixed_n} -v frac={fraction} -v nb={nb} -v nodes={nodes} 'BEGIN {{\n"
+            # a container's memory limit caps what HPL may fill (cgroup v2, else v1 as the instance sees it)
+            "limit=$(cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null | grep -m1 '^[0-9]')\n"
+            "usable_kb=$mem_kb; [ -n \"$limit\" ] && [ $((limit / 1024)) -lt \"$mem_kb\" ] && usable_kb=$((limit / 1024))\n"
+            # the largest cache of CPU 0 (the last level)
+            "llc_kb=0; for f in /sys/devices/system/cpu/cpu0/cache/index*/size; do s=$(tr -d 'K\\n' < $f 2>/dev/null); "
+            "[ -n \"$s\" ] && [ \"$s\" -gt \"$llc_kb\" ] && llc_kb=$s; done\n"
+            f"set -- $(awk -v procs=\"$procs\" -v mem_kb=\"$usable_kb\" -v llc_kb=\"$llc_kb\" -v n={fixed_n} -v frac={fraction} -v stream={stream} -v nb={nb} -v nodes={nodes} 'BEGIN {{\n"
             "  if (n == 0) n = int(sqrt(frac * mem_kb * nodes * 1024 / 8) / nb) * nb\n"
+            "  if (stream > 0 && llc_kb > 0) { s = nb * int((sqrt(3 * stream * llc_kb * 1024 * procs / 8) + nb - 1) / nb)\n"
+            "    while (s * s * 8 / procs / 3 < stream * llc_kb * 1024) s += nb\n"
+            f"    if (s * s * 8 <= {STREAM_MEMORY_CAP} * mem_kb * nodes * 1024 && s > n) n = s }}\n"
             "  p = int(sqrt(procs)); while (procs % p) p--\n"
             "  printf \"%d %d %d\\n\", n, p, procs / p }')\n"
-            f'echo "virtrepro: hpcc procs=$procs mem_total_kb=$mem_kb N=$1 NB={nb} P=$2 Q=$3{facts}"\n'
+            f'echo "virtrepro: hpcc procs=$procs mem_total_kb=$mem_kb N=$1 NB={nb} P=$2 Q=$3{facts} usable_kb=$usable_kb llc_kb=$llc_kb"\n'
             f"cat > hpccinf.txt <<EOF\n{inf}EOF\n"
             "rm -f hpccoutf.txt\n"
             'echo "virtrepro: begin mpirun output"\n'
@@ -155,6 +198,8 @@ class Hpcc(Benchmark):
         if facts is None:
             raise TruncatedLogError(source, "hpcc log lacks the 'virtrepro: hpcc procs=...' line (the command did not get that far)")
         ran = {key: int(value) for key, value in facts.groupdict(default="1").items()}
+        if facts.group("usable_kb") is None:  # logs from before the line said so: MemTotal, no cache size
+            ran["usable_kb"], ran["llc_kb"] = ran["mem_kb"], 0
         sections = {}
         for name in _SECTIONS:
             begin, end = f"virtrepro: begin {name}\n", f"virtrepro: end {name}\n"
@@ -171,10 +216,10 @@ class Hpcc(Benchmark):
         if params is not None:
             wanted = {"nb": int(params["nb"])}
             wanted["nodes"] = int(params.get("nodes", 1))
-            if params.get("n") is not None:
-                wanted["n"] = int(params["n"])
-            else:
-                wanted["n"] = problem_size(float(params["mem"]), ran["mem_kb"] * wanted["nodes"], int(params["nb"]))
+            usable_kb = ran["usable_kb"] * wanted["nodes"]
+            base = int(params["n"]) if params.get("n") is not None else problem_size(float(params["mem"]), usable_kb, wanted["nb"])
+            procs = int(params["procs"]) * wanted["nodes"] if params["procs"] != "all" else ran["procs"]
+            wanted["n"] = sized_n(base, usable_kb, wanted["nb"], float(params.get("stream", 0)), ran["llc_kb"], procs)
             if params["procs"] != "all":
                 wanted["procs"] = int(params["procs"]) * wanted["nodes"]
             wanted["p"], wanted["q"] = process_grid(wanted.get("procs", ran["procs"]))
@@ -189,4 +234,5 @@ class Hpcc(Benchmark):
             # the command removes hpccoutf.txt before the run: it holds exactly one report
             expected={"N": ran["n"], "NB": ran["nb"], "P": ran["p"], "Q": ran["q"], "processes": ran["procs"], "reports": 1},
         )
-        return [{**r, "mem_total_kb": ran["mem_kb"], "nodes": ran["nodes"]} for r in records]
+        # hpl_n on every record: HPCC sizes STREAM, RandomAccess, FFT and DGEMM from HPL's N (regime)
+        return [{**r, "mem_total_kb": ran["mem_kb"], "nodes": ran["nodes"], "hpl_n": ran["n"]} for r in records]
