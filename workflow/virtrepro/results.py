@@ -25,7 +25,7 @@ from .errors import VirtreproError
 from .parsers import ParseError
 
 # Bump when a parser or the table layout changes: every cached table is rebuilt.
-TABLE_FORMAT = 5
+TABLE_FORMAT = 6
 
 COLUMNS = [
     "testbed",
