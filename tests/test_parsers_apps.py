@@ -165,3 +165,18 @@ def test_commands_name_the_peer_and_the_parameters():
     uploads = dict((remote, local) for local, remote in BENCHMARKS["pyperformance"].uploads(variant))
     assert "@SCRATCH@/bm_nbody/run_benchmark.py" in uploads and "@SCRATCH@/lib/pyperf/__init__.py" in uploads
     assert not any("__pycache__" in remote for remote in uploads)
+
+
+def test_openssl_speed_one_block_size_and_the_benchmark_checks_it():
+    from virtrepro.benchmarks import BENCHMARKS
+
+    text = fixture_text("openssl", "evp-sha256-bytes16384-1s.log")
+    records = parse_openssl_speed(text)
+    assert [(r["block_bytes"], r["value"]) for r in records] == [(16384, 1742651.39)]
+    benchmark = BENCHMARKS["openssl_speed"]
+    one, = [v for v in benchmark.variants({"algorithms": ["sha256"], "seconds": 1, "block_bytes": 16384})]
+    assert "-bytes 16384 " in benchmark.command(one)
+    assert benchmark.parse_run(text, "x", one.param_dict) == records
+    # the six-size log is not a run of one block size
+    with pytest.raises(ParseError, match="not 16384 alone"):
+        benchmark.parse_run(fixture_text("openssl", "sha256-1s.log"), "x", one.param_dict)

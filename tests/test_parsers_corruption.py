@@ -233,7 +233,7 @@ def _cases() -> list[Case]:
                ("bad-connection-refused.log", "pgbench: error:")))
     add("amqp_load", ["m20000-s1024-p2-c2.log"], lambda t, s: parse_amqp_load(t["text"], s), [])
     add("pyperf", ["json_dumps-fast.log", "nbody-fast.log"], lambda t, s: parse_pyperf(t["text"], s), [])
-    add("openssl", ["evp-aes-256-gcm-1s.log", "rsa2048-1s.log", "sha256-1s.log"],
+    add("openssl", ["evp-aes-256-gcm-1s.log", "evp-sha256-bytes16384-1s.log", "rsa2048-1s.log", "sha256-1s.log"],
         lambda t, s: parse_openssl_speed(t["text"], s), [])
     return cases
 

@@ -317,13 +317,19 @@ class OpensslSpeed(Benchmark):
         return parse_openssl_speed(text, source)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
-        return [self._variant(algorithm=algorithm, seconds=params["seconds"]) for algorithm in params["algorithms"]]
+        # block_bytes: one block size for digests and ciphers (openssl's -bytes; 1 run instead of 6);
+        # absent: openssl's six sizes, 16 B to 16 KiB. Public-key algorithms have no block size.
+        block = params.get("block_bytes")
+        return [self._variant(algorithm=algorithm, seconds=params["seconds"],
+                              **({"bytes": block} if block and not algorithm.startswith(self.PUBLIC_KEY) else {}))
+                for algorithm in params["algorithms"]]
 
     def command(self, variant: Variant) -> str:
         p = variant.param_dict
         algorithm = p["algorithm"]
         evp = "" if algorithm.startswith(self.PUBLIC_KEY) else "-evp "
-        return f"openssl speed -seconds {int(p['seconds'])} -elapsed {evp}{shlex.quote(algorithm)}"
+        size = f"-bytes {int(p['bytes'])} " if "bytes" in p else ""
+        return f"openssl speed -seconds {int(p['seconds'])} -elapsed {size}{evp}{shlex.quote(algorithm)}"
 
     def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = parse_openssl_speed(text, source)
@@ -332,4 +338,7 @@ class OpensslSpeed(Benchmark):
             found = {str(r["algorithm"]).lower().replace("-", "").replace(" ", "") for r in records}
             if found != {wanted}:
                 raise ParseError(source, f"openssl speed log is not a run of {params['algorithm']} (found {sorted(found)})")
+            sizes = {r["block_bytes"] for r in records if "block_bytes" in r}
+            if "bytes" in params and sizes != {int(params["bytes"])}:
+                raise ParseError(source, f"openssl speed log has block sizes {sorted(sizes)}, not {params['bytes']} alone")
         return records
