@@ -75,6 +75,9 @@ def utc_now() -> str:
 
 
 def host_facts(connection) -> dict:
+    """Facts about the machine at the other end of ``connection`` (one round trip, cached per connection)."""
+    if getattr(connection, "facts", None) is not None:
+        return dict(connection.facts)
     result = connection.run(HOST_FACTS_COMMAND, hide=True, warn=True, in_stream=False)
     facts = {}
     for line in result.stdout.splitlines():
@@ -84,16 +87,23 @@ def host_facts(connection) -> dict:
     for key in ("cores", "mem_total_kb"):
         if facts.get(key, "").isdigit():
             facts[key] = int(facts[key])
+    if hasattr(connection, "facts"):
+        connection.facts = dict(facts)
     return facts
+
+
+TOOL_PRESENT = "virtrepro:tool-present"
 
 
 def ensure_tools(connection, benchmark: Benchmark, host: Host) -> str:
     """Make sure the benchmark's tool is on the host; install its Debian packages if not.
 
-    Returns the tool's version string.
+    Returns the tool's version string. The check and the version are one round trip.
     """
-    check = connection.run(benchmark.check_command, hide=True, warn=True, in_stream=False)
-    if check.exited != 0:
+    probe = f"{{ {benchmark.check_command}\n}} >/dev/null 2>&1 || exit 0; echo {TOOL_PRESENT}; {benchmark.version_command}"
+    check = connection.run(probe, hide=True, warn=True, in_stream=False)
+    _, present, version = check.stdout.partition(f"{TOOL_PRESENT}\n")
+    if not present:
         packages = " ".join(benchmark.packages)
         install = connection.run(
             install_command(benchmark.packages),
@@ -107,23 +117,24 @@ def ensure_tools(connection, benchmark: Benchmark, host: Host) -> str:
                 f"(exit {install.exited}): {install.stderr.strip()[-500:]}. "
                 "On the local testbed, run the set-up script (scripts/setup.sh)."
             )
-    version = connection.run(benchmark.version_command, hide=True, warn=True, in_stream=False)
-    return version.stdout.strip().splitlines()[0] if version.stdout.strip() else "unknown"
+        version = connection.run(benchmark.version_command, hide=True, warn=True, in_stream=False).stdout
+    return version.strip().splitlines()[0] if version.strip() else "unknown"
 
 
 def run_command(connection, command: str, log_handle, timeout: float | None) -> int:
     """Run ``command`` with stderr folded into stdout, streaming into ``log_handle``.
 
-    With a ``timeout``, the remote side enforces it too (coreutils ``timeout`` signals the
-    command's whole process group, e.g. mpirun and its ranks), so a hung run leaves nothing
-    running; the exit status is then 124 (or 137), which makes the run a failed one."""
-    wrapped = f"sh -c {shlex.quote(command)} 2>&1"
-    if timeout:
-        wrapped = f"timeout -k 10 {int(timeout)} {wrapped}"
-    result = connection.run(
-        wrapped, hide=True, warn=True, pty=False, in_stream=False, out_stream=log_handle,
-        timeout=timeout + 30 if timeout else None,
-    )
+    With a ``timeout``, the remote side enforces it (the connection's runner signals the
+    command's whole process group, e.g. mpirun and its ranks, as coreutils ``timeout -k``
+    does), so a hung run leaves nothing running; the exit status is then 124 (or 137),
+    which makes the run a failed one."""
+    from invoke.exceptions import CommandTimedOut
+
+    try:
+        result = connection.run(command, hide=True, warn=True, pty=False, in_stream=False, out_stream=log_handle,
+                                merge_stderr=True, timeout=timeout)
+    except CommandTimedOut as timed_out:
+        return timed_out.result.exited
     return result.exited
 
 
