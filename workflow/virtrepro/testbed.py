@@ -70,7 +70,7 @@ class ForwardingRefused(TestbedError):
 CONNECT_TIMEOUT_S = 20
 
 
-def connect(host: Host):
+def connect(host: Host, timeout: float = CONNECT_TIMEOUT_S):
     """A Fabric connection to ``host`` that refuses unknown host keys.
 
     A host with a ``gateway`` (a guest on a remote testbed host) is reached through a
@@ -88,8 +88,9 @@ def connect(host: Host):
     if host.identity and not Path(host.identity).expanduser().is_file():
         raise TestbedError(f"{_where(host)}: the identity (private key) file {host.identity} does not exist; "
                            "make it (ssh-keygen) or set the host's identity to an existing key")
-    gateway = connect(host.gateway) if host.gateway is not None else None
-    connect_kwargs = {"look_for_keys": host.identity is None, "allow_agent": host.identity is None}
+    gateway = connect(host.gateway, timeout) if host.gateway is not None else None
+    connect_kwargs = {"look_for_keys": host.identity is None, "allow_agent": host.identity is None,
+                      "banner_timeout": timeout, "auth_timeout": timeout}
     if host.identity:
         connect_kwargs["key_filename"] = [str(Path(host.identity).expanduser())]
     # lazy: the testbed's own settings, not the user's ~/.ssh/config or Fabric config files
@@ -100,9 +101,10 @@ def connect(host: Host):
         user=host.user,
         connect_kwargs=connect_kwargs,
         gateway=gateway,
-        connect_timeout=CONNECT_TIMEOUT_S,
+        connect_timeout=timeout,
     )
     connection.virtrepro_host = host
+    connection.timeout_s = timeout
     connection.client = paramiko.SSHClient()
     connection.client.load_host_keys(str(known_hosts))
     connection.client.set_missing_host_key_policy(paramiko.RejectPolicy())
@@ -121,7 +123,7 @@ def _pin_advice(host: Host) -> str:
             f"ssh-keyscan -t ed25519 -p {host.port} {host.hostname} >> {host.known_hosts}")
 
 
-def connection_error(host: Host, error: BaseException) -> TestbedError:
+def connection_error(host: Host, error: BaseException, timeout: float = CONNECT_TIMEOUT_S) -> TestbedError:
     """One line for why a connection to ``host`` did not open: which host, what failed, what to do."""
     import paramiko
 
@@ -148,9 +150,9 @@ def connection_error(host: Host, error: BaseException) -> TestbedError:
         if "not found in known_hosts" in text:
             return HostKeyRejected(f"{where}: its host key is not pinned in {host.known_hosts} (unknown hosts are "
                                    f"refused); {_pin_advice(host)}")
-        if "protocol banner" in text:
-            return TestbedError(f"{where}: no SSH server answers on this port (no SSH banner within "
-                                f"{CONNECT_TIMEOUT_S} s); check the host's port and that sshd runs there")
+        if "protocol banner" in text or "Negotiation timed out" in text or "No existing session" in text:
+            return TestbedError(f"{where}: no SSH server answers on this port (the SSH handshake did not "
+                                f"end within {timeout:g} s); check the host's port and that sshd runs there")
         return TestbedError(f"{where}: SSH failed: {text}")
     if isinstance(error, EOFError):
         return TestbedError(f"{where}: the server closed the connection during the SSH handshake (not an SSH "
@@ -162,7 +164,7 @@ def connection_error(host: Host, error: BaseException) -> TestbedError:
         return TestbedError(f"{where}: cannot resolve host name {host.hostname!r} ({error.strerror}); "
                             "fix the testbed's hostname")
     if isinstance(error, (socket.timeout, TimeoutError)):
-        return TestbedError(f"{where}: no answer within {CONNECT_TIMEOUT_S} s (host down, or a firewall drops "
+        return TestbedError(f"{where}: no answer within {timeout:g} s (host down, or a firewall drops "
                             "the connection); check that the host is up and reachable")
     if isinstance(error, OSError):
         return TestbedError(f"{where}: cannot connect: {error.strerror or error}; check that the host is up "
@@ -193,9 +195,27 @@ class _QuickSocket:
         return getattr(self._sock, name)
 
 
-def _quick_socket(host: Host) -> _QuickSocket:
-    """A TCP connection to ``host`` for SSH (see :class:`_QuickSocket`)."""
-    return _QuickSocket(socket.create_connection((host.hostname, host.port), timeout=CONNECT_TIMEOUT_S))
+def _quick_socket(host: Host, timeout: float) -> _QuickSocket:
+    """A TCP connection to ``host`` for SSH (see :class:`_QuickSocket`), once the server's SSH
+    banner has arrived (peeked at, left for paramiko): a port that is not an SSH server's is
+    told apart here, in one line."""
+    sock = socket.create_connection((host.hostname, host.port), timeout=timeout)
+    try:
+        try:
+            first = sock.recv(4, socket.MSG_PEEK)
+        except (socket.timeout, TimeoutError):
+            raise TestbedError(f"{_where(host)}: no SSH server answers on this port (no SSH banner within "
+                               f"{timeout:g} s); check the host's port and that sshd runs there") from None
+        if not first:
+            raise TestbedError(f"{_where(host)}: the server closed the connection before saying anything (an sshd "
+                               "over its MaxStartups, or not an SSH server); check the port and the host's sshd log")
+        if not first.startswith(b"SSH-"[:len(first)]):
+            raise TestbedError(f"{_where(host)}: this port is not an SSH server's (it began with {first!r}); "
+                               "check the testbed's port")
+    except BaseException:
+        sock.close()
+        raise
+    return _QuickSocket(sock)
 
 
 _CONNECTION_CLASS = None
@@ -226,6 +246,7 @@ def _connection_class():
     class Connection(fabric.Connection):
         # declared here: invoke's DataProxy turns sets of undeclared attributes into config
         virtrepro_host = None
+        timeout_s = CONNECT_TIMEOUT_S
         facts = None  # host facts, cached per connection (virtrepro.measure.host_facts)
         _runner = None  # None: not started yet; False: unavailable on this host
         _runner_lock = None
@@ -236,13 +257,13 @@ def _connection_class():
             host = self.virtrepro_host
             try:
                 if self.gateway is None:
-                    self.connect_kwargs["sock"] = _quick_socket(host)
+                    self.connect_kwargs["sock"] = _quick_socket(host, self.timeout_s)
                 return super().open()
             except Exception as error:
                 sock = self.connect_kwargs.get("sock")
                 if sock is not None:
                     sock.close()
-                raise connection_error(host, error) from None
+                raise connection_error(host, error, self.timeout_s) from None
             finally:
                 self.connect_kwargs.pop("sock", None)
 
