@@ -13,13 +13,14 @@ import time
 import pytest
 
 from virtrepro import sshrun
-from virtrepro.runner_remote import REQUEST
+from virtrepro.runner_remote import MAGIC, REQUEST
 
 
 class Driver:
     def __init__(self):
         self.proc = subprocess.Popen([sys.executable, "-S", "-c", sshrun.SOURCE], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE)
+        assert self.proc.stdout.read(len(MAGIC)) == MAGIC
         kind, payload = self.frame()
         assert kind == b"R" and struct.unpack(">ii", payload) == (1, self.proc.pid)
 

@@ -8,7 +8,7 @@ big-endian length and the payload:
 
 - to the runner, ``c``: ``>dd?`` (timeout in seconds or -1, kill-after seconds, fold stderr
   into stdout) followed by the command (UTF-8);
-- from the runner: ``R`` ready (once: protocol version and pid, ``>ii``), ``o``/``e`` output
+- from the runner, after ``MAGIC``: ``R`` ready (once: protocol version and pid, ``>ii``), ``o``/``e`` output
   bytes as they arrive, ``x`` the end (``>i?``: exit status, timed out).
 
 It runs each command with ``/bin/sh -c`` in a new session (its own process group), stdin
@@ -25,6 +25,9 @@ import struct
 import time
 
 PROTOCOL = 1
+# written before the first frame: what a user's shell start-up files print before the runner
+# starts is skipped up to it
+MAGIC = b"\n\x00virtrepro-runner\x00"
 REQUEST = struct.Struct(">dd?")
 
 
@@ -155,6 +158,7 @@ def run(payload, stdin):
 
 
 def main():
+    os.write(1, MAGIC)
     send(b"R", struct.pack(">ii", PROTOCOL, os.getpid()))
     stdin = Input()
     while True:

@@ -17,7 +17,7 @@ import struct
 import time
 from pathlib import Path
 
-from .runner_remote import REQUEST
+from .runner_remote import MAGIC, REQUEST
 
 SOURCE = (Path(__file__).with_name("runner_remote.py")).read_text()
 START_COMMAND = f"exec python3 -S -c {shlex.quote(SOURCE)}"
@@ -39,8 +39,14 @@ class Runner:
         self.channel.exec_command(START_COMMAND)
         self._buffer = b""
         try:
-            kind, payload = self._frame(time.monotonic() + timeout)
-        except RunnerLost as error:
+            deadline = time.monotonic() + timeout
+            while MAGIC not in self._buffer:  # a login shell's own output may come first
+                if len(self._buffer) > 1 << 20:
+                    raise RunnerLost("no runner start marker in the first MiB")
+                self._read(len(self._buffer) + 1, deadline, keep=True)
+            self._buffer = self._buffer.split(MAGIC, 1)[1]
+            kind, payload = self._frame(deadline)
+        except (RunnerLost, socket.timeout) as error:
             self.close()
             raise RunnerUnavailable(str(error)) from None
         if kind != b"R":
@@ -52,7 +58,7 @@ class Runner:
     def close(self) -> None:
         self.channel.close()
 
-    def _read(self, count: int, deadline: float | None) -> bytes:
+    def _read(self, count: int, deadline: float | None, keep: bool = False) -> bytes:
         while len(self._buffer) < count:
             if deadline is not None:
                 remaining = deadline - time.monotonic()
@@ -70,6 +76,8 @@ class Runner:
                         detail += ": " + self.channel.recv_stderr(4096).decode(errors="replace").strip()[-300:]
                 raise RunnerLost(f"the runner's channel closed{detail}")
             self._buffer += data
+        if keep:
+            return self._buffer
         data, self._buffer = self._buffer[:count], self._buffer[count:]
         return data
 
@@ -119,7 +127,7 @@ class TextSink:
             self.parts.append(text)
             if self.stream is not None:
                 self.stream.write(text)
-                self.stream.flush()
+                getattr(self.stream, "flush", lambda: None)()
 
     def text(self) -> str:
         self(b"", final=True)
