@@ -241,7 +241,7 @@ def _connection_class():
     from invoke.exceptions import CommandTimedOut, UnexpectedExit
     from invoke.runners import normalize_hide
 
-    from .sshrun import Runner, RunnerUnavailable, TextSink
+    from .sshrun import Runner, RunnerLost, RunnerUnavailable, TextSink
 
     class Connection(fabric.Connection):
         # declared here: invoke's DataProxy turns sets of undeclared attributes into config
@@ -290,15 +290,16 @@ def _connection_class():
             try:
                 out_stream, err_stream = kwargs.get("out_stream"), kwargs.get("err_stream")
                 hide = normalize_hide(kwargs.get("hide"), out_stream, err_stream)
-                import sys
-
                 out = TextSink(None if "stdout" in hide else out_stream or sys.stdout)
                 err = TextSink(None if "stderr" in hide else err_stream or sys.stderr)
                 timeout = kwargs.get("timeout")
                 status, timed_out = runner.execute(command, out, err, timeout, KILL_AFTER_S,
                                                    merge=bool(kwargs.get("merge_stderr")))
-            except Exception:
+            except RunnerLost as error:
                 self._runner = False  # the channel is gone: later commands take Fabric's path
+                raise TestbedError(f"{_where(self.virtrepro_host)}: {error} while running {command[:200]!r}") from None
+            except BaseException:
+                self._runner = False
                 raise
             finally:
                 self._runner_lock.release()
