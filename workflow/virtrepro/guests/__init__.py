@@ -153,8 +153,8 @@ def wait_for_banner(hostname: str, port: int, timeout: float, alive=None, name: 
             pass
         previous = attempt
         if time.monotonic() - start >= timeout:
-            raise GuestError(f"guest {name} did not answer on {hostname}:{port} within {timeout:.0f} s "
-                             "(no SSH banner)")
+            raise GuestError(f"guest {name} did not answer over SSH within {timeout:.0f} s "
+                             f"(no SSH banner on {hostname}:{port})")
         time.sleep(interval)
 
 
