@@ -121,3 +121,30 @@ def test_private_keys_stay_in_the_state_directory(testbed):
     testbed.up()
     assert oct(testbed.dir.stat().st_mode & 0o777) == "0o700"
     assert testbed.client_key.read_text().startswith("-----BEGIN OPENSSH " + "PRIVATE KEY-----")
+
+
+def test_host_facts_and_the_tool_check_over_the_runner(testbed):
+    """Host facts (one round trip, cached per connection) against values read here directly."""
+    from virtrepro.benchmarks import BENCHMARKS
+    from virtrepro.measure import ensure_tools, host_facts
+
+    host = testbed.up()
+    release = dict(line.split("=", 1) for line in Path("/etc/os-release").read_text().splitlines() if "=" in line)
+    meminfo = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+    cpuinfo = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+               if line.startswith("model name")]
+    with connect(host) as connection:
+        facts = host_facts(connection)
+        assert connection.facts == facts  # the second call asks nobody
+        version = ensure_tools(connection, BENCHMARKS["sysbench_cpu"], host)
+        assert version == subprocess.run(["sysbench", "--version"], capture_output=True, text=True).stdout.strip()
+        assert ensure_tools(connection, BENCHMARKS["dd"], host).startswith("dd (coreutils)")
+    assert facts["kernel"] == os.uname().release and facts["machine"] == os.uname().machine
+    assert facts["hostname"] == os.uname().nodename
+    assert facts["os"] == release["PRETTY_NAME"].strip('"')
+    assert facts["cpu_model"] == (cpuinfo[0] if cpuinfo else "")
+    assert facts["cores"] == len(os.sched_getaffinity(0))
+    assert facts["mem_total_kb"] == int(meminfo["MemTotal"].split()[0])
+    assert len(facts["loadavg"].split()) == 3 and all(float(x) >= 0 for x in facts["loadavg"].split())
+    assert set(facts) == {"kernel", "machine", "os", "cpu_model", "cores", "mem_total_kb", "hostname", "loadavg",
+                          "virtualization"}

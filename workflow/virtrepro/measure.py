@@ -32,16 +32,22 @@ class MeasurementError(RuntimeError):
     """A run failed; the message names the kept log and the reason."""
 
 
+# few processes (uname, sed, nproc, systemd-detect-virt; the rest are shell built-ins): it runs
+# at the start of every measurement job
 HOST_FACTS_COMMAND = r"""
-echo "kernel=$(uname -r)"
-echo "machine=$(uname -m)"
-echo "os=$(. /etc/os-release 2>/dev/null; echo "$PRETTY_NAME")"
-echo "cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+set -- $(uname -rmn)
+echo "kernel=$2"
+echo "machine=$3"
+PRETTY_NAME=; [ -r /etc/os-release ] && . /etc/os-release 2>/dev/null
+echo "os=$PRETTY_NAME"
+echo "cpu_model=$(sed -n '/^model name/{s/^model name[[:space:]]*: //p;q;}' /proc/cpuinfo)"
 echo "cores=$(nproc)"
-echo "mem_total_kb=$(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo)"
-echo "hostname=$(hostname)"
-echo "loadavg=$(cut -d' ' -f1-3 /proc/loadavg)"
-echo "virtualization=$( (systemd-detect-virt 2>/dev/null || true) | head -n 1)"
+while read -r key value unit; do [ "$key" = MemTotal: ] && break; done < /proc/meminfo
+echo "mem_total_kb=$value"
+echo "hostname=$1"
+read -r one five fifteen rest < /proc/loadavg
+echo "loadavg=$one $five $fifteen"
+echo "virtualization=$(systemd-detect-virt 2>/dev/null)"
 """
 
 
@@ -100,7 +106,11 @@ def ensure_tools(connection, benchmark: Benchmark, host: Host) -> str:
 
     Returns the tool's version string. The check and the version are one round trip.
     """
-    probe = f"{{ {benchmark.check_command}\n}} >/dev/null 2>&1 || exit 0; echo {TOOL_PRESENT}; {benchmark.version_command}"
+    if benchmark.check_command == benchmark.version_command:  # one run answers both
+        probe = f"v=$({benchmark.version_command}\n) || exit 0; echo {TOOL_PRESENT}; printf '%s\\n' \"$v\""
+    else:
+        probe = (f"{{ {benchmark.check_command}\n}} >/dev/null 2>&1 || exit 0; echo {TOOL_PRESENT}; "
+                 f"{benchmark.version_command}")
     check = connection.run(probe, hide=True, warn=True, in_stream=False)
     _, present, version = check.stdout.partition(f"{TOOL_PRESENT}\n")
     if not present:
