@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from virtrepro.testbed import Host, TestbedError, connect
+from virtrepro.testbed import Host, connect
+from virtrepro.testbed import TestbedError as ConnectError
 
 
 @pytest.fixture
@@ -67,7 +68,7 @@ class Listener:
 
 
 def failure(host: Host, timeout: float = 20) -> str:
-    with pytest.raises(TestbedError) as error:
+    with pytest.raises(ConnectError) as error:
         with connect(host, timeout=timeout) as connection:
             connection.run("true", hide=True, in_stream=False)
     message = str(error.value)
@@ -103,7 +104,7 @@ def test_a_server_that_hangs_up_at_once(known_hosts, key):
 
 def test_a_missing_identity_file(known_hosts, tmp_path):
     missing = tmp_path / "no_such_key"
-    with pytest.raises(TestbedError) as error:
+    with pytest.raises(ConnectError) as error:
         connect(host_on(closed_port(), known_hosts, missing))
     message = str(error.value)
     assert "\n" not in message and str(missing) in message and "does not exist" in message
@@ -111,7 +112,35 @@ def test_a_missing_identity_file(known_hosts, tmp_path):
 
 def test_an_unresolvable_host_name(known_hosts, key):
     host = Host("probe", "no-such-host.invalid", 22, "nobody", str(key), str(known_hosts))
-    with pytest.raises(TestbedError, match=r"cannot resolve host name 'no-such-host.invalid'") as error:
+    with pytest.raises(ConnectError, match=r"cannot resolve host name 'no-such-host.invalid'") as error:
         with connect(host) as connection:
             connection.run("true", hide=True, in_stream=False)
     assert "\n" not in str(error.value)
+
+
+def test_an_unreachable_host_fails_its_variant_in_one_line(tmp_path, monkeypatch, known_hosts, key):
+    """measure_variant on a remote testbed whose host refuses: one MeasurementError naming the
+    host, no traceback, no log, the other repetitions not tried."""
+    import yaml
+
+    from conftest import REPO
+    from virtrepro.config import plan_variants, validate_config
+    from virtrepro.measure import MeasurementError, measure_variant
+
+    monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))
+    port = closed_port()
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    cfg["testbed"] = "unreachable"
+    cfg["testbeds"]["unreachable"] = {"kind": "ssh", "known_hosts": str(known_hosts),
+                                      "hosts": [{"hostname": "127.0.0.1", "port": port, "identity": str(key)}]}
+    cfg["platforms"] = ["native"]
+    cfg["benchmarks"] = ["sysbench_cpu"]
+    cfg["repetitions"] = 3
+    validate_config(cfg)
+    variant = plan_variants(cfg, ["native"])[0]
+    with pytest.raises(MeasurementError) as error:
+        measure_variant(variant, cfg, tmp_path / "data")
+    message = str(error.value)
+    assert "\n" not in message and f"127.0.0.1:{port}" in message and "connection refused" in message
+    assert "rep 0:" in message
+    assert not list((tmp_path / "data").rglob("*.log"))

@@ -40,7 +40,8 @@ from virtrepro.guests.network import FIRST_HOST, device_name, testbed_octet as o
 from virtrepro.measure import measure
 from virtrepro.platforms import get_platform
 from virtrepro.remote import HostAgent
-from virtrepro.testbed import HostKeyRejected, RemoteTestbed, TestbedError, connect
+from virtrepro.testbed import HostKeyRejected, RemoteTestbed, connect
+from virtrepro.testbed import TestbedError as ConnectError
 
 pytestmark = pytest.mark.integration
 
@@ -203,7 +204,7 @@ def test_guest_host_keys_are_pinned_and_instances_talk_privately(remote, config,
             with connect(dataclasses.replace(first, known_hosts=str(wrong))) as connection:
                 connection.run("true", hide=True, in_stream=False)
         # and the guest is reached only through the host: not from here directly
-        with pytest.raises(TestbedError):
+        with pytest.raises(ConnectError):
             with connect(dataclasses.replace(first, gateway=None), timeout=3) as connection:
                 connection.run("true", hide=True, in_stream=False)
     assert leftovers(remote) == []

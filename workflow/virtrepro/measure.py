@@ -25,7 +25,7 @@ from .config import Run, VariantPlan
 from .hostagent import install_command
 from .parsers import ParseError
 from .platforms import get_platform
-from .testbed import Host, connect, testbed_from_config
+from .testbed import Host, TestbedError, connect, testbed_from_config
 
 
 class MeasurementError(RuntimeError):
@@ -414,6 +414,8 @@ def measure_variant(variant: VariantPlan, config: dict, data_dir: str | Path, ow
             measure(run, config, data_dir, owner_pid=owner_pid)
         except (MeasurementError, rawlog.RawLogExists) as error:
             failures.append(f"rep {run.repetition}: {error}")
+        except TestbedError as error:  # the host cannot be reached: the other repetitions cannot either
+            raise MeasurementError(f"{where}: rep {run.repetition}: {error}") from None
     if failures:
         raise MeasurementError(f"{where}: {len(failures)} of {len(todo)} repetitions failed:\n  "
                                + "\n  ".join(failures))
