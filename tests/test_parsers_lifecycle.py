@@ -42,3 +42,14 @@ def test_a_missing_step_is_an_error():
 def test_other_text_is_not_a_lifecycle_log():
     with pytest.raises(ParseError, match="not a virtrepro lifecycle log"):
         parse_lifecycle((DATA / "sysbench" / "cpu-1thread-10s.log").read_text(), "sysbench")
+
+
+def test_the_resolution_of_boot_and_reboot_is_kept_with_their_records():
+    text = (fixture_text("lifecycle", "lxc.log")
+            .replace("\nboot_s=", "\nready_probe=ssh-banner poll_interval_s=0.01\nboot_resolution_s=0.0103\nboot_s=")
+            .replace("\nreboot_s=", "\nreboot_resolution_s=0.0098\nreboot_s="))
+    records = {r["metric"]: r for r in parse_lifecycle(text, "edited")}
+    assert records["boot"]["resolution_s"] == 0.0103 and records["reboot"]["resolution_s"] == 0.0098
+    assert "resolution_s" not in records["clone"]
+    # the older logs (readiness from a login every 0.5 s) have no resolution line
+    assert all("resolution_s" not in r for r in parse_lifecycle(fixture_text("lifecycle", "lxc.log"), "lxc.log"))

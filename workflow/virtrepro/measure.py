@@ -28,26 +28,37 @@ from .errors import VirtreproError
 from .hostagent import install_command
 from .parsers import ParseError
 from .platforms import get_platform
-from .testbed import Host, connect, testbed_from_config
+from .testbed import Host, TestbedError, connect, testbed_from_config
 
 
 class MeasurementError(VirtreproError, RuntimeError):
     """A run failed; the message names the kept log and the reason."""
 
 
-# the memory limit is the smallest on the way from the shell's memory cgroup (cgroup v1) up to
-# its root: a container's limit is set on the container, its sshd sits in a child cgroup
+# The host facts of every sidecar, in one shell script that starts few processes (uname, sed,
+# nproc, systemd-detect-virt; the rest are shell built-ins): it runs at the start of every measurement job. The memory limit is the smallest on the way from the
+# shell's memory cgroup (cgroup v1) up to its root: a container's limit is set on the container,
+# its sshd sits in a child cgroup. What changes results is recorded too: CPU microcode, frequency
+# governor, transparent huge pages, the CPUs the instance may use, its CPU cache sizes.
 HOST_FACTS_COMMAND = r"""
-echo "kernel=$(uname -r)"
-echo "machine=$(uname -m)"
-echo "os=$(. /etc/os-release 2>/dev/null; echo "$PRETTY_NAME")"
-echo "cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+set -- $(uname -rmn)
+echo "kernel=$2"
+echo "machine=$3"
+PRETTY_NAME=; [ -r /etc/os-release ] && . /etc/os-release 2>/dev/null
+echo "os=$PRETTY_NAME"
+echo "cpu_model=$(sed -n '/^model name/{s/^model name[[:space:]]*: //p;q;}' /proc/cpuinfo)"
 echo "cores=$(nproc)"
-echo "mem_total_kb=$(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo)"
-echo "hostname=$(hostname)"
-echo "loadavg=$(cut -d' ' -f1-3 /proc/loadavg)"
-echo "virtualization=$( (systemd-detect-virt 2>/dev/null || true) | head -n 1)"
-echo "cpus_allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)"
+while read -r key value unit; do [ "$key" = MemTotal: ] && break; done < /proc/meminfo
+echo "mem_total_kb=$value"
+echo "hostname=$1"
+read -r one five fifteen rest < /proc/loadavg
+echo "loadavg=$one $five $fifteen"
+echo "virtualization=$(systemd-detect-virt 2>/dev/null)"
+echo "microcode=$(sed -n '/^microcode/{s/^microcode[[:space:]]*: //p;q;}' /proc/cpuinfo)"
+g=; { read -r g < /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor; } 2>/dev/null; echo "cpu_governor=${g:-none (no cpufreq)}"
+t=; { read -r t < /sys/kernel/mm/transparent_hugepage/enabled; } 2>/dev/null; echo "transparent_hugepages=$t"
+while read -r key value; do [ "$key" = Cpus_allowed_list: ] && break; done < /proc/self/status
+echo "cpus_allowed=$value"
 m=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup); echo "cgroup_memory=$m"
 limit=; while :; do l=$(cat /sys/fs/cgroup/memory$m/memory.limit_in_bytes 2>/dev/null); \
   [ -n "$l" ] && { [ -z "$limit" ] || [ "$l" -lt "$limit" ]; } && limit=$l; [ -z "$m" ] || [ "$m" = / ] && break; m=${m%/*}; done
@@ -86,6 +97,9 @@ def utc_now() -> str:
 
 
 def host_facts(connection) -> dict:
+    """Facts about the machine at the other end of ``connection`` (one round trip, cached per connection)."""
+    if getattr(connection, "facts", None) is not None:
+        return dict(connection.facts)
     result = connection.run(HOST_FACTS_COMMAND, hide=True, warn=True, in_stream=False)
     facts = {}
     for line in result.stdout.splitlines():
@@ -95,6 +109,8 @@ def host_facts(connection) -> dict:
     for key in ("cores", "mem_total_kb", "memory_limit_bytes"):
         if facts.get(key, "").isdigit():
             facts[key] = int(facts[key])
+    if hasattr(connection, "facts"):
+        connection.facts = dict(facts)
     return facts
 
 
@@ -122,13 +138,22 @@ def drop_page_cache(host: Host, connection, platform) -> dict:
     return state
 
 
+TOOL_PRESENT = "virtrepro:tool-present"
+
+
 def ensure_tools(connection, benchmark: Benchmark, host: Host) -> str:
     """Make sure the benchmark's tool is on the host; install its Debian packages if not.
 
-    Returns the tool's version string.
+    Returns the tool's version string. The check and the version are one round trip.
     """
-    check = connection.run(benchmark.check_command, hide=True, warn=True, in_stream=False)
-    if check.exited != 0:
+    if benchmark.check_command == benchmark.version_command:  # one run answers both
+        probe = f"v=$({benchmark.version_command}\n) || exit 0; echo {TOOL_PRESENT}; printf '%s\\n' \"$v\""
+    else:
+        probe = (f"{{ {benchmark.check_command}\n}} >/dev/null 2>&1 || exit 0; echo {TOOL_PRESENT}; "
+                 f"{benchmark.version_command}")
+    check = connection.run(probe, hide=True, warn=True, in_stream=False)
+    _, present, version = check.stdout.partition(f"{TOOL_PRESENT}\n")
+    if not present:
         packages = " ".join(benchmark.packages)
         install = connection.run(
             install_command(benchmark.packages),
@@ -142,23 +167,24 @@ def ensure_tools(connection, benchmark: Benchmark, host: Host) -> str:
                 f"(exit {install.exited}): {install.stderr.strip()[-500:]}. "
                 "On the local testbed, run the set-up script (scripts/setup.sh)."
             )
-    version = connection.run(benchmark.version_command, hide=True, warn=True, in_stream=False)
-    return version.stdout.strip().splitlines()[0] if version.stdout.strip() else "unknown"
+        version = connection.run(benchmark.version_command, hide=True, warn=True, in_stream=False).stdout
+    return version.strip().splitlines()[0] if version.strip() else "unknown"
 
 
 def run_command(connection, command: str, log_handle, timeout: float | None) -> int:
     """Run ``command`` with stderr folded into stdout, streaming into ``log_handle``.
 
-    With a ``timeout``, the remote side enforces it too (coreutils ``timeout`` signals the
-    command's whole process group, e.g. mpirun and its ranks), so a hung run leaves nothing
-    running; the exit status is then 124 (or 137), which makes the run a failed one."""
-    wrapped = f"sh -c {shlex.quote(command)} 2>&1"
-    if timeout:
-        wrapped = f"timeout -k 10 {int(timeout)} {wrapped}"
-    result = connection.run(
-        wrapped, hide=True, warn=True, pty=False, in_stream=False, out_stream=log_handle,
-        timeout=timeout + 30 if timeout else None,
-    )
+    With a ``timeout``, the remote side enforces it (the connection's runner signals the
+    command's whole process group, e.g. mpirun and its ranks, as coreutils ``timeout -k``
+    does), so a hung run leaves nothing running; the exit status is then 124 (or 137),
+    which makes the run a failed one."""
+    from invoke.exceptions import CommandTimedOut
+
+    try:
+        result = connection.run(command, hide=True, warn=True, pty=False, in_stream=False, out_stream=log_handle,
+                                merge_stderr=True, timeout=timeout)
+    except CommandTimedOut as timed_out:
+        return timed_out.result.exited
     return result.exited
 
 
@@ -461,6 +487,8 @@ def measure_variant(variant: VariantPlan, config: dict, data_dir: str | Path, ow
             measure(run, config, data_dir, owner_pid=owner_pid)
         except (MeasurementError, rawlog.RawLogExists) as error:
             failures.append(f"rep {run.repetition}: {error}")
+        except TestbedError as error:  # the host cannot be reached: the other repetitions cannot either
+            raise MeasurementError(f"{where}: rep {run.repetition}: {error}") from None
     if failures:
         raise MeasurementError(f"{where}: {len(failures)} of {len(todo)} repetitions failed:\n  "
                                + "\n  ".join(failures))

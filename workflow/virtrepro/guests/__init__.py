@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -141,34 +142,84 @@ def guest_run(host: Host, command: str, timeout: float = 30, client: str = "fabr
         return connection.run(command, hide=True, in_stream=False, timeout=timeout).stdout
 
 
-def wait_for_ssh(host: Host, timeout: float, alive=None, client: str = "fabric") -> float:
-    """Poll until a command runs over SSH (pinned host key); return the seconds it took."""
+# how often wait_for_banner tries a new TCP connection while a guest boots (the resolution of
+# boot-to-ready timings: each log and sidecar records the gap actually achieved)
+READY_POLL_S = 0.01
+
+
+def wait_for_banner(hostname: str, port: int, timeout: float, alive=None, name: str | None = None,
+                    interval: float = READY_POLL_S) -> tuple[float, float]:
+    """Poll plain TCP connects to ``hostname:port`` until an SSH server's banner arrives.
+
+    Returns (the ``time.monotonic()`` at which the banner arrived, the resolution: the time
+    between the start of the last attempt that found no SSH server and the start of the one
+    that did; 0 when the first attempt succeeded). A refused connect returns at once, a
+    connection that is accepted but closed (QEMU's port forwarding before the guest listens)
+    counts as not ready, an accepted one waits for the banner."""
+    start = time.monotonic()
+    previous = None
+    name = name or f"{hostname}:{port}"
+    while True:
+        attempt = time.monotonic()
+        if alive is not None and not alive():
+            raise GuestError(f"guest {name} died while booting")
+        try:
+            with socket.create_connection((hostname, port), timeout=0.2) as sock:
+                sock.settimeout(2)
+                if sock.recv(4) == b"SSH-":
+                    return time.monotonic(), 0.0 if previous is None else attempt - previous
+        except OSError:  # refused, unreachable, reset, no banner yet
+            pass
+        previous = attempt
+        if time.monotonic() - start >= timeout:
+            raise GuestError(f"guest {name} did not answer over SSH within {timeout:.0f} s "
+                             f"(no SSH banner on {hostname}:{port})")
+        time.sleep(interval)
+
+
+def wait_for_ssh(host: Host, timeout: float, alive=None, client: str = "fabric", timing: dict | None = None) -> float:
+    """Wait until a command runs over SSH (pinned host key); return the seconds until the guest
+    was ready: its SSH banner on a plain TCP connect (polled every READY_POLL_S), or, for a
+    guest behind a gateway, the first login. ``timing`` gets the details (monotonic times of
+    readiness and login, the probe, its resolution)."""
+    from ..testbed import ForwardingRefused, HostKeyRejected
+
     if client == "fabric":
         import logging
 
-        import paramiko
-
         logging.getLogger("paramiko").setLevel(logging.CRITICAL)  # refused/reset while booting is expected
-        bad_key = (paramiko.BadHostKeyException, HostKeyError)
-    else:
-        bad_key = (HostKeyError,)
     start = time.monotonic()
+    if host.gateway is None:
+        ready_at, resolution = wait_for_banner(host.hostname, host.port, timeout, alive, host.name)
+        probe = "ssh-banner"
+    else:
+        ready_at, resolution, probe = None, None, "ssh-login"
     last = "no attempt"
-    while time.monotonic() - start < timeout:
+    previous_login = None
+    while True:
         if alive is not None and not alive():
             raise GuestError(f"guest {host.name} died while booting")
+        attempt = time.monotonic()
         try:
             guest_run(host, "true", timeout=10, client=client)
-            return time.monotonic() - start
-        except bad_key as error:
+            break
+        except (HostKeyError, HostKeyRejected) as error:
             raise GuestError(f"guest {host.name} offered an unexpected host key: {error}") from None
+        except ForwardingRefused as error:
+            raise GuestError(f"guest {host.name}: {error}") from None
         except Exception as error:  # not up yet: refused, reset, banner timeout, auth not ready
-            if type(error).__name__ == "ChannelException" and getattr(error, "code", None) == 1:
-                raise GuestError(f"guest {host.name}: the testbed host refuses to forward connections to it "
-                                 f"({error}); its sshd needs 'AllowTcpForwarding yes'") from None
             last = f"{type(error).__name__}: {error}"
-        time.sleep(0.5)
-    raise GuestError(f"guest {host.name} did not answer over SSH within {timeout:.0f} s (last: {last})")
+        if time.monotonic() - start >= timeout:
+            raise GuestError(f"guest {host.name} did not answer over SSH within {timeout:.0f} s (last: {last})")
+        previous_login = attempt
+        time.sleep(READY_POLL_S)
+    login_at = time.monotonic()
+    if ready_at is None:  # through a gateway: the first login is the first sign of life
+        ready_at = login_at
+        resolution = 0.0 if previous_login is None else attempt - previous_login
+    if timing is not None:
+        timing.update(ready_at=ready_at, login_at=login_at, probe=probe, resolution_s=round(resolution, 4))
+    return ready_at - start
 
 
 class GuestState:

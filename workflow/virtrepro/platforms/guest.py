@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Iterator
 
 from .. import supervisor
-from ..guests import GuestError, GuestState, guest_run, last_lines, make_seed, spec_hash, wait_for_ssh, write_known_hosts
+from ..guests import (READY_POLL_S, GuestError, GuestState, guest_run, last_lines, make_seed, spec_hash, wait_for_ssh,
+                      write_known_hosts)
 from ..layout import SCRATCH_DIR
 from ..testbed import Host
 from .base import Platform, PlatformError
@@ -163,17 +164,23 @@ class GuestPlatform(Platform):
         """Start the guest under a supervisor and wait until it answers over SSH."""
         started = time.monotonic()
         process = supervisor.start(command, owner, state.pid_file, state.dir / "supervisor.log", spec)
+        timing: dict = {}
         try:
             waited = wait_for_ssh(endpoint, self.boot_timeout, alive=lambda: process.poll() is None and self.alive(state),
-                                  client=self.ssh_client)
+                                  client=self.ssh_client, timing=timing)
         except GuestError as error:
             # read before the guest is stopped: what the tool said, not how it was stopped
             report = self.failure_report(state)
             kept = self._keep_console(state)
             state.stop()
             raise GuestError(f"{error}{f'; console log kept in {kept}' if kept else ''}{report}") from None
-        self.applied["boot_to_ssh_s"] = round(time.monotonic() - started, 2)
-        self.applied["ssh_wait_s"] = round(waited, 2)
+        # ready: the guest's sshd answered (its banner, polled every READY_POLL_S); the resolution
+        # is the gap between the last probe that found nothing and the one that found it
+        self.applied["boot_to_ssh_s"] = round(timing["ready_at"] - started, 3)
+        self.applied["boot_ready_probe"] = timing["probe"]
+        self.applied["boot_resolution_s"] = timing["resolution_s"]
+        self.applied["boot_to_login_s"] = round(timing["login_at"] - started, 3)
+        self.applied["ssh_wait_s"] = round(waited, 3)
         state.save_endpoint(endpoint)
         return endpoint
 
@@ -190,7 +197,8 @@ class GuestPlatform(Platform):
         raise NotImplementedError
 
     def reboot(self, endpoint: Host) -> float:
-        """Reboot the guest from inside; return seconds until it answers over SSH again."""
+        """Reboot the guest from inside; return seconds until the new boot's sshd answers (its
+        banner, as for a boot; the resolution goes to ``applied["reboot_resolution_s"]``)."""
         probe = "cat /proc/sys/kernel/random/boot_id; cut -d' ' -f22 /proc/1/stat"
         before = guest_run(endpoint, probe, client=self.ssh_client)
         start = time.monotonic()
@@ -200,13 +208,15 @@ class GuestPlatform(Platform):
             pass
         deadline = start + self.boot_timeout
         while time.monotonic() < deadline:
+            timing: dict = {}
             try:
-                wait_for_ssh(endpoint, max(1.0, deadline - time.monotonic()), client=self.ssh_client)
+                wait_for_ssh(endpoint, max(1.0, deadline - time.monotonic()), client=self.ssh_client, timing=timing)
                 if guest_run(endpoint, probe, timeout=10, client=self.ssh_client) != before:
-                    return time.monotonic() - start
+                    self.applied["reboot_resolution_s"] = timing["resolution_s"]
+                    return timing["ready_at"] - start
             except Exception:
                 pass
-            time.sleep(0.5)
+            time.sleep(READY_POLL_S)  # the old boot's sshd still answered: it goes down soon
         raise GuestError(f"guest {endpoint.name} did not come back within {self.boot_timeout:.0f} s of a reboot")
 
     def lifecycle(self, out) -> None:
@@ -223,11 +233,14 @@ class GuestPlatform(Platform):
             start = time.monotonic()
             command, spec, endpoint = self._provision(state)
             print(f"provision_s={time.monotonic() - start:.3f}", file=out, flush=True)
-            start = time.monotonic()
             self._boot(state, command, spec, endpoint, self.owner_pid or os.getpid())
-            print(f"boot_s={time.monotonic() - start:.3f}", file=out, flush=True)
+            # boot and reboot end at the guest's first SSH banner, polled every READY_POLL_S
+            print(f"ready_probe={self.applied['boot_ready_probe']} poll_interval_s={READY_POLL_S}", file=out)
+            print(f"boot_s={self.applied['boot_to_ssh_s']:.3f}", file=out)
+            print(f"boot_resolution_s={self.applied['boot_resolution_s']:.4f}", file=out, flush=True)
             if self.reboot_supported:
-                print(f"reboot_s={self.reboot(endpoint):.3f}", file=out, flush=True)
+                print(f"reboot_s={self.reboot(endpoint):.3f}", file=out)
+                print(f"reboot_resolution_s={self.applied['reboot_resolution_s']:.4f}", file=out, flush=True)
             else:
                 print(f"reboot=not-applicable ({self.name} runs sshd as the container's only process)", file=out)
             target = state.dir / "clone"
