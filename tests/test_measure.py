@@ -177,3 +177,22 @@ def test_two_parts_run_in_the_order_abba_and_keep_each_others_markers_current(co
     sequence = ["native:1", "lxc:1", "lxc:2", "native:2"]
     assert orders == [{"part": 1, "parts": 2, "sequence": sequence, "slot": 0},
                       {"part": 2, "parts": 2, "sequence": sequence, "slot": 3}]
+
+
+def test_the_sidecar_records_what_the_orchestrator_and_harness_used_during_the_run(config, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    # an "orchestrator" that sleeps, as a Snakemake process waiting for its job should
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        run = run_of(config, "sysbench_cpu")
+        log = measure(run, config, tmp_path / "data", owner_pid=sleeper.pid)
+    finally:
+        sleeper.kill()
+    used = json.loads(log.with_suffix(".json").read_text())["harness_cpu"]
+    assert set(used) == {"orchestrator_cpu_s", "orchestrator_share_of_a_core", "harness_cpu_s", "harness_share_of_a_core",
+                         "resolution_s"}
+    assert 0 <= used["orchestrator_share_of_a_core"] < 0.01
+    assert 0 <= used["harness_cpu_s"] and 0 <= used["harness_share_of_a_core"] < 0.5

@@ -64,3 +64,15 @@ def test_run_time_install_blocks_services_only_while_it_runs_and_reports_apt_fai
     bad = subprocess.run(["sh", "-c", install_command(["no-such-package-virtrepro"])], capture_output=True, text=True)
     assert bad.returncode != 0 and "no-such-package-virtrepro" in bad.stderr
     assert not os.path.exists(policy)
+
+
+def test_harness_cpu_used_is_the_difference_as_a_share_of_a_core():
+    from virtrepro.measure import harness_cpu_used
+
+    used = harness_cpu_used({"orchestrator": 10.0, "harness": 2.0}, {"orchestrator": 10.05, "harness": 2.5}, 10.0)
+    assert used.pop("resolution_s") > 0
+    assert used == {"orchestrator_cpu_s": 0.05, "orchestrator_share_of_a_core": 0.005,
+                    "harness_cpu_s": 0.5, "harness_share_of_a_core": 0.05}
+    none = harness_cpu_used({"orchestrator": None, "harness": 1.0}, {"orchestrator": None, "harness": 1.0}, 2.0)
+    assert {k: v for k, v in none.items() if k != "resolution_s"} == {
+        "orchestrator": None, "harness_cpu_s": 0.0, "harness_share_of_a_core": 0.0}
