@@ -32,6 +32,7 @@ except ConfigError as error:
 configfile: DEFAULT_CONFIG
 
 
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/images.smk"
 include: "workflow/rules/npb.smk"
@@ -58,6 +59,18 @@ rule prepare:
         ([ancient(GUEST_IMAGE)] if GUEST_PLATFORMS & set(config["platforms"]) else [])
         + ([QEMU_PROBE.format(testbed=TESTBED)] if QEMU_AUTO in config["platforms"] else [])
         + ([NPB_PROBE.format(testbed=TESTBED)] if NPB.uses_npb(config) else []),
+
+
+# The orchestrator must be quiet while a benchmark runs. Snakemake's job rate limiter (default
+# 100 jobs a second) arms a re-evaluation timer after every scheduling pass, and each timer arms
+# the next, so the passes multiply with every finished job (measured: about 84 threads started a
+# second and 20 % of a core after 70 minutes). A longer timespan is no way out: the timers are
+# threads that Python waits for at exit. This workflow starts a few jobs a minute: without the
+# limiter a scheduling pass happens when a job finishes, and at no other time. (onstart runs once
+# the scheduler exists, before its first pass; `--max-jobs-per-timespan` cannot turn it off.)
+onstart:
+    if getattr(workflow, "scheduler", None) is not None and hasattr(workflow.scheduler, "job_rate_limiter"):
+        workflow.scheduler.job_rate_limiter = None
 
 
 onsuccess:

@@ -81,12 +81,14 @@ def test_full_run_produces_logs_table_notebooks_and_figures(workdir):
     logs = raw_logs(workdir)
     assert len(logs) == 6  # 2 repetitions each of sysbench, iozone, iozone_disk
     assert all(log.with_suffix(".json").exists() for log in logs)
-    # one measurement job per variant: its marker lists the variant's complete logs
+    # one measurement job per part of a variant (2 repetitions: two parts of one): its marker lists the part's logs
     marker_files = markers(workdir)
-    assert len(marker_files) == 3
+    assert len(marker_files) == 6
     for marker in marker_files:
         content = json.loads(marker.read_text())
-        assert content["repetitions"] == 2 and sorted(content["logs_sha256"]) == ["rep-0.log", "rep-1.log"]
+        part = content["part"]
+        assert content["repetitions"] == 2 and content["parts"] == 2 and marker.name.endswith(f".part-{part}of2.json")
+        assert sorted(content["logs_sha256"]) == [f"rep-{part - 1}.log"]
     tables = workdir / "data" / "tables"
     assert (tables / "wf-local.parquet").exists() and (tables / "wf-local.csv").exists()
     for paper, figure in [
@@ -114,8 +116,9 @@ def test_deleting_one_log_reruns_only_that_run(workdir):
     dry = snakemake(workdir, "-n")
     stats = dry.stdout + dry.stderr
     # (a dry run prints its job table twice)
+    # the variant's two part jobs: the one whose logs are all there measures nothing (its marker is renewed)
     measure_lines = {tuple(line.split()) for line in stats.splitlines() if line.startswith("measure_")}
-    assert measure_lines == {("measure_native", "1")}
+    assert measure_lines == {("measure_native", "2")}
     result = snakemake(workdir)
     assert result.returncode == 0, result.stderr[-4000:]
     assert victim.exists()
@@ -130,7 +133,9 @@ def test_truncated_iozone_log_stops_the_workflow_naming_the_file(workdir):
     # (the planted log belongs to the iozone sweep, whose third repetition the config below asks for)
     bad = iozone_dir / "rep-2.log"
     shutil.copy(DATA / "iozone" / "bad-truncated-sigterm.log", bad)
-    bad.with_suffix(".json").write_text('{"status": "complete"}')
+    # a sidecar that fits its place (a copy of rep-1's, renumbered): the log itself is what is wrong
+    sidecar = json.loads((iozone_dir / "rep-1.json").read_text())
+    bad.with_suffix(".json").write_text(json.dumps({**sidecar, "repetition": 2, "log": "rep-2.log"}))
     config = yaml.safe_load((workdir / "config.yaml").read_text())
     config["scales"]["quick"]["iozone"]["repetitions"] = 3
     (workdir / "config-3.yaml").write_text(yaml.safe_dump(config))
@@ -141,7 +146,7 @@ def test_truncated_iozone_log_stops_the_workflow_naming_the_file(workdir):
     )
     assert result.returncode != 0
     output = result.stdout + result.stderr
-    assert "rep-2.log" in output and "iozone reported: iozone: interrupted" in output
+    assert "rep-2.log" in output and "iozone reported: iozone: interrupted" in output, output[-3000:]
     assert bad.exists()  # the bad log is left for the user to look at, not deleted
 
 
