@@ -195,3 +195,19 @@ def test_labels_name_tcg_for_what_it_is():
     assert platform_names.label("qemu-tcg") == "QEMU TCG (binary translation, no KVM)"
     assert platform_names.label("lxc") == "lxc"
     assert platform_names.paper_label("KVM") == "KVM (paper)"
+
+
+def test_saved_figures_name_tcg_as_tcg(tmp_path):
+    from virtrepro import plotting
+
+    fig, ax = plotting.plt.subplots()
+    ax.bar([0, 1], [1, 2], label="qemu-tcg")
+    ax.plot([0, 1], [1, 1], label="qemu-tcg, 2 instances")
+    ax.plot([0, 1], [2, 2], label="KVM (paper)")
+    ax.set_xticks([0, 1], labels=["native", "qemu-tcg"])
+    ax.legend()
+    plotting.save(fig, tmp_path, "p", "f")
+    tcg = "QEMU TCG (binary translation, no KVM)"
+    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == sorted([tcg, f"{tcg}, 2 instances", "KVM (paper)"])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["native", tcg]
+    assert (tmp_path / "p" / "f.png").exists()
