@@ -28,6 +28,10 @@ rule table:
             print(f"{len(frame)} records from {frame['source_log'].nunique()} logs", file=handle)
 
 
+# <testbed>.claims.csv also fits the table's <testbed>.csv (testbed "<testbed>.claims")
+ruleorder: claims_table > table
+
+
 rule claims_table:
     input:
         table=DATA + "/tables/{testbed}.parquet",
