@@ -209,5 +209,5 @@ def test_saved_figures_name_tcg_as_tcg(tmp_path):
     plotting.save(fig, tmp_path, "p", "f")
     tcg = "QEMU TCG (binary translation, no KVM)"
     assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == sorted([tcg, f"{tcg}, 2 instances", "KVM (paper)"])
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["native", tcg]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["native", "QEMU TCG\n(binary translation, no KVM)"]
     assert (tmp_path / "p" / "f.png").exists()

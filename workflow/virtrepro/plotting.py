@@ -46,11 +46,12 @@ def note_no_ratio(ax, names, baseline: str, what: str = "") -> None:
                 transform=ax.transAxes, ha="left", va="top", fontsize=7, color="dimgray", wrap=True)
 
 
-def _named(text: str) -> str:
-    """``text`` with a leading measured platform name replaced by its label ("qemu-tcg, 2 instances")."""
+def _named(text: str, wrap: bool = False) -> str:
+    """``text`` with a leading measured platform name replaced by its label ("qemu-tcg, 2 instances");
+    ``wrap``: the label's parenthesis on a line of its own (a category tick under a bar)."""
     for name, shown in LABELS.items():
         if shown != name and (text == name or text.startswith(name + ",") or text.startswith(name + " ")):
-            return shown + text[len(name):]
+            return (shown.replace(" (", "\n(", 1) if wrap else shown) + text[len(name):]
     return text
 
 
@@ -65,7 +66,7 @@ def name_series(fig) -> None:
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             labels = [t.get_text() for t in axis.get_ticklabels()]
-            named = [_named(t) for t in labels]
+            named = [_named(t, wrap=axis is ax.xaxis) for t in labels]
             if named != labels:
                 axis.set_ticks(axis.get_ticklocs(), labels=named)
 
