@@ -283,8 +283,8 @@ def test_claims_named_in_the_issue_are_present(claims):
     assert "84.62" in latency["quote"] and "80.0" in latency["quote"]
     assert by_id["walters2008-netperf-latency-xen-twice-native"]["testable"] is False
     boot = by_id["kumar2013-lifecycle-containers-boot-several-times-faster"]
-    assert boot["check"]["kind"] == "better" and boot["check"]["baseline"] == "qemu"
-    assert by_id["kumar2013-memory-kvm-least-overhead"]["check"]["platforms"] == ["qemu", "lxc"]
+    assert boot["check"]["kind"] == "better" and boot["check"]["baseline"] == "qemu-kvm"
+    assert by_id["kumar2013-memory-kvm-least-overhead"]["check"]["platforms"] == ["qemu-kvm", "lxc"]
     assert any(c["paper"] == "kudryavtsev2012" and c["testable"] and c["check"]["benchmark"] in ("npb_mpi", "hpcc") for c in claims)
 
 

@@ -91,6 +91,7 @@ def test_full_run_produces_logs_table_notebooks_and_figures(workdir):
         assert sorted(content["logs_sha256"]) == [f"rep-{part - 1}.log"]
     tables = workdir / "data" / "tables"
     assert (tables / "wf-local.parquet").exists() and (tables / "wf-local.csv").exists()
+    assert (tables / "wf-local.claims.csv").exists()
     for paper, figure in [
         ("walters2008", "fig2-iozone-reader-writer"),
         ("kumar2013", "fig4-cpu-overhead"),

@@ -1,10 +1,14 @@
-# Parsing: every raw log of a testbed into one tidy table (Parquet + CSV).
+# Parsing: every raw log of a testbed into one tidy table (Parquet + CSV), and the papers' claims
+# checked on it (<testbed>.claims.csv: one verdict per claim, readable without a notebook).
 
 from virtrepro.results import write_table
 
+# virtrepro.claims (scipy) is imported by the claims_table job only, not by every Snakemake start.
+REFERENCE = Path(workflow.basedir) / "data" / "reference"
+
 
 def table_outputs():
-    return [f"{DATA}/tables/{TESTBED}.parquet", f"{DATA}/tables/{TESTBED}.csv"]
+    return [f"{DATA}/tables/{TESTBED}.parquet", f"{DATA}/tables/{TESTBED}.csv", f"{DATA}/tables/{TESTBED}.claims.csv"]
 
 
 rule table:
@@ -22,3 +26,26 @@ rule table:
         with open(log[0], "w") as handle:
             frame = write_table(DATA, wildcards.testbed)
             print(f"{len(frame)} records from {frame['source_log'].nunique()} logs", file=handle)
+
+
+# <testbed>.claims.csv also fits the table's <testbed>.csv (testbed "<testbed>.claims")
+ruleorder: claims_table > table
+
+
+rule claims_table:
+    input:
+        table=DATA + "/tables/{testbed}.parquet",
+        claims=str(REFERENCE / "claims.yaml"),
+        causes=str(REFERENCE / "faster_than_native.yaml"),
+    output:
+        DATA + "/tables/{testbed}.claims.csv",
+    log:
+        "logs/claims/{testbed}.log",
+    run:
+        import pandas as pd
+
+        from virtrepro.claims import write_claims_table
+
+        with open(log[0], "w") as handle:
+            frame = write_claims_table(input.claims, pd.read_parquet(input.table), output[0], causes_path=input.causes)
+            print(frame["verdict"].value_counts().to_string(), file=handle)

@@ -65,10 +65,15 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from . import regimes, stats
+from . import platform_names, regimes, stats
 
 KINDS = ("overhead_at_most", "overhead_at_least", "equivalent", "better", "order")
-VERDICTS = ("holds", "does not hold", "inconclusive", "not measured", "not testable here")
+# A verdict from a stand-in that is only an analogue of the paper's platform says so (platform_names),
+# and one whose records are a guest faster than native without a recorded cause is not a verdict.
+ANALOGUE_SUFFIX = " (analogue)"
+UNEXPLAINED_FASTER = "inconclusive (guest faster than native: unexplained)"
+VERDICTS = ("holds", "does not hold", "holds" + ANALOGUE_SUFFIX, "does not hold" + ANALOGUE_SUFFIX, "inconclusive",
+            UNEXPLAINED_FASTER, "not measured", "not testable here")  # fmt: skip
 
 # a disk or memory claim decided on data measured in a cache is not decided (_regime_gate)
 VERDICTS = (*VERDICTS[: VERDICTS.index("inconclusive") + 1], regimes.CACHE_VERDICT,
@@ -137,6 +142,7 @@ DERIVED_METRICS = ("parallel_speedup", "isolation_efficiency")
 COLUMNS = [
     "id", "paper", "source", "kind", "benchmark", "metric", "published", "platforms", "threshold",
     "value", "ci_low", "ci_high", "ci_method", "n_platform", "n_baseline", "variant", "verdict", "note",
+    "paper_platform", "stand_in", "suspect_faster_than_native",
 ]  # fmt: skip
 
 
@@ -165,6 +171,7 @@ def load_claims(path: str | Path) -> list[dict]:
                 raise ValueError(f"{ident}: check lacks {', '.join(missing)}")
         elif not claim.get("reason"):
             raise ValueError(f"{ident}: an untestable claim needs a reason")
+        _check_paper_platforms(claim)
     return claims
 
 
@@ -190,13 +197,15 @@ def _where_text(where: dict | None) -> str:
     return ", ".join(parts)
 
 
-def resolve_platform(name: str, table: pd.DataFrame) -> str:
-    """``qemu`` is whichever QEMU the table has: qemu-kvm if present, else qemu-tcg."""
+def resolve_platform(name: str, table: pd.DataFrame, paper_platform: str | None = None) -> str:
+    """``qemu`` is whichever QEMU the table has that may stand for ``paper_platform`` (by default the
+    alias' own, KVM: qemu-kvm only; :mod:`virtrepro.platform_names`); other names are themselves."""
     if name != "qemu":
         return name
+    paper_platform = paper_platform or platform_names.ALIAS_PAPER_PLATFORM[name]
     present = set(table["platform"].unique()) if len(table) else set()
     for candidate in ("qemu-kvm", "qemu-tcg"):
-        if candidate in present:
+        if candidate in present and platform_names.stand_in(paper_platform, candidate):
             return candidate
     return "qemu"
 
@@ -221,7 +230,7 @@ class NotMeasured(Exception):
 def _records(table: pd.DataFrame, check: dict, platform: str) -> pd.DataFrame:
     bench, metric, where = check["benchmark"], check["metric"], check.get("where") or {}
     if platform == "qemu":
-        raise NotMeasured("no qemu-kvm or qemu-tcg runs on this testbed")
+        raise NotMeasured("no qemu-kvm runs on this testbed")
     rows = table[(table["benchmark"] == bench) & (table["platform"] == platform)]
     if rows.empty:
         raise NotMeasured(f"no {bench} runs on {platform}")
@@ -508,8 +517,9 @@ def _compare(table, check, plat_name, base_name, kind, threshold, level, seed):
 
 
 def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin: float = 0.05,
-                   seed: int = 0) -> dict:  # fmt: skip
-    """One claim's verdict row (see the module docstring)."""
+                   seed: int = 0, guard: list[dict] | None = None) -> dict:  # fmt: skip
+    """One claim's verdict row (see the module docstring). ``guard``: the faster-than-native entries
+    of the table (:func:`_guard`; computed here with the registry's causes when not given)."""
     check = claim.get("check") or {}
     row = {c: None for c in COLUMNS}
     row.update({k: claim.get(k) for k in ("id", "paper", "source", "published")})
@@ -517,14 +527,19 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
                 "threshold": check.get("threshold"), "n_platform": 0, "n_baseline": 0})  # fmt: skip
     for key in ("value", "ci_low", "ci_high"):
         row[key] = float("nan")
+    papers = paper_platforms(claim)
+    joint = " > " if check.get("kind") == "order" else " vs " if claim.get("testable") else ", "
+    row["paper_platform"] = joint.join(p or "" for p in papers)
     if not claim.get("testable"):
         row.update(verdict="not testable here", note=claim.get("reason", ""), platforms="")
         return row
     kind = check["kind"]
     try:
+        names = [resolve_platform(p, table, paper) for p, paper in zip(_check_platforms(check), papers)]
+        row["platforms"] = (" > ".join(names) + " (best first)") if kind == "order" else " vs ".join(names)
+        relations = _stand_ins(names, papers, table)
+        row["stand_in"] = ", ".join(dict.fromkeys(relations))
         if kind == "order":
-            names = [resolve_platform(p, table) for p in check["platforms"]]
-            row["platforms"] = " > ".join(names) + " (best first)"
             rows, notes = [], []
             for better, worse in zip(names, names[1:]):
                 got, missing = _compare(table, check, better, worse, "better", 0.0, level, seed)
@@ -533,8 +548,7 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
                 rows += got
                 notes += missing
         else:
-            plat, base = resolve_platform(check["platform"], table), resolve_platform(check["baseline"], table)
-            row["platforms"] = f"{plat} vs {base}"
+            plat, base = names
             threshold = check.get("threshold", margin if kind == "equivalent" else None)
             row["threshold"] = threshold
             rows, notes = _compare(table, check, plat, base, kind, float(threshold), level, seed)
@@ -558,23 +572,30 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
     verdict, why = _regime_gate(verdict, table, check, names if kind == "order" else [plat, base])
     if why:
         note.insert(0, why)
+    flags = _flagged(_guard(table, level, load_causes()) if guard is None else guard, table, check, names)
+    verdict = _gated(verdict, relations, flags)
+    note = [n for n in (_analogue_note(names, papers, relations), _flag_note(flags)) if n] + note
     row.update(value=shown["value"], ci_low=shown["ci_low"], ci_high=shown["ci_high"], n_platform=shown["n_platform"],
                n_baseline=shown["n_baseline"], variant=shown["label"], ci_method=shown["ci_method"], verdict=verdict,
-               note="; ".join(note))  # fmt: skip
+               note="; ".join(note), suspect_faster_than_native=bool(flags))  # fmt: skip
     return row
 
 
 def evaluate(claims: list[dict], table: pd.DataFrame, level: float = 0.95, margin: float = 0.05,
-             seed: int = 0) -> pd.DataFrame:  # fmt: skip
+             seed: int = 0, causes: list[dict] | None = None) -> pd.DataFrame:  # fmt: skip
     """One row per claim: id, paper, source, kind, benchmark, metric, published, platforms
     (as used: ``qemu`` resolved), threshold, value (relative difference, positive = worse),
     ci_low, ci_high (at ``level``), ci_method (the interval's method, :func:`stats.ratio_ci`),
     n_platform, n_baseline, variant (the comparison shown: the strongest counterexample of a claim
     that does not hold, else the weakest comparison), verdict (one of :data:`VERDICTS`) and note.
 
-    ``margin`` is the TOST margin of an ``equivalent`` claim that gives no threshold.
+    ``margin`` is the TOST margin of an ``equivalent`` claim that gives no threshold. Also
+    paper_platform, stand_in (how the measured platforms stand for the paper's,
+    :mod:`virtrepro.platform_names`) and suspect_faster_than_native (the claim compares records of a
+    guest faster than native, :func:`faster_than_native`; ``causes`` defaults to the registry).
     """
-    rows = [evaluate_claim(c, table, level=level, margin=margin, seed=seed) for c in claims]
+    guard = _guard(table, level, load_causes() if causes is None else causes)
+    rows = [evaluate_claim(c, table, level=level, margin=margin, seed=seed, guard=guard) for c in claims]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -623,3 +644,235 @@ def _regime_gate(verdict: str, table: pd.DataFrame, check: dict, platforms: list
     if "measures" not in used.columns:
         return verdict, None
     return regimes.gate_verdict(verdict, used["measures"].dropna().unique(), used["regime"].dropna().unique())
+
+
+# ---------------------------------------------------------------------------
+# The paper's platforms and what stands for them (platform_names holds the rule)
+# ---------------------------------------------------------------------------
+
+
+def _check_platforms(check: dict) -> list[str]:
+    if not check:
+        return []
+    return list(check["platforms"]) if check.get("kind") == "order" else [check["platform"], check["baseline"]]
+
+
+def paper_platforms(claim: dict) -> list[str | None]:
+    """The paper's platform behind each of the check's platforms, in the check's order (``platform``,
+    ``baseline``, or the ``order`` list); for an untestable claim, the platforms it names.
+
+    ``paper_platform`` in claims.yaml is a name when one platform is compared with native (the
+    baseline's paper platform is then ``native``), else a list in the check's order. A claim without
+    it (a hand-made one) reads ``qemu`` as KVM and every other name as itself (None)."""
+    given = claim.get("paper_platform")
+    names = _check_platforms(claim.get("check") or {}) if claim.get("testable") else []
+    if given is None:
+        return [platform_names.ALIAS_PAPER_PLATFORM.get(n) for n in names]
+    given = [given] if isinstance(given, str) else list(given)
+    if names and len(given) == 1 and len(names) == 2 and names[1] == "native":
+        given.append("native")
+    return given
+
+
+def _check_paper_platforms(claim: dict) -> None:
+    """claims.yaml: every claim names its paper platforms, and each check platform may stand for its own."""
+    ident = claim["id"]
+    if claim.get("paper_platform") is None:
+        raise ValueError(f"{ident}: paper_platform missing (the paper's platform, e.g. KVM)")
+    papers = paper_platforms(claim)
+    for paper in papers:
+        if paper not in platform_names.STAND_INS:
+            raise ValueError(f"{ident}: unknown paper platform {paper!r} (known: {', '.join(platform_names.STAND_INS)})")
+    if not claim.get("testable"):
+        return
+    names = _check_platforms(claim["check"])
+    if len(papers) != len(names):
+        raise ValueError(f"{ident}: paper_platform names {len(papers)} platforms, the check compares {len(names)}")
+    for name, paper in zip(names, papers):
+        candidates = ["qemu-kvm", "qemu-tcg"] if name == "qemu" else [name]
+        if not any(platform_names.stand_in(paper, c) for c in candidates):
+            raise ValueError(f"{ident}: {name} may not stand for {paper} (platform_names.STAND_INS)")
+
+
+def _stand_ins(names: list[str], papers: list[str | None], table: pd.DataFrame) -> list[str]:
+    """How each resolved platform stands for its paper platform; NotMeasured when one may not (qemu-tcg
+    for KVM) or when the paper platform has no stand-in on this testbed."""
+    present = set(table["platform"].unique()) if len(table) else set()
+    relations = []
+    for name, paper in zip(names, papers):
+        if paper is None:
+            relations.append(platform_names.SAME)
+            continue
+        relation = platform_names.stand_in(paper, name)
+        if relation is None or name not in present:
+            if relation is None or not present & set(platform_names.STAND_INS[paper]):
+                raise NotMeasured(platform_names.why_not_measured(paper, present))
+        relations.append(relation)
+    return relations
+
+
+def _analogue_note(names: list[str], papers: list[str | None], relations: list[str]) -> str:
+    shown = [f"{platform_names.label(n)} for {p}" for n, p, r in zip(names, papers, relations) if r == platform_names.ANALOGUE]
+    return ("analogue, not the paper's platform: " + ", ".join(shown)) if shown else ""
+
+
+# ---------------------------------------------------------------------------
+# The guard: a guest faster than native beyond its interval is a condition to explain, not a result
+# ---------------------------------------------------------------------------
+
+GUARD_MARGIN = 0.10  # a guest better than native by more than this at the interval's worse end is marked
+CAUSES_PATH = Path(__file__).resolve().parents[2] / "data" / "reference" / "faster_than_native.yaml"
+
+
+def load_causes(path: str | Path = CAUSES_PATH) -> list[dict]:
+    """The registry of explained faster-than-native results: entries with ``platform``, ``benchmark``,
+    optional ``metric`` and ``where`` (as in a claim's check) and the ``cause`` found, with evidence."""
+    path = Path(path)
+    entries = (yaml.safe_load(path.read_text()) if path.exists() else None) or []
+    for entry in entries:
+        missing = [k for k in ("platform", "benchmark", "cause") if not entry.get(k)]
+        if missing:
+            raise ValueError(f"{path}: an entry lacks {', '.join(missing)}: {entry}")
+    return entries
+
+
+def _guard(table: pd.DataFrame, level: float, causes: list[dict], margin: float = GUARD_MARGIN) -> list[dict]:
+    """Every (guest platform, benchmark, metric, variant) whose relative difference against native
+    (Fieller interval at ``level``, positive = worse) lies entirely below ``-margin``, with the table
+    records of the guest's side and the recorded cause ("" when none)."""
+    out = []
+    if table.empty or "native" not in set(table["platform"]):
+        return out
+    measured = table[table["value"].notna()]
+    # per benchmark first, without its empty columns: the table is wide and slow to slice
+    parts = (
+        (key, part)
+        for _, bench_part in measured.groupby("benchmark", sort=True)
+        for key, part in bench_part.dropna(axis=1, how="all").groupby(["benchmark", "metric"], sort=True)
+    )
+    for (bench, metric), part in parts:
+        if "native" not in set(part["platform"]) or part["platform"].nunique() < 2:
+            continue
+        dims = _dimensions([part], {}, set())
+        keys = pd.Series(list(zip(*[_column_text(part, d) for d in dims])) if dims else [()] * len(part), index=part.index)
+        slim = pd.DataFrame({"platform": part["platform"].astype(str), "key": keys, "value": part["value"].astype(float)})
+        base = slim[slim["platform"] == "native"]
+        hib = higher_is_better(metric, part["unit"].iloc[0])
+        for (platform, key), guest in slim[slim["platform"] != "native"].groupby(["platform", "key"], sort=True):
+            native = base.loc[base["key"] == key, "value"].to_numpy(float)
+            if len(native) < 2 or len(guest) < 2:
+                continue
+            res = stats.overhead(native, guest["value"].to_numpy(float), hib, level=level, method="fieller")
+            high = res["overhead_ci_high"] / 100
+            if not high < -margin:
+                continue
+            entry = {"platform": platform, "benchmark": bench, "metric": metric,
+                     "variant": ", ".join(f"{_dim_name(d)}={v}" for d, v in zip(dims, key)),
+                     "estimate": res["overhead_percent"] / 100, "ci_low": res["overhead_ci_low"] / 100, "ci_high": high,
+                     "n_platform": len(guest), "n_baseline": len(native), "records": guest.index}  # fmt: skip
+            entry["cause"] = _cause(entry, table.loc[guest.index], causes)
+            out.append(entry)
+    return out
+
+
+def _cause(entry: dict, records: pd.DataFrame, causes: list[dict]) -> str:
+    for cause in causes:
+        if (cause["platform"], cause["benchmark"]) != (entry["platform"], entry["benchmark"]):
+            continue
+        if cause.get("metric") not in (None, entry["metric"]):
+            continue
+        if all(_match(records, k, v).all() for k, v in (cause.get("where") or {}).items()):
+            return str(cause["cause"])
+    return ""
+
+
+def faster_than_native(table: pd.DataFrame, level: float = 0.95, causes: list[dict] | None = None,
+                       margin: float = GUARD_MARGIN) -> pd.DataFrame:  # fmt: skip
+    """The guard's list for a notebook: one row per guest platform, benchmark, metric and variant that
+    beats native by more than ``margin`` beyond its confidence interval (``ci_high < -margin``, relative
+    difference positive = worse), with the cause recorded in ``data/reference/faster_than_native.yaml``
+    or "unexplained". Claims whose records are listed here without a cause are
+    ``inconclusive (guest faster than native: unexplained)``."""
+    causes = load_causes() if causes is None else causes
+    rows = [{k: v for k, v in e.items() if k != "records"} for e in _guard(table, level, causes, margin)]
+    columns = ["platform", "benchmark", "metric", "variant", "estimate", "ci_low", "ci_high", "n_platform", "n_baseline", "cause"]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["cause"] = frame["cause"].replace("", "unexplained")
+    return frame
+
+
+def _flagged(guard: list[dict], table: pd.DataFrame, check: dict, names: list[str]) -> list[dict]:
+    """The guard's entries that hold records this claim compares."""
+    used = pd.Index([])
+    for name in dict.fromkeys(names):
+        try:
+            used = used.union(_records(table, check, name).index)
+        except NotMeasured:
+            continue
+    return [e for e in guard if len(e["records"].intersection(used))]
+
+
+def base_verdict(verdict: str) -> str:
+    """A verdict without its qualifier: "holds (analogue)" -> "holds", the unexplained
+    faster-than-native one -> "inconclusive"."""
+    return verdict.split(" (", 1)[0]
+
+
+def _gated(verdict: str, relations: list[str], flags: list[dict]) -> str:
+    """The verdict as reported: unexplained faster-than-native records make it inconclusive; an
+    analogue stand-in's holds / does not hold says so."""
+    if verdict not in ("holds", "does not hold", "inconclusive"):
+        return verdict
+    if any(not f["cause"] for f in flags):
+        return UNEXPLAINED_FASTER
+    if verdict != "inconclusive" and platform_names.ANALOGUE in relations:
+        return verdict + ANALOGUE_SUFFIX
+    return verdict
+
+
+def _flag_note(flags: list[dict]) -> str:
+    if not flags:
+        return ""
+    shown = [f"{f['platform']} {f['metric']}{' ' + f['variant'] if f['variant'] else ''} {_percent(f['estimate'])}: "
+             f"{f['cause'] or 'unexplained'}" for f in flags[:3]]  # fmt: skip
+    more = f" (+{len(flags) - 3} more)" if len(flags) > 3 else ""
+    return "guest faster than native beyond its interval: " + "; ".join(shown) + more
+
+
+# ---------------------------------------------------------------------------
+# The verdicts as a table (data/tables/<testbed>.claims.csv)
+# ---------------------------------------------------------------------------
+
+TABLE_COLUMNS = [
+    "claim_id", "paper", "paper_platform", "platform_measured", "stand_in", "benchmark", "metric", "variant",
+    "n_platform", "n_baseline", "estimate", "ci_low", "ci_high", "ci_level", "threshold", "verdict", "reason",
+    "suspect_faster_than_native",
+]  # fmt: skip
+
+
+def claims_table(verdicts: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """The verdict rows of :func:`evaluate` in the columns of ``<testbed>.claims.csv``: the platform
+    measured is empty where nothing was (not measured, not testable); estimate and interval are the
+    relative difference (positive = the platform is worse) as a fraction."""
+    decided = ~verdicts["verdict"].isin(["not measured", "not testable here"])
+    out = pd.DataFrame({
+        "claim_id": verdicts["id"], "paper": verdicts["paper"], "paper_platform": verdicts["paper_platform"],
+        "platform_measured": verdicts["platforms"].where(decided, ""), "stand_in": verdicts["stand_in"].where(decided, ""),
+        "benchmark": verdicts["benchmark"], "metric": verdicts["metric"], "variant": verdicts["variant"],
+        "n_platform": verdicts["n_platform"], "n_baseline": verdicts["n_baseline"], "estimate": verdicts["value"],
+        "ci_low": verdicts["ci_low"], "ci_high": verdicts["ci_high"], "ci_level": level, "threshold": verdicts["threshold"],
+        "verdict": verdicts["verdict"], "reason": verdicts["note"],
+        "suspect_faster_than_native": verdicts["suspect_faster_than_native"].fillna(False).astype(bool),
+    })  # fmt: skip
+    return out[TABLE_COLUMNS]
+
+
+def write_claims_table(claims_path: str | Path, table: pd.DataFrame, out: str | Path, level: float = 0.95,
+                       causes_path: str | Path = CAUSES_PATH) -> pd.DataFrame:  # fmt: skip
+    """Evaluate every claim of ``claims_path`` on ``table`` (causes of faster-than-native results from
+    ``causes_path``) and write :func:`claims_table` as CSV to ``out``."""
+    verdicts = evaluate(load_claims(claims_path), table, level=level, causes=load_causes(causes_path))
+    frame = claims_table(verdicts, level=level)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(out, index=False, float_format="%.6g")
+    return frame

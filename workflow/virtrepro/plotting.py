@@ -10,6 +10,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from .platform_names import LABELS, label as platform_label, paper_label  # noqa: E402,F401  (the one place for names)
+
 # One colour per platform, the same in every figure of every paper.
 PLATFORM_COLORS = {
     "native": "#222222",
@@ -18,17 +20,6 @@ PLATFORM_COLORS = {
     "qemu-kvm": "#7570b3",
     "qemu-tcg": "#d95f02",
 }
-
-# How the papers' platforms map to the ones measured here.
-PAPER_PLATFORMS = {
-    "native / base system": "native",
-    "OpenVZ, LXC (OS-level)": "lxc, podman",
-    "VMware Server (software full virtualization)": "qemu-tcg",
-    "KVM (hardware-assisted full virtualization)": "qemu-kvm",
-    "Xen, Palacios": "not available here",
-    "Amazon EC2": "a remote SSH testbed",
-}
-
 
 def style() -> None:
     sns.set_theme(context="notebook", style="whitegrid")
@@ -75,8 +66,35 @@ def regime_note(frame, scale: str | None = None) -> str:
     return text
 
 
+def _named(text: str, wrap: bool = False) -> str:
+    """``text`` with a leading measured platform name replaced by its label ("qemu-tcg, 2 instances");
+    ``wrap``: the label's parenthesis on a line of its own (a category tick under a bar)."""
+    for name, shown in LABELS.items():
+        if shown != name and (text == name or text.startswith(name + ",") or text.startswith(name + " ")):
+            return (shown.replace(" (", "\n(", 1) if wrap else shown) + text[len(name):]
+    return text
+
+
+def name_series(fig) -> None:
+    """Name every series, legend entry and category tick that is a measured platform by its label
+    (:func:`platform_label`: qemu-tcg is "QEMU TCG (binary translation, no KVM)"). :func:`save` does
+    this for every figure, so a notebook may label series with the platform's short name."""
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    for legend in legends:
+        for text in legend.get_texts():
+            text.set_text(_named(text.get_text()))
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            labels = [t.get_text() for t in axis.get_ticklabels()]
+            named = [_named(t, wrap=axis is ax.xaxis) for t in labels]
+            if named != labels:
+                axis.set_ticks(axis.get_ticklocs(), labels=named)
+
+
 def save(fig, figures_dir: str | Path, paper: str, name: str) -> list[Path]:
-    """Save ``fig`` as figures/<paper>/<name>.png and .pdf; return the paths."""
+    """Save ``fig`` as figures/<paper>/<name>.png and .pdf, its platforms named by their labels
+    (:func:`name_series`); return the paths."""
+    name_series(fig)
     out = Path(figures_dir) / paper
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{name}.png", out / f"{name}.pdf"]

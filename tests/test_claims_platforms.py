@@ -1,0 +1,213 @@
+"""What may stand for a paper's platform (QEMU TCG is not KVM), the faster-than-native guard, and the
+verdicts as a table (data/tables/<testbed>.claims.csv)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from virtrepro import claims, platform_names, results
+from test_claims import rows, table
+
+REPO = Path(__file__).resolve().parent.parent
+NO_KVM = "no working KVM on this testbed (qemu-tcg is binary translation)"
+# the papers' hypervisors that nothing on a TCG-only testbed may stand for
+HYPERVISORS = ("KVM", "Xen", "Palacios")
+
+
+def claim(paper_platform, kind="overhead_at_least", metric="throughput", **check):
+    return {"id": "x-c", "paper": "x", "source": "s", "published": "p", "testable": True, "paper_platform": paper_platform,
+            "check": {"kind": kind, "benchmark": "bench", "metric": metric, **check}}  # fmt: skip
+
+
+NATIVE = rows("native", "bench", "throughput", "MB/s", [99, 100, 101])
+TCG = rows("qemu-tcg", "bench", "throughput", "MB/s", [9, 10, 11])  # 90 % less than native
+KVM = rows("qemu-kvm", "bench", "throughput", "MB/s", [49, 50, 51])  # 50 % less
+
+
+def test_a_kvm_claim_is_not_measured_from_tcg():
+    data = table(NATIVE, TCG)
+    for name in ("qemu-kvm", "qemu"):
+        row = claims.evaluate_claim(claim("KVM", platform=name, baseline="native", threshold=0.3), data, guard=[])
+        assert row["verdict"] == "not measured" and row["note"] == NO_KVM
+        assert row["platforms"] == "qemu-kvm vs native" or name == "qemu"
+
+
+def test_a_kvm_claim_gets_a_verdict_where_kvm_ran():
+    data = table(NATIVE, TCG, KVM)
+    for name in ("qemu-kvm", "qemu"):
+        row = claims.evaluate_claim(claim("KVM", platform=name, baseline="native", threshold=0.3), data, guard=[])
+        assert row["platforms"] == "qemu-kvm vs native"
+        assert row["verdict"] == "holds" and row["value"] == pytest.approx(0.5)  # (100 - 50) / 100
+        assert row["stand_in"] == "same"
+    row = claims.evaluate_claim(claim("KVM", platform="qemu-kvm", baseline="native", threshold=0.6), data, guard=[])
+    assert row["verdict"] == "does not hold"
+
+
+def test_a_hand_made_claim_pairing_tcg_with_kvm_is_not_measured():
+    # evaluate_claim without load_claims' check: the rule still refuses the stand-in
+    row = claims.evaluate_claim(claim("KVM", platform="qemu-tcg", baseline="native", threshold=0.3), table(NATIVE, TCG), guard=[])
+    assert row["verdict"] == "not measured" and row["note"] == NO_KVM
+    for paper in ("Xen", "Palacios"):
+        row = claims.evaluate_claim(claim(paper, platform="qemu-tcg", baseline="native", threshold=0.3), table(NATIVE, TCG), guard=[])
+        assert row["verdict"] == "not measured" and paper in row["note"]
+
+
+def test_vmware_server_from_tcg_is_an_analogue_and_says_so():
+    row = claims.evaluate_claim(claim("VMware Server", platform="qemu-tcg", baseline="native", threshold=0.5), table(NATIVE, TCG), guard=[])
+    assert row["value"] == pytest.approx(0.9)
+    assert row["verdict"] == "holds (analogue)" and claims.base_verdict(row["verdict"]) == "holds"
+    assert "analogue" in row["note"] and "QEMU TCG (binary translation, no KVM)" in row["note"]
+    row = claims.evaluate_claim(claim("VMware Server", platform="qemu-tcg", baseline="native", threshold=0.95), table(NATIVE, TCG), guard=[])
+    assert row["verdict"] == "does not hold (analogue)"
+
+
+def test_order_claims_check_every_platform():
+    data = table(rows("lxc", "bench", "throughput", "MB/s", [99, 100, 101]), TCG)
+    row = claims.evaluate_claim(claim(["LXC", "KVM"], kind="order", platforms=["lxc", "qemu"]), data, guard=[])
+    assert row["verdict"] == "not measured" and row["note"] == NO_KVM
+    row = claims.evaluate_claim(claim(["OpenVZ", "VMware Server"], kind="order", platforms=["lxc", "qemu-tcg"]), data, guard=[])
+    assert row["verdict"] == "holds (analogue)" and row["paper_platform"] == "OpenVZ > VMware Server"
+
+
+def write(tmp_path, entries):
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump(entries))
+    return path
+
+
+def test_load_claims_refuses_a_wrong_stand_in(tmp_path):
+    ok = claim("KVM", platform="qemu-kvm", baseline="native", threshold=0.3)
+    assert claims.load_claims(write(tmp_path, [ok]))
+    for paper_platform, platform, message in (
+        ("KVM", "qemu-tcg", "qemu-tcg may not stand for KVM"),
+        ("Xen", "qemu-tcg", "qemu-tcg may not stand for Xen"),
+        ("VMware Server", "qemu-kvm", "qemu-kvm may not stand for VMware Server"),
+        ("Hyper-V", "qemu-kvm", "unknown paper platform"),
+        (None, "qemu-kvm", "paper_platform missing"),
+        (["KVM", "native", "LXC"], "qemu-kvm", "names 3 platforms"),
+    ):
+        bad = claim(paper_platform, platform=platform, baseline="native", threshold=0.3)
+        with pytest.raises(ValueError, match=message):
+            claims.load_claims(write(tmp_path, [bad]))
+
+
+def test_the_claims_file_pairs_no_hypervisor_with_tcg():
+    listed = claims.load_claims(REPO / "data" / "reference" / "claims.yaml")
+    for c in listed:
+        papers = claims.paper_platforms(c)
+        assert all(p in platform_names.STAND_INS for p in papers), c["id"]
+        if c["testable"]:
+            pairs = dict(zip(claims._check_platforms(c["check"]), papers))
+            assert not any(p in HYPERVISORS and n == "qemu-tcg" for n, p in pairs.items()), c["id"]
+
+
+def decided_from_tcg(frame: pd.DataFrame, verdict: str, platforms: str, paper: str) -> pd.DataFrame:
+    """Rows whose verdict is holds / does not hold, measured on qemu-tcg, for a KVM/Xen/Palacios claim."""
+    base = frame[verdict].map(claims.base_verdict)
+    measured_tcg = frame[platforms].fillna("").str.contains("qemu-tcg")
+    hypervisor = frame[paper].fillna("").str.contains("|".join(HYPERVISORS))
+    return frame[base.isin(["holds", "does not hold"]) & measured_tcg & hypervisor]
+
+
+@pytest.fixture(scope="module")
+def reference_verdicts():
+    listed = claims.load_claims(REPO / "data" / "reference" / "claims.yaml")
+    return claims.evaluate(listed, results.load("reference-vm", REPO / "data"))
+
+
+def test_no_hypervisor_claim_is_decided_from_tcg_on_the_reference_table(reference_verdicts):
+    v = reference_verdicts
+    assert decided_from_tcg(v, "verdict", "platforms", "paper_platform").empty
+    kvm = v[v["paper_platform"].str.contains("KVM") & (v["verdict"] != "not testable here")]
+    assert len(kvm) >= 20 and (kvm["verdict"] == "not measured").all() and (kvm["note"] == NO_KVM).all()
+    vmware = v[v["paper_platform"].str.contains("VMware Server") & v["platforms"].fillna("").str.contains("qemu-tcg")]
+    decided = vmware[vmware["verdict"].map(claims.base_verdict).isin(["holds", "does not hold"])]
+    assert len(decided) and decided["verdict"].str.endswith("(analogue)").all()
+
+
+def test_the_reference_table_with_kvm_decides_kvm_claims():
+    """On a host where KVM works the same claims get verdicts: the reference runs relabelled qemu-kvm."""
+    data = results.load("reference-vm", REPO / "data")
+    data = data.assign(platform=data["platform"].replace({"qemu-tcg": "qemu-kvm"}))
+    listed = [c for c in claims.load_claims(REPO / "data" / "reference" / "claims.yaml") if c["paper"] == "kudryavtsev2012"]
+    v = claims.evaluate(listed, data)
+    hpl = v.set_index("id").loc["kudryavtsev2012-numa-kvm-overhead-1-5pct-hpl"]
+    assert hpl["platforms"] == "qemu-kvm vs native" and hpl["verdict"] == "does not hold"
+
+
+def test_the_committed_claims_csv():
+    frame = pd.read_csv(REPO / "data" / "tables" / "reference-vm.claims.csv")
+    assert list(frame.columns) == claims.TABLE_COLUMNS
+    listed = claims.load_claims(REPO / "data" / "reference" / "claims.yaml")
+    assert list(frame["claim_id"]) == [c["id"] for c in listed]
+    assert decided_from_tcg(frame, "verdict", "platform_measured", "paper_platform").empty
+    assert frame.loc[frame["verdict"] == "not measured", "platform_measured"].isna().all()
+    unexplained = frame[frame["verdict"] == claims.UNEXPLAINED_FASTER]
+    assert len(unexplained) and unexplained["suspect_faster_than_native"].all()
+
+
+# ------------------------------------------------------------------ the guard
+
+LATENCY_NATIVE = rows("native", "net", "half_round_trip_latency", "us", [99, 100, 101], size=1)
+
+
+def latency(platform, values):
+    return rows(platform, "net", "half_round_trip_latency", "us", values, size=1)
+
+
+def test_the_guard_marks_a_guest_faster_than_native_beyond_its_interval():
+    data = table(LATENCY_NATIVE, latency("lxc", [49, 50, 51]), latency("podman", [94, 95, 96]), latency("qemu-kvm", [40, 80, 120]))
+    listed = claims.faster_than_native(data, causes=[])
+    # lxc: (50 - 100) / 100 = -0.5, far beyond -10 %; podman -5 %: within; qemu-kvm: -20 % but its interval reaches past -10 %
+    assert list(listed["platform"]) == ["lxc"]
+    assert listed["estimate"].iloc[0] == pytest.approx(-0.5) and listed["ci_high"].iloc[0] < -0.1
+    assert listed["variant"].iloc[0] == "size=1" and listed["cause"].iloc[0] == "unexplained"
+
+
+def test_a_claim_on_marked_records_is_inconclusive_unless_explained():
+    data = table(LATENCY_NATIVE, latency("lxc", [49, 50, 51]))
+    c = claim("OpenVZ", kind="overhead_at_most", metric="half_round_trip_latency", platform="lxc", baseline="native", threshold=0.1)
+    c["check"]["benchmark"] = "net"
+    row = claims.evaluate(claims_list := [c], data, causes=[]).iloc[0]
+    assert row["verdict"] == claims.UNEXPLAINED_FASTER and row["suspect_faster_than_native"]
+    assert "unexplained" in row["note"]
+    cause = {"platform": "lxc", "benchmark": "net", "where": {"size": 1}, "cause": "client and server on one CPU"}
+    row = claims.evaluate(claims_list, data, causes=[cause]).iloc[0]
+    assert row["verdict"] == "holds" and "client and server on one CPU" in row["note"] and row["suspect_faster_than_native"]
+    other = dict(cause, where={"size": 2})  # a cause for another variant explains nothing here
+    assert claims.evaluate(claims_list, data, causes=[other]).iloc[0]["verdict"] == claims.UNEXPLAINED_FASTER
+
+
+def test_load_causes(tmp_path):
+    assert claims.load_causes(REPO / "data" / "reference" / "faster_than_native.yaml") == [] or all(
+        e["cause"] for e in claims.load_causes(REPO / "data" / "reference" / "faster_than_native.yaml"))
+    bad = tmp_path / "causes.yaml"
+    bad.write_text("- {platform: lxc, benchmark: netperf}\n")
+    with pytest.raises(ValueError, match="cause"):
+        claims.load_causes(bad)
+
+
+def test_labels_name_tcg_for_what_it_is():
+    assert platform_names.label("qemu-tcg") == "QEMU TCG (binary translation, no KVM)"
+    assert platform_names.label("lxc") == "lxc"
+    assert platform_names.paper_label("KVM") == "KVM (paper)"
+
+
+def test_saved_figures_name_tcg_as_tcg(tmp_path):
+    from virtrepro import plotting
+
+    fig, ax = plotting.plt.subplots()
+    ax.bar([0, 1], [1, 2], label="qemu-tcg")
+    ax.plot([0, 1], [1, 1], label="qemu-tcg, 2 instances")
+    ax.plot([0, 1], [2, 2], label="KVM (paper)")
+    ax.set_xticks([0, 1], labels=["native", "qemu-tcg"])
+    ax.legend()
+    plotting.save(fig, tmp_path, "p", "f")
+    tcg = "QEMU TCG (binary translation, no KVM)"
+    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == sorted([tcg, f"{tcg}, 2 instances", "KVM (paper)"])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["native", "QEMU TCG\n(binary translation, no KVM)"]
+    assert (tmp_path / "p" / "f.png").exists()
