@@ -42,3 +42,23 @@ def check_parameters(*, testbed, data_dir, reference_dir, figures_dir, confidenc
         _fraction("margin", margin)
     if baseline not in PLATFORMS:
         raise ParameterError(f"notebook parameter 'baseline': {baseline!r} is not a platform ({', '.join(PLATFORMS)})")
+
+
+# what each scale's numbers can carry (config/config.yaml, scales)
+SCALE_MEANING = {
+    "quick": "a smoke check (2-3 repetitions of short runs, small files): it shows that every platform, "
+             "benchmark and figure works, not what a platform costs; no conclusion rests on it",
+    "paper": "the papers' own sizes and repetition counts",
+}
+
+
+def scale_note(table) -> str:
+    """One line for the top of a notebook: at which scale its data were measured, and what that
+    scale's numbers can carry (from the table's ``scale`` column, the sidecars' record)."""
+    if table is None or len(table) == 0 or "scale" not in table.columns:
+        return "scale of the data: no runs yet"
+    scales = [s for s in dict.fromkeys(table["scale"].dropna()) if s]
+    if not scales:
+        return "scale of the data: not recorded"
+    parts = [f"{s} ({SCALE_MEANING.get(s, 'see config/config.yaml')})" for s in scales]
+    return "scale of the data: " + "; ".join(parts)

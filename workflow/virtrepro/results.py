@@ -25,7 +25,7 @@ from .errors import VirtreproError
 from .parsers import ParseError
 
 # Bump when a parser or the table layout changes: every cached table is rebuilt.
-TABLE_FORMAT = 6
+TABLE_FORMAT = 7
 
 COLUMNS = [
     "testbed",
@@ -34,6 +34,7 @@ COLUMNS = [
     "parameters",
     "repetition",
     "part",
+    "scale",
     "metric",
     "unit",
     "value",
@@ -81,6 +82,7 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
         "repetition": int(rawlog.LOG_NAME.match(name).group(1)),
         # which part of the run order A B C D D C B A it was measured in (none in logs older than the parts)
         "part": (sidecar.get("order") or {}).get("part"),
+        "scale": sidecar.get("scale"),  # quick, paper: what the numbers can carry (notebook.scale_note)
         "source_log": str(relative),
     }
     # the variant's parameters as columns of their own (param_<name>), as text: one column
