@@ -361,9 +361,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from .cli import run
+    from .cli import run as run_cli  # not "run": a module may have a function of that name
 
-    run(main)
+    run_cli(main)
 
 
 def why_no_runs(data_dir: str | Path, testbed: str, benchmark: str = "NPB") -> str:

@@ -288,6 +288,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from ..cli import run
+    from ..cli import run as run_cli  # not "run": a module may have a function of that name
 
-    run(main)
+    run_cli(main)
