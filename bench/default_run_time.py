@@ -94,8 +94,9 @@ def report(result: dict) -> str:
 
 
 def fresh_clone(extra: list[str]) -> int:
-    with tempfile.TemporaryDirectory(prefix="virtrepro-fresh-") as tmp:
-        clone = Path(tmp) / "virtrepro"
+    # a short path: podman's run directory under .state/ must stay within 50 characters
+    with tempfile.TemporaryDirectory(prefix="vr-", dir="/tmp") as tmp:
+        clone = Path(tmp) / "v"
         subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
         log = Path(tmp) / "reproduce.log"
         start = time.monotonic()
