@@ -34,3 +34,17 @@ def repo() -> Path:
 
 def git_available() -> bool:
     return subprocess.run(["git", "--version"], capture_output=True).returncode == 0
+
+
+@pytest.fixture(scope="session")
+def built_image() -> Path:
+    """The guest image of this recipe, built first if missing (about a minute), so that tests that
+    need it run in a fresh clone instead of skipping."""
+    import sys
+
+    from virtrepro.guests import image_dir
+
+    require_tools("mmdebstrap", "qemu-img", "mkfs.ext4")
+    if not (image_dir() / "image.json").exists():
+        subprocess.run([sys.executable, "-m", "virtrepro.guests.image", "build", str(image_dir())], check=True)
+    return image_dir()

@@ -14,7 +14,7 @@ from conftest import REPO, require_tools
 from virtrepro import rawlog
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.config import plan, validate_config
-from virtrepro.guests import image_dir, stop_guests
+from virtrepro.guests import stop_guests
 from virtrepro.measure import measure
 from virtrepro.testbed import LocalTestbed
 
@@ -42,10 +42,8 @@ CONTAINER_MEMORY_MB = 1024
 
 
 @pytest.fixture
-def config(tmp_path):
+def config(tmp_path, built_image):
     require_tools("/usr/sbin/sshd", "lxc-start", "podman", "sysbench", "findmnt")
-    if not (image_dir() / "image.json").exists():
-        pytest.skip("no guest image built (python -m virtrepro.guests.image build)")
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     cfg["testbed"] = TESTBED
     cfg["testbeds"][TESTBED] = {"kind": "local"}

@@ -17,7 +17,6 @@ import pytest
 from conftest import REPO
 from virtrepro import packages
 from virtrepro.benchmarks import BENCHMARKS
-from virtrepro.guests import image_dir
 from virtrepro.guests.image import PACKAGES
 
 LIST = REPO / "envs" / "debian-packages.txt"
@@ -57,11 +56,10 @@ def test_guest_check_reports_a_package_removed_from_the_image(db):
     assert {p.path for p in problems} == {"fio", "/boot/vmlinuz-*", "mkinitramfs"}
 
 
-def test_a_built_guest_image_holds_every_path_from_its_own_packages():
+@pytest.mark.integration
+def test_a_built_guest_image_holds_every_path_from_its_own_packages(built_image):
     """In a built image dpkg's own database says who owns the kernel, sshd and the benchmarks' programs."""
-    rootfs = image_dir() / "rootfs"
-    if not (rootfs / "var" / "lib" / "dpkg" / "status").exists():
-        pytest.skip(f"no guest image built at {image_dir()} (the guest_image rule or the integration tests build it)")
+    rootfs = built_image / "rootfs"
     db = packages.PackageDb(str(rootfs / "var" / "lib" / "dpkg"))
     problems = packages.check_guest(PACKAGES, rootfs, db)
     assert not problems, "\n".join(map(str, problems))
