@@ -147,4 +147,15 @@ def test_host_facts_and_the_tool_check_over_the_runner(testbed):
     assert facts["mem_total_kb"] == int(meminfo["MemTotal"].split()[0])
     assert len(facts["loadavg"].split()) == 3 and all(float(x) >= 0 for x in facts["loadavg"].split())
     assert set(facts) == {"kernel", "machine", "os", "cpu_model", "cores", "mem_total_kb", "hostname", "loadavg",
-                          "virtualization"}
+                          "virtualization", "microcode", "cpu_governor", "transparent_hugepages", "cpus_allowed",
+                          "cgroup_memory", "memory_limit_bytes", "cache_sizes"}
+    # what changes results (issue: drift), read here directly
+    microcode = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                 if line.startswith("microcode")]
+    assert facts["microcode"] == (microcode[0] if microcode else "")
+    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    assert facts["transparent_hugepages"] == (thp.read_text().strip() if thp.exists() else "")
+    governor = Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+    assert facts["cpu_governor"] == (governor.read_text().strip() if governor.exists() else "none (no cpufreq)")
+    allowed = sorted(os.sched_getaffinity(0))
+    assert facts["cpus_allowed"] in (",".join(map(str, allowed)), f"{allowed[0]}-{allowed[-1]}")
