@@ -247,11 +247,13 @@ def test_debug_shows_the_traceback(tmp_path):
 
 # -- the other command lines -------------------------------------------------------------------
 
+SHIPPED_TESTBEDS = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["testbeds"]
+
 @pytest.mark.parametrize(
     "args, expected",
     [
         (["-m", "virtrepro.remote", "down", "--testbed", "nowhere", "--configfile", "config/config.yaml"],
-         "error: testbed 'nowhere' is not defined under 'testbeds' (local, reference-vm)"),
+         "error: testbed 'nowhere' is not defined under 'testbeds' (" + ", ".join(sorted(SHIPPED_TESTBEDS)) + ")"),
         (["-m", "virtrepro.remote", "prepare", "--testbed", "local", "--configfile", "config/config.yaml", "out.json"],
          "error: testbed 'local' is not a remote (kind: ssh) testbed"),
         (["-m", "virtrepro.remote", "down", "--testbed", "far", "--configfile", "no/such.yaml"],
