@@ -415,3 +415,20 @@ def test_a_notebook_with_a_bad_parameter_or_table_stops_first_with_one_line(tmp_
     assert error.value.exec_count == 3  # the first code cell after the parameters and papermill's injected cell
     assert len(error.value.traceback) == 1 and error.value.traceback[0].startswith(expected.format(data=data))
     assert not (tmp_path / "figures").exists()
+
+
+def test_scale_note_says_the_scale_and_every_saved_figure_carries_it(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from virtrepro import plotting
+    from virtrepro.notebook import scale_note
+
+    assert "quick (a smoke check" in scale_note(pd.DataFrame({"scale": ["quick", "quick"]}))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [1, 2])
+    plotting.save(fig, tmp_path, "p", "f")
+    assert any(t.get_text() == "data: quick scale (a smoke check: no verdict rests on it)" for t in fig.texts)
+    plotting.DATA_SCALE = None

@@ -61,4 +61,8 @@ def scale_note(table) -> str:
     if not scales:
         return "scale of the data: not recorded"
     parts = [f"{s} ({SCALE_MEANING.get(s, 'see config/config.yaml')})" for s in scales]
+    from . import plotting
+
+    plotting.DATA_SCALE = " and ".join(f"{s} scale" for s in scales) + (
+        " (a smoke check: no verdict rests on it)" if scales == ["quick"] else "")
     return "scale of the data: " + "; ".join(parts)

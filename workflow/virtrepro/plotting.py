@@ -91,16 +91,24 @@ def name_series(fig) -> None:
                 axis.set_ticks(axis.get_ticklocs(), labels=named)
 
 
+# the scale of the data the notebook drew (set by notebook.scale_note from the table): every
+# figure says it in a footer, so a quick-scale smoke check is never read as a result
+DATA_SCALE: str | None = None
+
+
 def save(fig, figures_dir: str | Path, paper: str, name: str) -> list[Path]:
     """Save ``fig`` as figures/<paper>/<name>.png and .pdf, its platforms named by their labels
-    (:func:`name_series`); return the paths."""
+    (:func:`name_series`) and the data's scale in a line below it; return the paths."""
     name_series(fig)
+    if DATA_SCALE:  # below the figure's own area: nothing of it is covered (bbox_inches="tight" keeps it)
+        fig.text(0.5, -0.045, f"data: {DATA_SCALE}", fontsize="small", color="#444444", ha="center", va="top")
     out = Path(figures_dir) / paper
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{name}.png", out / f"{name}.pdf"]
     for path in paths:
         # fixed metadata so that reruns on the same data give the same files
-        fig.savefig(path, metadata={"CreationDate": None} if path.suffix == ".pdf" else {"Software": None})
+        fig.savefig(path, bbox_inches="tight",
+                    metadata={"CreationDate": None} if path.suffix == ".pdf" else {"Software": None})
     return paths
 
 
