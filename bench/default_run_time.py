@@ -33,6 +33,7 @@ STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
 START = re.compile(r"^(?:local)?rule (\w+):$")
 FINISHED = re.compile(r"^Finished jobid: (\d+) \(Rule: (\w+)\)$")
 JOBID = re.compile(r"^\s+jobid: (\d+)$")
+WILDCARDS = re.compile(r"^\s+wildcards: .*\bbenchmark=([\w-]+)")
 DONE = re.compile(r"done in ([0-9.]+) s: ")
 
 
@@ -51,6 +52,8 @@ def breakdown(lines: list[str]) -> dict:
     running_measure: str | None = None
     bench: dict[str, float] = collections.defaultdict(float)
     totals: dict[tuple[str, str], list[float]] = collections.defaultdict(lambda: [0, 0.0, 0.0])
+    per_benchmark: dict[tuple[str, str], list[float]] = collections.defaultdict(lambda: [0, 0.0, 0.0])
+    benchmark_of: dict[str, str] = {}
     for line in lines:
         if match := STAMP.match(line.strip()):
             now = _stamp(match.group(1))
@@ -65,6 +68,8 @@ def breakdown(lines: list[str]) -> dict:
             if pending[1].startswith("measure_"):
                 running_measure = match.group(1)
             pending = None
+        elif (match := WILDCARDS.match(line)) and running_measure is not None:
+            benchmark_of.setdefault(running_measure, match.group(1))
         elif (match := DONE.search(line)) and running_measure is not None:
             bench[running_measure] += float(match.group(1))
         elif (match := FINISHED.match(line.strip())) and now is not None:
@@ -75,18 +80,31 @@ def breakdown(lines: list[str]) -> dict:
                 entry = totals[(kind, platform if kind == "measure" else "")]
                 entry[0] += 1
                 entry[1] += (now - when).total_seconds()
-                entry[2] += bench.pop(jobid, 0.0)
+                entry[2] += bench.get(jobid, 0.0)
+                if kind == "measure":
+                    item = per_benchmark[(platform, benchmark_of.pop(jobid, "?"))]
+                    item[0] += 1
+                    item[1] += (now - when).total_seconds()
+                    item[2] += bench.get(jobid, 0.0)
+                bench.pop(jobid, None)
                 if jobid == running_measure:
                     running_measure = None
-    return {"totals": dict(totals), "first": first, "last": last}
+    return {"totals": dict(totals), "per_benchmark": dict(per_benchmark), "first": first, "last": last}
 
 
-def report(result: dict) -> str:
+def report(result: dict, top: int = 15) -> str:
     rows = [f"{'rule':<14} {'platform':<10} {'jobs':>5} {'wall min':>9} {'bench min':>10} {'harness min':>12}"]
     for (kind, platform), (jobs, wall, bench) in sorted(result["totals"].items(), key=lambda item: -item[1][1]):
         harness = f"{(wall - bench) / 60:12.1f}" if kind == "measure" else f"{'':>12}"
         benchmark = f"{bench / 60:10.1f}" if kind == "measure" else f"{'':>10}"
         rows.append(f"{kind:<14} {platform:<10} {jobs:5d} {wall / 60:9.1f} {benchmark} {harness}")
+    heavy = sorted(result.get("per_benchmark", {}).items(), key=lambda item: -item[1][1])[:top]
+    if heavy:
+        rows.append(f"\nthe {len(heavy)} heaviest (platform, benchmark) pairs of measurement jobs:")
+        rows.append(f"{'platform':<10} {'benchmark':<16} {'jobs':>5} {'wall min':>9} {'bench min':>10} {'harness s/job':>14}")
+        for (platform, benchmark), (jobs, wall, bench) in heavy:
+            rows.append(f"{platform:<10} {benchmark:<16} {jobs:5d} {wall / 60:9.1f} {bench / 60:10.1f} "
+                        f"{(wall - bench) / jobs:14.1f}")
     if result["first"] and result["last"]:
         rows.append(f"from the first to the last job: {(result['last'] - result['first']).total_seconds() / 60:.1f} min "
                     "(the notebooks run in parallel, so their rows add up to more than their share)")

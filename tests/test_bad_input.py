@@ -194,6 +194,29 @@ def test_snakemake_stops_on_a_bad_key_with_one_line(tmp_path, config, change, ex
     assert one_error_line(result) == expected
 
 
+@pytest.mark.parametrize(
+    "probe, content, reason",
+    [
+        ("qemu-accel.json", '{"platf', "probe record unreadable (Unterminated string starting at: line 1 column 2 (char 1))"),
+        ("qemu-accel.json", "[1]", "probe record has no 'platform' (damaged?)"),
+        ("npb.json", '{"stat": "available"}', "probe record has no 'status' (damaged?)"),
+    ],
+)
+def test_a_damaged_probe_record_stops_snakemake_with_one_line(tmp_path, config, probe, content, reason):
+    probes = tmp_path / "data" / "raw" / "local" / "probes"
+    probes.mkdir(parents=True)
+    # both probes present, one of them damaged: the plan reads both
+    (probes / "qemu-accel.json").write_text('{"platform": "qemu-tcg"}')
+    (probes / "npb.json").write_text('{"status": "skipped", "reason": "offline"}')
+    (probes / probe).write_text(content)
+    config["data_dir"] = str(tmp_path / "data")
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    result = command("-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+                     "--configfile", str(tmp_path / "c.yaml"), cwd=tmp_path)
+    assert result.returncode != 0
+    assert one_error_line(result) == f"error: {probes / probe}: {reason}; delete it to probe again"
+
+
 # -- the measurement job -----------------------------------------------------------------------
 
 JOB = ["-m", "virtrepro.measure", "--testbed", "local", "--platform", "native", "--benchmark", "sysbench_cpu",

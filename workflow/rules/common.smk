@@ -3,6 +3,7 @@
 import json
 import os
 
+from virtrepro.errors import ProbeRecordError, read_probe_record
 from virtrepro.config import ConfigError, QEMU_AUTO, plan_variants, resolve_platforms, validate_config
 from virtrepro.guests import image_dir
 from virtrepro.guests.image import IMAGE_FILES
@@ -52,12 +53,19 @@ wildcard_constraints:
     paper=r"[a-z]+[0-9]{4}",
 
 
+def probe_record(path, key):
+    """A probe's record, or the run stops with one line naming the file (errors.read_probe_record)."""
+    try:
+        return read_probe_record(path, key)
+    except ProbeRecordError as error:
+        stop(error)  # Snakefile
+
+
 def concrete_platforms():
     """The configured platforms with `qemu` resolved by the KVM boot probe (a checkpoint)."""
     qemu = None
     if QEMU_AUTO in config["platforms"]:
-        with open(checkpoints.qemu_accel.get(testbed=TESTBED).output[0]) as handle:
-            qemu = json.load(handle)["platform"]
+        qemu = probe_record(checkpoints.qemu_accel.get(testbed=TESTBED).output[0], "platform")["platform"]
     return resolve_platforms(config["platforms"], qemu)
 
 

@@ -37,8 +37,7 @@ if NPB_MANIFEST is not None:
 
 def npb_available():
     """True if NPB was obtained (a checkpoint: decided once the npb_source probe ran)."""
-    with open(checkpoints.npb_source.get(testbed=TESTBED).output[0]) as handle:
-        return json.load(handle)["status"] == "available"
+    return probe_record(checkpoints.npb_source.get(testbed=TESTBED).output[0], "status")["status"] == "available"
 
 
 def without_skipped_npb(runs):

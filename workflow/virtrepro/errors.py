@@ -29,3 +29,24 @@ class VirtreproError(Exception):
         if debug_enabled():
             raise AttributeError("_render_traceback_")  # IPython's own traceback instead
         return lambda: [f"{type(self).__name__}: {self}"]
+
+
+class ProbeRecordError(VirtreproError):
+    """A probe's record (``probes/*.json``) that cannot be read as what its probe writes."""
+
+
+def read_probe_record(path, key: str) -> dict:
+    """The JSON object a probe wrote to ``path``, which must have ``key``; anything else (not
+    JSON, not an object, the key missing, unreadable) is a :class:`ProbeRecordError` that names
+    the file and says how to probe again (delete it)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            record = json.load(handle)
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise ProbeRecordError(f"{path}: probe record unreadable ({reason}); delete it to probe again") from None
+    if not isinstance(record, dict) or key not in record:
+        raise ProbeRecordError(f"{path}: probe record has no {key!r} (damaged?); delete it to probe again")
+    return record
