@@ -17,7 +17,7 @@ import yaml
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
 PAPERS = ("walters2008", "regola2010", "youseff2006", "kudryavtsev2012", "kumar2013")
 CSV_FILES = ("walters2008", "regola2010_text", "youseff2006", "kudryavtsev2012", "kumar2013")
-COLUMNS = ["paper", "source", "platform_in_paper", "benchmark", "metric", "unit", "parameters", "value", "available", "quote"]
+COLUMNS = ["paper", "source", "platform_in_paper", "benchmark", "metric", "unit", "parameters", "value", "available", "quote", "note"]
 
 # Our benchmarks and the metrics their parsers emit (the ones claims may name).
 METRICS = {
@@ -105,7 +105,7 @@ def test_csv_rows_are_consistent(name):
 
 def test_regola_tables_file_is_unchanged_in_shape():
     header, data = load_csv("regola2010")
-    assert header == ["paper", "source", "platform_in_paper", "disk_format", "cache", "benchmark", "metric", "unit", "value", "quote"]
+    assert header == ["paper", "source", "platform_in_paper", "disk_format", "cache", "benchmark", "metric", "unit", "value", "quote", "note"]
     assert len(data) == 52  # Table I (2 rows x 4 columns) + Table II (11 rows x 4 columns)
 
 
@@ -181,13 +181,83 @@ def test_regola_network_numbers():
     data = rows("regola2010_text")
     values = {(r["platform_in_paper"], r["metric"], r["unit"], r["value"]) for r in data}
     for expected in [
-        ("KVM (virtio)", "half_round_trip_latency", "%", "8.3"),
-        ("OpenVZ", "half_round_trip_latency", "%", "89.2"),
+        ("KVM (virtio)", "performance", "%", "8.3"),
+        ("OpenVZ", "performance", "%", "89.2"),
         ("KVM", "throughput", "%", "55"),
         ("OpenVZ", "throughput", "%", "99.99"),
         ("OpenVZ", "throughput", "Mbit/s", "941"),
     ]:
         assert expected in values
+
+
+ALL_CSV = (*CSV_FILES, "regola2010")
+
+
+@pytest.mark.parametrize("name", ALL_CSV)
+def test_every_csv_ends_with_a_note_column(name):
+    header, _ = load_csv(name)
+    assert header[-1] == "note"
+
+
+@pytest.mark.parametrize("name", ALL_CSV)
+def test_values_are_read_as_the_text_in_the_file(name):
+    """A value is the printed text (``80.0``, ``11.40``), not a float: read with ``dtype=str`` (as
+    code that needs the printed text must read them), every value equals the text of its field in the
+    file (the csv module's reading of each line)."""
+    import pandas as pd
+
+    frame = pd.read_csv(REFERENCE / f"{name}.csv", dtype=str, keep_default_na=False)
+    lines = (REFERENCE / f"{name}.csv").read_text().splitlines()[1:]
+    assert len(frame) == len(lines)
+    position = frame.columns.get_loc("value")
+    for value, line in zip(frame["value"], lines):
+        assert isinstance(value, str)
+        assert next(csv.reader([line]))[position] == value, line[:120]
+
+
+@pytest.mark.parametrize("name", ALL_CSV)
+def test_every_value_is_printed_in_its_quote_or_noted(name):
+    """Numbers as printed: each value occurs verbatim in its quote, or the row's note says why not
+    (a number printed as words, ...)."""
+    for row in rows(name):
+        if row["value"] and row["value"] not in row["quote"]:
+            assert row["note"].strip(), f"{name}.csv {row['source']} {row['platform_in_paper']}: {row['value']!r} not in the quote, no note"
+
+
+def test_inferred_and_contradicted_numbers_carry_a_note():
+    kud = rows("kudryavtsev2012")
+    for row in kud:
+        if "procs=" in row["parameters"] or "apps=pop2" in row["parameters"]:
+            assert "inferred" in row["note"] or "other three tests" in row["note"], row
+    assert "43" in find("kudryavtsev2012", source="Section 5 (Conclusion)", benchmark="spec_mpi2007", value="45")[0]["note"]
+    assert "100" in find("regola2010_text", value="99.99", unit="%")[0]["note"]
+    assert "99.99" in find("regola2010_text", source="Section VI", value="100")[0]["note"]
+    assert all("vmrk" in r["note"] for r in find("regola2010", disk_format="vmdk"))
+
+
+def test_regola_latency_shares_are_shares_of_performance():
+    """"KVM ... 8.3 % of native performance, OpenVZ ... 89.2 %" is a share of performance
+    (higher is better): as an overhead, OpenVZ is 10.8 % worse than native, not 10.8 % faster."""
+    from virtrepro.claims import higher_is_better
+
+    for platform, value, overhead in (("OpenVZ", "89.2", 10.8), ("KVM (virtio)", "8.3", 91.7)):
+        (row,) = find("regola2010_text", platform_in_paper=platform, value=value)
+        params = dict(p.split("=", 1) for p in row["parameters"].split(";"))
+        assert params["relative"] == "of_baseline" and params["baseline"] == "native"
+        assert higher_is_better(row["metric"], row["unit"]) is True
+        # a share of a higher-is-better quantity: overhead = 100 - share (positive = worse)
+        assert 100 - float(row["value"]) == pytest.approx(overhead)
+
+
+@pytest.mark.parametrize("name", CSV_FILES)
+def test_shares_of_performance_are_on_higher_is_better_metrics(name):
+    """A "% of native performance" row names a metric where more is better: a share of a latency
+    or a time read as a share of performance would flip its sign."""
+    from virtrepro.claims import higher_is_better
+
+    for row in rows(name):
+        if "relative=of_baseline" in row["parameters"] and "of native performance" in row["quote"] and row["available"] == "true":
+            assert higher_is_better(row["metric"], row["unit"]), f"{name}.csv {row['platform_in_paper']} {row['metric']}"
 
 
 # ------------------------------------------------------------------ claims.yaml
