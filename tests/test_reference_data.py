@@ -48,7 +48,8 @@ METRICS = {
 DERIVED = {"parallel_speedup", "isolation_efficiency"}  # computed from other records; the claim must say how (`derived`)
 PLATFORMS = {"native", "lxc", "podman", "qemu", "qemu-kvm", "qemu-tcg"}
 PAIR_KINDS = {"overhead_at_most", "overhead_at_least", "equivalent", "better"}
-KINDS = PAIR_KINDS | {"order"}
+SHAPE_KINDS = {"trend", "spread", "saturation"}
+KINDS = PAIR_KINDS | {"order"} | SHAPE_KINDS
 
 
 def load_csv(name: str) -> tuple[list[str], list[dict]]:
@@ -325,6 +326,16 @@ def test_testable_claims_have_a_complete_check(claims):
             assert isinstance(platforms, list) and len(platforms) >= 2, f"{cid}: order needs platforms"
             assert set(platforms) <= PLATFORMS and len(set(platforms)) == len(platforms), cid
             assert "platform" not in check and "baseline" not in check, cid
+        elif check["kind"] in SHAPE_KINDS:
+            assert check.get("platform") in PLATFORMS, f"{cid}: platform {check.get('platform')!r}"
+            assert check.get("baseline", "native") in PLATFORMS and check.get("baseline") != check["platform"], cid
+            if check["kind"] == "trend":
+                assert check.get("over") and check.get("direction") in ("worsens", "improves"), cid
+            if check["kind"] == "spread":
+                assert check.get("baseline") and check.get("direction") in ("larger", "smaller"), cid
+            if check["kind"] == "saturation":
+                low, high = check["between"]
+                assert check.get("over") and 0 < low < high and 0 < check["gain"] < 1 and "baseline" not in check, cid
         else:
             assert check.get("platform") in PLATFORMS, f"{cid}: platform {check.get('platform')!r}"
             assert check.get("baseline") in PLATFORMS, f"{cid}: baseline {check.get('baseline')!r}"
@@ -356,6 +367,31 @@ def test_claims_named_in_the_issue_are_present(claims):
     assert boot["check"]["kind"] == "better" and boot["check"]["baseline"] == "qemu-kvm"
     assert by_id["kumar2013-memory-kvm-least-overhead"]["check"]["platforms"] == ["qemu-kvm", "lxc"]
     assert any(c["paper"] == "kudryavtsev2012" and c["testable"] and c["check"]["benchmark"] in ("npb_mpi", "hpcc") for c in claims)
+
+
+def test_abstract_and_conclusion_claims_are_present(claims):
+    """Each paper's abstract and conclusion are in claims.yaml, claim by claim (the ones the issue
+    names, and at least one claim from each paper's abstract or conclusion)."""
+    by_id = {c["id"]: c for c in claims}
+    for paper in PAPERS:
+        assert any(c["paper"] == paper and ("Abstract" in c["source"] or "Conclusion" in c["source"] or c["source"] in ("Section VII", "Section 7"))
+                   for c in claims), paper  # fmt: skip
+    assert by_id["regola2010-abstract-kvm-io-suboptimal"]["testable"]
+    assert "cause" in by_id["walters2008-conclusion-latency-limits-mpi-scalability"]["reason"]
+    assert by_id["kudryavtsev2012-vm-run-times-more-scattered"]["check"]["kind"] == "spread"
+
+
+def test_claims_are_no_stronger_than_the_paper(claims):
+    by_id = {c["id"]: c for c in claims}
+    # "largely follows": the geometric mean, not every kernel and process count
+    assert by_id["walters2008-npb-mpi-openvz-follows-native"]["check"].get("aggregate") == "mean"
+    # an anomaly the paper puts down to "unaccounted factors" is not a claim about KVM
+    anomaly = by_id["kudryavtsev2012-kvm-numa-faster-than-native-cg-mg"]
+    assert anomaly["testable"] is False and "unaccounted factors" in anomaly["reason"]
+    # the NUMA gains were STREAM and RandomAccess, not HPL
+    assert "kudryavtsev2012-numa-kvm-overhead-1-5pct-hpl" not in by_id
+    assert {by_id[f"kudryavtsev2012-numa-kvm-overhead-1-5pct-{m}"]["check"]["metric"] for m in ("stream", "randomaccess")} == {
+        "single_stream_triad", "single_random_access"}
 
 
 def test_claims_that_name_xen_in_the_reason_are_untestable(claims):

@@ -32,6 +32,12 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   ``equivalent``        TOST: 1 - 2 alpha interval      [lo, hi] outside [-t, t]
                         inside (-t, t)
   ``order``             each platform ``better`` (t = 0) than the next
+  ``trend``             slope interval on the claimed   on the other side
+                        side of 0 (:func:`_trend_rows`)
+  ``spread``            Brown-Forsythe difference on    on the other side
+                        the claimed side of 0
+  ``saturation``        both bounds of the saturation   both outside, on one side
+                        size inside ``between``
   ====================  ==============================  ================================
 
 * **Verdict per claim** (one Holm family: the claim's comparisons, i.e. its variants, and for
