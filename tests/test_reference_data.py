@@ -17,7 +17,7 @@ import yaml
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
 PAPERS = ("walters2008", "regola2010", "youseff2006", "kudryavtsev2012", "kumar2013")
 CSV_FILES = ("walters2008", "regola2010_text", "youseff2006", "kudryavtsev2012", "kumar2013")
-COLUMNS = ["paper", "source", "platform_in_paper", "benchmark", "metric", "unit", "parameters", "value", "available", "quote"]
+COLUMNS = ["paper", "source", "platform_in_paper", "benchmark", "metric", "unit", "parameters", "value", "available", "quote", "note"]
 
 # Our benchmarks and the metrics their parsers emit (the ones claims may name).
 METRICS = {
@@ -48,7 +48,8 @@ METRICS = {
 DERIVED = {"parallel_speedup", "isolation_efficiency"}  # computed from other records; the claim must say how (`derived`)
 PLATFORMS = {"native", "lxc", "podman", "qemu", "qemu-kvm", "qemu-tcg"}
 PAIR_KINDS = {"overhead_at_most", "overhead_at_least", "equivalent", "better"}
-KINDS = PAIR_KINDS | {"order"}
+SHAPE_KINDS = {"trend", "spread", "saturation"}
+KINDS = PAIR_KINDS | {"order"} | SHAPE_KINDS
 
 
 def load_csv(name: str) -> tuple[list[str], list[dict]]:
@@ -105,7 +106,7 @@ def test_csv_rows_are_consistent(name):
 
 def test_regola_tables_file_is_unchanged_in_shape():
     header, data = load_csv("regola2010")
-    assert header == ["paper", "source", "platform_in_paper", "disk_format", "cache", "benchmark", "metric", "unit", "value", "quote"]
+    assert header == ["paper", "source", "platform_in_paper", "disk_format", "cache", "benchmark", "metric", "unit", "value", "quote", "note"]
     assert len(data) == 52  # Table I (2 rows x 4 columns) + Table II (11 rows x 4 columns)
 
 
@@ -181,13 +182,83 @@ def test_regola_network_numbers():
     data = rows("regola2010_text")
     values = {(r["platform_in_paper"], r["metric"], r["unit"], r["value"]) for r in data}
     for expected in [
-        ("KVM (virtio)", "half_round_trip_latency", "%", "8.3"),
-        ("OpenVZ", "half_round_trip_latency", "%", "89.2"),
+        ("KVM (virtio)", "performance", "%", "8.3"),
+        ("OpenVZ", "performance", "%", "89.2"),
         ("KVM", "throughput", "%", "55"),
         ("OpenVZ", "throughput", "%", "99.99"),
         ("OpenVZ", "throughput", "Mbit/s", "941"),
     ]:
         assert expected in values
+
+
+ALL_CSV = (*CSV_FILES, "regola2010")
+
+
+@pytest.mark.parametrize("name", ALL_CSV)
+def test_every_csv_ends_with_a_note_column(name):
+    header, _ = load_csv(name)
+    assert header[-1] == "note"
+
+
+@pytest.mark.parametrize("name", ALL_CSV)
+def test_values_are_read_as_the_text_in_the_file(name):
+    """A value is the printed text (``80.0``, ``11.40``), not a float: read with ``dtype=str`` (as
+    code that needs the printed text must read them), every value equals the text of its field in the
+    file (the csv module's reading of each line)."""
+    import pandas as pd
+
+    frame = pd.read_csv(REFERENCE / f"{name}.csv", dtype=str, keep_default_na=False)
+    lines = (REFERENCE / f"{name}.csv").read_text().splitlines()[1:]
+    assert len(frame) == len(lines)
+    position = frame.columns.get_loc("value")
+    for value, line in zip(frame["value"], lines):
+        assert isinstance(value, str)
+        assert next(csv.reader([line]))[position] == value, line[:120]
+
+
+@pytest.mark.parametrize("name", ALL_CSV)
+def test_every_value_is_printed_in_its_quote_or_noted(name):
+    """Numbers as printed: each value occurs verbatim in its quote, or the row's note says why not
+    (a number printed as words, ...)."""
+    for row in rows(name):
+        if row["value"] and row["value"] not in row["quote"]:
+            assert row["note"].strip(), f"{name}.csv {row['source']} {row['platform_in_paper']}: {row['value']!r} not in the quote, no note"
+
+
+def test_inferred_and_contradicted_numbers_carry_a_note():
+    kud = rows("kudryavtsev2012")
+    for row in kud:
+        if "procs=" in row["parameters"] or "apps=pop2" in row["parameters"]:
+            assert "inferred" in row["note"] or "other three tests" in row["note"], row
+    assert "43" in find("kudryavtsev2012", source="Section 5 (Conclusion)", benchmark="spec_mpi2007", value="45")[0]["note"]
+    assert "100" in find("regola2010_text", value="99.99", unit="%")[0]["note"]
+    assert "99.99" in find("regola2010_text", source="Section VI", value="100")[0]["note"]
+    assert all("vmrk" in r["note"] for r in find("regola2010", disk_format="vmdk"))
+
+
+def test_regola_latency_shares_are_shares_of_performance():
+    """"KVM ... 8.3 % of native performance, OpenVZ ... 89.2 %" is a share of performance
+    (higher is better): as an overhead, OpenVZ is 10.8 % worse than native, not 10.8 % faster."""
+    from virtrepro.claims import higher_is_better
+
+    for platform, value, overhead in (("OpenVZ", "89.2", 10.8), ("KVM (virtio)", "8.3", 91.7)):
+        (row,) = find("regola2010_text", platform_in_paper=platform, value=value)
+        params = dict(p.split("=", 1) for p in row["parameters"].split(";"))
+        assert params["relative"] == "of_baseline" and params["baseline"] == "native"
+        assert higher_is_better(row["metric"], row["unit"]) is True
+        # a share of a higher-is-better quantity: overhead = 100 - share (positive = worse)
+        assert 100 - float(row["value"]) == pytest.approx(overhead)
+
+
+@pytest.mark.parametrize("name", CSV_FILES)
+def test_shares_of_performance_are_on_higher_is_better_metrics(name):
+    """A "% of native performance" row names a metric where more is better: a share of a latency
+    or a time read as a share of performance would flip its sign."""
+    from virtrepro.claims import higher_is_better
+
+    for row in rows(name):
+        if "relative=of_baseline" in row["parameters"] and "of native performance" in row["quote"] and row["available"] == "true":
+            assert higher_is_better(row["metric"], row["unit"]), f"{name}.csv {row['platform_in_paper']} {row['metric']}"
 
 
 # ------------------------------------------------------------------ claims.yaml
@@ -255,6 +326,16 @@ def test_testable_claims_have_a_complete_check(claims):
             assert isinstance(platforms, list) and len(platforms) >= 2, f"{cid}: order needs platforms"
             assert set(platforms) <= PLATFORMS and len(set(platforms)) == len(platforms), cid
             assert "platform" not in check and "baseline" not in check, cid
+        elif check["kind"] in SHAPE_KINDS:
+            assert check.get("platform") in PLATFORMS, f"{cid}: platform {check.get('platform')!r}"
+            assert check.get("baseline", "native") in PLATFORMS and check.get("baseline") != check["platform"], cid
+            if check["kind"] == "trend":
+                assert check.get("over") and check.get("direction") in ("worsens", "improves"), cid
+            if check["kind"] == "spread":
+                assert check.get("baseline") and check.get("direction") in ("larger", "smaller"), cid
+            if check["kind"] == "saturation":
+                low, high = check["between"]
+                assert check.get("over") and 0 < low < high and 0 < check["gain"] < 1 and "baseline" not in check, cid
         else:
             assert check.get("platform") in PLATFORMS, f"{cid}: platform {check.get('platform')!r}"
             assert check.get("baseline") in PLATFORMS, f"{cid}: baseline {check.get('baseline')!r}"
@@ -286,6 +367,31 @@ def test_claims_named_in_the_issue_are_present(claims):
     assert boot["check"]["kind"] == "better" and boot["check"]["baseline"] == "qemu-kvm"
     assert by_id["kumar2013-memory-kvm-least-overhead"]["check"]["platforms"] == ["qemu-kvm", "lxc"]
     assert any(c["paper"] == "kudryavtsev2012" and c["testable"] and c["check"]["benchmark"] in ("npb_mpi", "hpcc") for c in claims)
+
+
+def test_abstract_and_conclusion_claims_are_present(claims):
+    """Each paper's abstract and conclusion are in claims.yaml, claim by claim (the ones the issue
+    names, and at least one claim from each paper's abstract or conclusion)."""
+    by_id = {c["id"]: c for c in claims}
+    for paper in PAPERS:
+        assert any(c["paper"] == paper and ("Abstract" in c["source"] or "Conclusion" in c["source"] or c["source"] in ("Section VII", "Section 7"))
+                   for c in claims), paper  # fmt: skip
+    assert by_id["regola2010-abstract-kvm-io-suboptimal"]["testable"]
+    assert "cause" in by_id["walters2008-conclusion-latency-limits-mpi-scalability"]["reason"]
+    assert by_id["kudryavtsev2012-vm-run-times-more-scattered"]["check"]["kind"] == "spread"
+
+
+def test_claims_are_no_stronger_than_the_paper(claims):
+    by_id = {c["id"]: c for c in claims}
+    # "largely follows": the geometric mean, not every kernel and process count
+    assert by_id["walters2008-npb-mpi-openvz-follows-native"]["check"].get("aggregate") == "mean"
+    # an anomaly the paper puts down to "unaccounted factors" is not a claim about KVM
+    anomaly = by_id["kudryavtsev2012-kvm-numa-faster-than-native-cg-mg"]
+    assert anomaly["testable"] is False and "unaccounted factors" in anomaly["reason"]
+    # the NUMA gains were STREAM and RandomAccess, not HPL
+    assert "kudryavtsev2012-numa-kvm-overhead-1-5pct-hpl" not in by_id
+    assert {by_id[f"kudryavtsev2012-numa-kvm-overhead-1-5pct-{m}"]["check"]["metric"] for m in ("stream", "randomaccess")} == {
+        "single_stream_triad", "single_random_access"}
 
 
 def test_claims_that_name_xen_in_the_reason_are_untestable(claims):

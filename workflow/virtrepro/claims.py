@@ -32,6 +32,12 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   ``equivalent``        TOST: 1 - 2 alpha interval      [lo, hi] outside [-t, t]
                         inside (-t, t)
   ``order``             each platform ``better`` (t = 0) than the next
+  ``trend``             slope interval on the claimed   on the other side
+                        side of 0 (:func:`_trend_rows`)
+  ``spread``            Brown-Forsythe difference on    on the other side
+                        the claimed side of 0
+  ``saturation``        both bounds of the saturation   both outside, on one side
+                        size inside ``between``
   ====================  ==============================  ================================
 
 * **Verdict per claim** (one Holm family: the claim's comparisons, i.e. its variants, and for
@@ -67,7 +73,9 @@ import yaml
 
 from . import platform_names, regimes, stats
 
-KINDS = ("overhead_at_most", "overhead_at_least", "equivalent", "better", "order")
+KINDS = ("overhead_at_most", "overhead_at_least", "equivalent", "better", "order", "trend", "spread", "saturation")
+# the kinds about one platform's variants or its scatter, not a relative difference of means
+SHAPE_KINDS = {"trend": ("worsens", "improves"), "spread": ("larger", "smaller"), "saturation": None}
 # A verdict from a stand-in that is only an analogue of the paper's platform says so (platform_names),
 # and one whose records are a guest faster than native without a recorded cause is not a verdict.
 ANALOGUE_SUFFIX = " (analogue)"
@@ -161,9 +169,14 @@ def load_claims(path: str | Path) -> list[dict]:
             check = claim.get("check") or {}
             if check.get("kind") not in KINDS:
                 raise ValueError(f"{ident}: unknown check kind {check.get('kind')!r}")
-            needed = ["benchmark", "metric"] + (["platforms"] if check["kind"] == "order" else ["platform", "baseline"])
-            if check["kind"] != "order" and check["kind"] != "equivalent":
+            kind = check["kind"]
+            needed = ["benchmark", "metric"] + (["platforms"] if kind == "order" else ["platform"])
+            needed += {"trend": ["over", "direction"], "spread": ["baseline", "direction"],
+                       "saturation": ["over", "between", "gain"]}.get(kind, [] if kind == "order" else ["baseline"])  # fmt: skip
+            if kind not in ("order", "equivalent", *SHAPE_KINDS):
                 needed.append("threshold")
+            if SHAPE_KINDS.get(kind) and check.get("direction") not in SHAPE_KINDS[kind]:
+                raise ValueError(f"{ident}: {kind} direction is one of {', '.join(SHAPE_KINDS[kind])}")
             if check.get("metric") == "isolation_efficiency":
                 needed.append("victim_metric")
             missing = [k for k in needed if k not in check]
@@ -516,6 +529,161 @@ def _compare(table, check, plat_name, base_name, kind, threshold, level, seed):
     return rows, missing + [f"only on {plat_name}: {u}" for u in unpaired] + problems
 
 
+# ---------------------------------------------------------------------------
+# Trends, spreads and saturation points (the kinds about the shape of the data)
+# ---------------------------------------------------------------------------
+
+
+def _over_column(frame: pd.DataFrame, over: str) -> str:
+    return f"param_{over}" if f"param_{over}" in frame.columns else over
+
+
+def _cells(rows: pd.DataFrame, dims: list[str], over_col: str) -> dict:
+    """``{(variant key, parameter value as text): sample}``."""
+    keys = list(zip(*[_column_text(rows, d) for d in dims])) if dims else [()] * len(rows)
+    out: dict = {}
+    for key, step, value in zip(keys, _column_text(rows, over_col), rows["value"].to_numpy(float)):
+        out.setdefault((key, step), []).append(value)
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+def _variant_label(dims: list[str], key: tuple) -> str:
+    return ", ".join(f"{_dim_name(d)}={v}" for d, v in zip(dims, key) if v)
+
+
+def _shape_sides(table: pd.DataFrame, check: dict, names: list[str]):
+    """Each named platform's records, the variant dimensions without ``over`` and ``over``'s column."""
+    sides = [_records(table, check, name) for name in names]
+    over_col = _over_column(sides[0], check["over"]) if check.get("over") else None
+    dims = [d for d in _dimensions(sides, check.get("where") or {}, set()) if d != over_col]
+    return sides, dims, over_col
+
+
+def _two_sided(p: float) -> float:
+    return min(1.0, 2.0 * p) if p == p else p
+
+
+def _trend_rows(table: pd.DataFrame, check: dict, names: list[str], level: float) -> tuple[list[dict], list[str]]:
+    """``trend``: the slope of log(value) (with a baseline: of log(platform / baseline)) over the
+    steps of ``over`` in their order (:func:`stats.log_slope`), per variant or pooled across variants
+    (``aggregate: mean``); shown as the change per step in the worse direction (positive = worsens)."""
+    sides, dims, over_col = _shape_sides(table, check, names)
+    cells = [_cells(side, dims, over_col) for side in sides]
+    steps = set.intersection(*[{s for _, s in c} for c in cells])
+    steps = sorted(steps, key=_number)
+    if len(steps) < 2:
+        raise NotMeasured(f"fewer than two {check['over']} values run on {' and '.join(names)}")
+    index = {s: i for i, s in enumerate(steps)}
+    stepped = [{(k, index[s]): v for (k, s), v in c.items() if s in index} for c in cells]
+    variants = sorted({k for k, _ in stepped[0]})
+    groups = [variants] if check.get("aggregate") == "mean" else [[v] for v in variants]
+    sign = -1.0 if higher_is_better(check["metric"], sides[0]["unit"].iloc[0]) else 1.0
+    worsens = check["direction"] == "worsens"
+    rows = []
+    for group in groups:
+        pick = [{c: v for c, v in side.items() if c[0] in group} for side in stepped]
+        est = stats.log_slope(pick[0], pick[1] if len(pick) > 1 else None, level)
+        p_worse = est.p_value(0.0, "greater" if sign > 0 else "less")
+        p_better = est.p_value(0.0, "less" if sign > 0 else "greater")
+        ends = sorted(math.expm1(sign * b) for b in (est.low, est.high))
+        label = (f"geometric mean over {len(group)} variants" if len(groups) == 1 and len(group) > 1
+                 else _variant_label(dims, group[0]))  # fmt: skip
+        label = (label + ", " if label else "") + f"{check['over']} {steps[0]}..{steps[-1]} ({len(steps)} steps)"
+        rows.append({"label": label, "value": math.expm1(sign * est.estimate), "ci_low": ends[0], "ci_high": ends[1],
+                     "n_platform": sum(len(v) for v in pick[0].values()),
+                     "n_baseline": sum(len(v) for v in pick[1].values()) if len(pick) > 1 else 0,
+                     "ci_method": "ols-log", "ci_note": "" if est.tested else est.note,
+                     "p_hold": _two_sided(p_worse if worsens else p_better),
+                     "p_fail": _two_sided(p_better if worsens else p_worse)})  # fmt: skip
+    return rows, []
+
+
+def _spread_rows(table: pd.DataFrame, check: dict, names: list[str], level: float) -> tuple[list[dict], list[str]]:
+    """``spread``: the platform's relative scatter against the baseline's (Brown-Forsythe,
+    :func:`stats.spread_difference`), per paired variant or pooled (``aggregate: mean``)."""
+    sides, dims, _ = _shape_sides(table, check, names)
+    keyed = []
+    for side in sides:
+        keys = list(zip(*[_column_text(side, d) for d in dims])) if dims else [()] * len(side)
+        groups: dict = {}
+        for key, value in zip(keys, side["value"].to_numpy(float)):
+            groups.setdefault(key, []).append(value)
+        keyed.append(groups)
+    variants = sorted(set(keyed[0]) & set(keyed[1]))
+    if not variants:
+        raise NotMeasured(f"no {check['benchmark']} variant run on both {names[0]} and {names[1]}")
+    groups = [variants] if check.get("aggregate") == "mean" else [[v] for v in variants]
+    larger = check["direction"] == "larger"
+    rows = []
+    for group in groups:
+        est = stats.spread_difference([keyed[0][v] for v in group], [keyed[1][v] for v in group], level)
+        p_up, p_down = est.p_value(0.0, "greater"), est.p_value(0.0, "less")
+        label = f"pooled over {len(group)} variants" if len(group) > 1 else _variant_label(dims, group[0])
+        rows.append({"label": label, "value": est.estimate, "ci_low": est.low, "ci_high": est.high,
+                     "n_platform": sum(len(keyed[0][v]) for v in group), "n_baseline": sum(len(keyed[1][v]) for v in group),
+                     "ci_method": "brown-forsythe", "ci_note": "" if est.tested else est.note,
+                     "p_hold": _two_sided(p_up if larger else p_down), "p_fail": _two_sided(p_down if larger else p_up)})  # fmt: skip
+    return rows, []
+
+
+def saturation_bounds(samples: list, gain: float, level: float = 0.95) -> dict:
+    """Where a throughput stops growing, from samples at increasing sizes ``s_0 < ... < s_k``.
+
+    The saturation point is the first size from which every further step gains less than ``gain``
+    (``mean(s_i+1) / mean(s_i) - 1 < gain``). Each step's ratio has Fieller's interval
+    (:func:`stats.ratio_ci`); ``latest`` is the first index from which every step gains
+    significantly less than ``gain`` (each at alpha: an intersection-union test), ``earliest`` the index
+    after the last step that gains significantly more (Holm across the steps), ``estimate`` the point
+    estimate's index. ``latest`` is ``k`` (the largest size) when the last step is not shown flat.
+    """
+    alpha = 1.0 - level
+    cis = [stats.ratio_ci([(b, 1.0), (a, -1.0)], level) for a, b in zip(samples, samples[1:])]
+    grows = stats.holm([_two_sided(ci.p_value(1.0 + gain, "greater")) for ci in cis])
+    flat = [_two_sided(ci.p_value(1.0 + gain, "less")) for ci in cis]
+    k = len(samples) - 1
+    earliest = max([i + 1 for i, p in enumerate(grows) if p < alpha], default=0)
+    latest = next((j for j in range(k + 1) if all(p < alpha for p in flat[j:])), k)
+    estimate = next(j for j in range(k + 1) if all(ci.estimate - 1.0 < gain for ci in cis[j:]))
+    return {"earliest": earliest, "latest": latest, "estimate": estimate, "gains": [ci.estimate - 1.0 for ci in cis]}
+
+
+def _saturation_rows(table: pd.DataFrame, check: dict, names: list[str], level: float) -> tuple[list[dict], list[str]]:
+    """``saturation``: per variant, the bounds of the saturation point (:func:`saturation_bounds`)
+    against the claim's ``between: [low, high]`` sizes: holds when both bounds lie inside, does not
+    hold when they lie entirely outside, else inconclusive."""
+    (side,), dims, over_col = _shape_sides(table, check, names)
+    cells = _cells(side, dims, over_col)
+    low, high = (float(v) for v in check["between"])
+    rows = []
+    for key in sorted({k for k, _ in cells}):
+        steps = sorted((s for k, s in cells if k == key), key=_number)
+        if len(steps) < 2:
+            continue
+        sizes = [float(s) for s in steps]
+        got = saturation_bounds([cells[(key, s)] for s in steps], float(check["gain"]), level)
+        first = sizes[got["earliest"]]
+        # not shown flat up to the largest size: it may saturate beyond the sizes run
+        last = sizes[got["latest"]] if got["latest"] < len(sizes) - 1 else math.inf
+        verdict = "holds" if low <= first and last <= high else "does not hold" if last < low or first > high else "inconclusive"
+        gains = ", ".join(f"{a}->{b} {100 * g:+.0f}%" for a, b, g in zip(steps, steps[1:], got["gains"]))
+        label = (_variant_label(dims, key) + ", " if _variant_label(dims, key) else "") + f"{check['over']} {steps[0]}..{steps[-1]}"
+        rows.append({"label": label, "value": sizes[got["estimate"]], "ci_low": first, "ci_high": last,  # sizes
+                     "n_platform": sum(len(cells[(key, s)]) for s in steps), "n_baseline": 0, "ci_method": "fieller-steps",
+                     "ci_note": f"saturation size {_text(sizes[got['estimate']])} (bounds {_text(first)}..{_text(last)}) "
+                                f"against {_text(low)}..{_text(high)}; gains per step: {gains}",
+                     "verdict": verdict, "holm_p_fail": 0.0 if verdict == "does not hold" else 1.0})  # fmt: skip
+    if not rows:
+        raise NotMeasured(f"fewer than two {check['over']} values run on {names[0]}")
+    return rows, []
+
+
+def _shape_verdict(kind: str, rows: list[dict], alpha: float) -> str:
+    if kind != "saturation":
+        return _decide(rows, alpha)
+    verdicts = {r["verdict"] for r in rows}
+    return "does not hold" if "does not hold" in verdicts else "holds" if verdicts == {"holds"} else "inconclusive"
+
+
 def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin: float = 0.05,
                    seed: int = 0, guard: list[dict] | None = None) -> dict:  # fmt: skip
     """One claim's verdict row (see the module docstring). ``guard``: the faster-than-native entries
@@ -539,7 +707,11 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
         row["platforms"] = (" > ".join(names) + " (best first)") if kind == "order" else " vs ".join(names)
         relations = _stand_ins(names, papers, table)
         row["stand_in"] = ", ".join(dict.fromkeys(relations))
-        if kind == "order":
+        if kind in SHAPE_KINDS:
+            rows, notes = {"trend": _trend_rows, "spread": _spread_rows, "saturation": _saturation_rows}[kind](
+                table, check, names, level)
+            row["threshold"] = check.get("threshold")
+        elif kind == "order":
             rows, notes = [], []
             for better, worse in zip(names, names[1:]):
                 got, missing = _compare(table, check, better, worse, "better", 0.0, level, seed)
@@ -555,8 +727,11 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
     except NotMeasured as why:
         row.update(verdict="not measured", note=str(why))
         return row
-    verdict = _decide(rows, 1.0 - level)
-    shown = _shown(verdict, "better" if kind == "order" else kind, rows)
+    verdict = _shape_verdict(kind, rows, 1.0 - level)
+    shown_as = {"order": "better", "trend": "overhead_at_least" if check.get("direction") == "worsens" else "better",
+                "spread": "overhead_at_least" if check.get("direction") == "larger" else "better",
+                "saturation": "equivalent"}.get(kind, kind)  # fmt: skip
+    shown = _shown(verdict, shown_as, rows)
     where_missing = [n for n in notes if not n.startswith("only on")]
     if verdict == "holds" and where_missing:
         verdict = "inconclusive"
@@ -569,7 +744,7 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
         note.append("not run: " + ", ".join(where_missing))
     if shown["ci_note"]:
         note.append(shown["ci_note"])
-    verdict, why = _regime_gate(verdict, table, check, names if kind == "order" else [plat, base])
+    verdict, why = _regime_gate(verdict, table, check, names)
     if why:
         note.insert(0, why)
     flags = _flagged(_guard(table, level, load_causes()) if guard is None else guard, table, check, names)
@@ -654,7 +829,9 @@ def _regime_gate(verdict: str, table: pd.DataFrame, check: dict, platforms: list
 def _check_platforms(check: dict) -> list[str]:
     if not check:
         return []
-    return list(check["platforms"]) if check.get("kind") == "order" else [check["platform"], check["baseline"]]
+    if check.get("kind") == "order":
+        return list(check["platforms"])
+    return [check["platform"]] + ([check["baseline"]] if check.get("baseline") else [])
 
 
 def paper_platforms(claim: dict) -> list[str | None]:
