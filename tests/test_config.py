@@ -157,6 +157,8 @@ def test_repetitions_split_into_two_parts_measured_abba():
     halves = [list(VariantPlan("tb", "native", variant, 5, part, parts_for(5)).repetition_numbers()) for part in (1, 2)]
     assert halves == [[0, 1, 2], [3, 4]]
     assert parts_for(1) == 1 and list(VariantPlan("tb", "native", variant, 1).repetition_numbers()) == [0]
+    # a part needs two repetitions for the drift between parts to have an interval
+    assert [parts_for(n) for n in (2, 3, 4, 30)] == [1, 1, 2, 2]
     assert run_sequence(["a", "b", "c"]) == [("a", 1), ("b", 1), ("c", 1), ("c", 2), ("b", 2), ("a", 2)]
     plan = VariantPlan("tb", "native", variant, 5, 2, 2)
     assert plan.marker_path("d").name == f"{variant.key}.reps-5.part-2of2.json"

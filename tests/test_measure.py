@@ -157,26 +157,26 @@ def test_a_variant_job_measures_only_missing_repetitions_and_marks_them_complete
 
 
 def test_two_parts_run_in_the_order_abba_and_keep_each_others_markers_current(config, tmp_path):
-    """Two repetitions make two parts (one job each); the sidecar says where each stood in the
-    order A B B A of (platform, part); the second part's logs leave the first part's marker
+    """Four repetitions make two parts of two (one job each); the sidecar says where each stood in
+    the order A B B A of (platform, part); the second part's logs leave the first part's marker
     newer than the variant's directory (else a second workflow run would re-run its job)."""
     from virtrepro.config import plan_variants
     from virtrepro.measure import measure_variant
 
-    config = {**config, "repetitions": 2, "platforms": ["native", "lxc"]}
+    config = {**config, "repetitions": 4, "platforms": ["native", "lxc"]}
     parts = [v for v in plan_variants(config, ["native"]) if v.benchmark == "sysbench_cpu"]
-    assert [(v.part, v.parts, list(v.repetition_numbers())) for v in parts] == [(1, 2, [0]), (2, 2, [1])]
+    assert [(v.part, v.parts, list(v.repetition_numbers())) for v in parts] == [(1, 2, [0, 1]), (2, 2, [2, 3])]
     data = tmp_path / "data"
     first = measure_variant(parts[0], config, data)
     time.sleep(0.05)
     second = measure_variant(parts[1], config, data)
-    assert first.name.endswith(".reps-2.part-1of2.json") and second.name.endswith(".reps-2.part-2of2.json")
+    assert first.name.endswith(".reps-4.part-1of2.json") and second.name.endswith(".reps-4.part-2of2.json")
     directory = parts[0].directory(data).stat().st_mtime_ns
     assert first.stat().st_mtime_ns >= directory and second.stat().st_mtime_ns >= directory
-    orders = [json.loads((parts[0].directory(data) / f"rep-{k}.json").read_text())["order"] for k in (0, 1)]
+    orders = [json.loads((parts[0].directory(data) / f"rep-{k}.json").read_text())["order"] for k in range(4)]
     sequence = ["native:1", "lxc:1", "lxc:2", "native:2"]
-    assert orders == [{"part": 1, "parts": 2, "sequence": sequence, "slot": 0},
-                      {"part": 2, "parts": 2, "sequence": sequence, "slot": 3}]
+    assert orders == 2 * [{"part": 1, "parts": 2, "sequence": sequence, "slot": 0}] + \
+        2 * [{"part": 2, "parts": 2, "sequence": sequence, "slot": 3}]
 
 
 def test_the_sidecar_records_what_the_orchestrator_and_harness_used_during_the_run(config, tmp_path):

@@ -184,8 +184,8 @@ class VariantPlan:
     """One part of the repetitions of one benchmark variant on one platform: what one measurement
     job does.
 
-    A variant's N repetitions are measured in ``parts`` parts (two when N >= 2: the first
-    ceil(N/2) repetitions, then the rest), and the jobs run the parts of all platforms in the
+    A variant's N repetitions are measured in ``parts`` parts (two when N >= 4, :func:`parts_for`:
+    the first ceil(N/2) repetitions, then the rest), and the jobs run the parts of all platforms in the
     order A B C D D C B A (:func:`run_sequence`): every platform's first part, in the configured
     order, then every platform's second part in reverse. A drift of the host over the run (a
     shared machine, thermal or frequency changes, a growing page cache) then falls on every
@@ -223,9 +223,17 @@ class VariantPlan:
             f"{self.variant.key}.reps-{self.repetitions}.part-{self.part}of{self.parts}.json")
 
 
+MIN_REPETITIONS_PER_PART = 2
+
+
 def parts_for(repetitions: int) -> int:
-    """Two parts (A B C D D C B A) when there are two or more repetitions, else one."""
-    return 2 if repetitions >= 2 else 1
+    """Two parts (A B C D D C B A) when each part gets at least two repetitions (N >= 4), else one.
+
+    The second part is there to show a drift of the host as a difference between a platform's
+    two parts (:func:`virtrepro.stats.drift_between_parts`), and that difference has an interval
+    only with two or more repetitions a side; with fewer a second part would add a job (and, for a
+    guest, a boot) per variant and show nothing. The quick scale's 2-3 repetitions are one part."""
+    return 2 if repetitions >= 2 * MIN_REPETITIONS_PER_PART else 1
 
 
 def run_sequence(platforms: list[str]) -> list[tuple[str, int]]:

@@ -180,7 +180,7 @@ class Rabbitmq(Benchmark):
     name = "rabbitmq"
     tool = "rabbitmq"
     packages = ("rabbitmq-server", "python3-pika")
-    programs = ("/usr/lib/rabbitmq/bin/rabbitmq-server", "/usr/lib/rabbitmq/bin/rabbitmqctl", "epmd", "setsid", "ss",
+    programs = ("/usr/lib/rabbitmq/bin/rabbitmq-server", "epmd", "setsid", "ss",
                 "/usr/bin/python3", "/usr/lib/python3/dist-packages/pika/__init__.py")
     check_command = "test -x /usr/lib/rabbitmq/bin/rabbitmq-server && /usr/bin/python3 -c 'import pika'"
     version_command = ("echo rabbitmq-server $(dpkg-query -W -f='${Version}' rabbitmq-server) "
@@ -213,17 +213,20 @@ class Rabbitmq(Benchmark):
             f"{self.peer_stop(variant)}; {self._environment()}; mkdir -p -m 700 {d}/home && "
             # guest/guest from other hosts: only the instances' private network reaches this broker
             f"printf 'loopback_users = none\\nlisteners.tcp.default = {self.PORT}\\n' > {d}/rabbitmq.conf && "
+            # ready when the AMQP listener is up (RabbitMQ opens it last, once booted); not with
+            # `rabbitmqctl wait`, which boots an Erlang VM of its own: seconds natively, a minute in TCG
             f"{{ setsid /usr/lib/rabbitmq/bin/rabbitmq-server > {d}/server.log 2>&1 < /dev/null & }} && "
-            f"{{ /usr/lib/rabbitmq/bin/rabbitmqctl wait --timeout {self.peer_start_timeout - 60} {d}/rabbitmq.pid "
-            f"> {d}/wait.log 2>&1 || {{ tail -n 30 {d}/wait.log {d}/server.log; exit 1; }}; }} && "
-            + _wait_listening(self.PORT)
+            f"server=$! && echo $server > {d}/server.pgid && "
+            + _wait_listening(self.PORT, self.peer_start_timeout - 60, "$server", f"{d}/server.log")
         )
 
     def peer_stop(self, variant: Variant) -> str:
+        # SIGTERM to the server's process group (setsid made it): the Erlang VM shuts RabbitMQ down
+        # cleanly, without `rabbitmqctl stop` (another VM boot); what is left after 60 s is killed
         d = peer_dir("rabbitmq")
-        return (f"if [ -f {d}/rabbitmq.pid ]; then {self._environment()}; pid=$(cat {d}/rabbitmq.pid); "
-                f"timeout 120 /usr/lib/rabbitmq/bin/rabbitmqctl stop {d}/rabbitmq.pid > /dev/null 2>&1 || "
-                f"kill -9 $pid 2>/dev/null; epmd -kill > /dev/null 2>&1; fi; rm -rf {d}; true")
+        return (f"if [ -f {d}/server.pgid ]; then g=$(cat {d}/server.pgid); kill -TERM -- -$g 2>/dev/null; "
+                f"i=0; while kill -0 -- -$g 2>/dev/null && [ $i -lt 600 ]; do i=$((i+1)); sleep 0.1; done; "
+                f"kill -9 -- -$g 2>/dev/null; epmd -kill > /dev/null 2>&1; fi; rm -rf {d}; true")
 
     def uploads(self, variant: Variant, config: dict | None = None) -> list[tuple[str, str]]:
         return [(str(self.LOAD_SCRIPT), f"{SCRATCH}/amqp_load.py")]

@@ -31,11 +31,15 @@ def _stop_server(pid_file: str) -> str:
     return f"[ -f {pid_file} ] && kill $(cat {pid_file}) 2>/dev/null; rm -f {pid_file}; true"
 
 
-def _wait_listening(port: int) -> str:
-    """Shell: wait up to 5 s until something listens on TCP ``port``."""
+def _wait_listening(port: int, seconds: int = 5, pid: str | None = None, log: str | None = None) -> str:
+    """Shell: wait up to ``seconds`` until something listens on TCP ``port``. With ``pid`` (a
+    shell expression for the server's process id) the wait ends early, with the last lines of
+    ``log``, when that process is gone: a server that dies while starting is not waited for."""
+    gone = (f"if ! kill -0 {pid} 2>/dev/null; then echo 'server exited before listening on port {port}'; "
+            f"{f'tail -n 30 {log}; ' if log else ''}exit 1; fi; ") if pid else ""
     return (
-        f"i=0; while ! ss -Hltn 'sport = :{port}' | grep -q .; do "
-        f"i=$((i+1)); [ $i -gt 50 ] && echo 'server is not listening on port {port}' && exit 1; sleep 0.1; done"
+        f"i=0; while ! ss -Hltn 'sport = :{port}' | grep -q .; do {gone}"
+        f"i=$((i+1)); [ $i -gt {seconds * 10} ] && echo 'server is not listening on port {port}' && exit 1; sleep 0.1; done"
     )
 
 

@@ -28,6 +28,7 @@ from ..parsers import ParseError, parse_fio, parse_iperf3, parse_sysbench
 from .base import SCRATCH, Benchmark, Variant, peer, size_to_kb
 from .cpu_memory import Sysbench, sysbench_cpu_expected, sysbench_memory_command, sysbench_memory_expected
 from .disk import _DIRECT_LINE, _direct_probe
+from .network import _wait_listening
 
 VM_PLATFORMS = ("qemu-kvm", "qemu-tcg")
 
@@ -152,11 +153,6 @@ def _alive(name: str, what: str) -> str:
     pid_file = f"{PID_DIR}/{MARK}-{name}.pid"
     return (f"sleep 0.5; kill -0 $(cat {pid_file}) 2>/dev/null || "
             f"{{ echo '{what} did not start (or died at once)'; exit 1; }}")
-
-
-def _wait_listening(port: int) -> str:
-    return (f"i=0; while ! ss -Hltn 'sport = :{port}' | grep -q .; do i=$((i+1)); "
-            f"[ $i -gt 50 ] && echo 'iperf3 server is not listening on port {port}' && exit 1; sleep 0.1; done")
 
 
 class Isolation(Benchmark):
