@@ -1,0 +1,106 @@
+"""Repetitions chosen by the data (virtrepro.adaptive): the stopping rule on synthetic series whose
+t-intervals are computed here by hand, and how the plan names and splits an adaptive variant."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import yaml
+
+from conftest import REPO
+from virtrepro.adaptive import CAP_REACHED, CONTINUE, WIDTH_REACHED, RepetitionRule, decide, relative_half_width, series
+from virtrepro.config import ConfigError, plan_variants, validate_config
+
+# Student t quantiles t(0.975, df) from a printed table
+T975 = {2: 4.302653, 4: 2.776445, 5: 2.570582}
+
+
+def logs_of(values, metric="m"):
+    return [[{"metric": metric, "value": v}] for v in values]
+
+
+def test_relative_half_width_is_the_t_interval_of_the_mean_over_the_mean():
+    # [10, 11, 12]: mean 11, s = 1, half-width t(0.975, 2) * 1 / sqrt(3)
+    assert relative_half_width([10, 11, 12]) == pytest.approx(T975[2] / math.sqrt(3) / 11, rel=1e-6)
+    # [100, 101, 99, 100, 100]: s^2 = 2 / 4
+    assert relative_half_width([100, 101, 99, 100, 100]) == pytest.approx(T975[4] * math.sqrt(0.5 / 5) / 100, rel=1e-6)
+    # a negative mean: relative to its magnitude
+    assert relative_half_width([-10, -11, -12]) == pytest.approx(T975[2] / math.sqrt(3) / 11, rel=1e-6)
+    assert relative_half_width([7.0, 7.0, 7.0]) == 0.0  # constant at the printed resolution
+    assert math.isnan(relative_half_width([7.0]))
+    assert relative_half_width([-1.0, 1.0]) == math.inf  # a mean of 0 has no relative width
+
+
+RULE = RepetitionRule(min=5, max=30, rel_half_width=0.02)
+
+
+def test_below_the_minimum_it_continues_even_when_the_width_is_reached():
+    decision = decide(RULE, logs_of([100, 100.1, 99.9]))
+    assert (decision.n, decision.reason, decision.stop) == (3, CONTINUE, False)
+    assert decision.rel_half_width == pytest.approx(T975[2] * 0.1 / math.sqrt(3) / 100, rel=1e-6)
+
+
+def test_at_the_minimum_a_narrow_interval_stops_with_width_reached():
+    decision = decide(RULE, logs_of([100, 101, 99, 100, 100]))
+    assert (decision.n, decision.reason, decision.stop) == (5, WIDTH_REACHED, True)
+    assert decision.rel_half_width == pytest.approx(0.00877992, rel=1e-5)
+
+
+def test_a_wide_interval_continues_until_the_cap():
+    wide = [100, 120, 80, 110, 90, 105]  # mean 100.833, s = 14.2887: half-width 14.99 % at n = 6
+    decision = decide(RULE, logs_of(wide))
+    assert decision.reason == CONTINUE
+    s = math.sqrt(sum((v - sum(wide) / 6) ** 2 for v in wide) / 5)
+    assert decision.rel_half_width == pytest.approx(T975[5] * s / math.sqrt(6) / (sum(wide) / 6), rel=1e-6)
+    capped = decide(RULE, logs_of((wide * 5)[:30]))
+    assert (capped.n, capped.reason) == (30, CAP_REACHED)
+    assert capped.rel_half_width > 0.02
+    # the width reached at the cap says so rather than "cap reached"
+    assert decide(RULE, logs_of([100.0] * 29 + [100.5])).reason == WIDTH_REACHED
+
+
+def test_every_deciding_series_must_reach_the_width_and_the_rule_names_which_metrics_decide():
+    tight, wide = [100, 101, 99, 100, 100], [100, 120, 80, 110, 90]
+    logs = [[{"metric": "a", "value": x}, {"metric": "b", "value": y}] for x, y in zip(tight, wide)]
+    decision = decide(RULE, logs)
+    assert decision.reason == CONTINUE and set(decision.widths) == {"a", "b"}
+    assert decision.widths["a"] == pytest.approx(0.00877992, rel=1e-5)
+    only_a = RepetitionRule(5, 30, 0.02, metrics=("a",))
+    assert decide(only_a, logs).reason == WIDTH_REACHED
+    with pytest.raises(ValueError, match="metric c is in none of the 5 logs"):
+        decide(RepetitionRule(5, 30, 0.02, metrics=("a", "c")), logs)
+
+
+def test_several_records_of_one_metric_in_a_log_are_series_by_their_position():
+    # an IOZone log holds one `write` record per file size: each size is a series of its own
+    logs = [[{"metric": "write", "value": 10 + k}, {"metric": "write", "value": 1000.0}] for k in range(3)]
+    found = series(logs)
+    assert found == {"write#0": [10.0, 11.0, 12.0], "write#1": [1000.0] * 3}
+    decision = decide(RepetitionRule(3, 30, 0.02), logs)
+    assert decision.widths["write#1"] == 0.0
+    assert decision.rel_half_width == pytest.approx(T975[2] / math.sqrt(3) / 11, rel=1e-6)
+
+
+def test_the_rule_is_named_in_the_marker_and_the_last_part_continues():
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["platforms"] = ["native"]
+    config["benchmarks"] = ["sysbench_cpu"]
+    config["scales"]["quick"]["sysbench_cpu"]["repetitions"] = {"min": 5, "max": 30, "rel_half_width": 0.02}
+    validate_config(config)
+    parts = [v for v in plan_variants(config) if v.variant.key.startswith("threads-1_")]
+    assert [(v.part, v.parts, list(v.repetition_numbers()), v.continues) for v in parts] == [
+        (1, 2, [0, 1, 2], False), (2, 2, [3, 4], True)]
+    assert list(parts[1].possible_numbers()) == list(range(3, 30))
+    assert parts[1].marker_path("d").name == f"{parts[1].variant.key}.reps-5to30-w0.02-c0.95.part-2of2.json"
+    # a top-level count overrides the rule
+    fixed = [v for v in plan_variants({**config, "repetitions": 2}) if v.variant.key == parts[0].variant.key]
+    assert [(v.rule, v.repetitions, v.marker_path("d").name.split(".reps-")[1]) for v in fixed] == [
+        (None, 2, "2.part-1of2.json"), (None, 2, "2.part-2of2.json")]
+
+
+def test_a_rule_whose_minimum_exceeds_its_cap_is_refused_naming_the_key():
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["scales"]["quick"]["mbw"]["repetitions"] = {"min": 10, "max": 5, "rel_half_width": 0.02}
+    with pytest.raises(ConfigError, match=r"scales\.quick\.mbw\.repetitions': repetitions: min 10 .* max 5"):
+        validate_config(config)
