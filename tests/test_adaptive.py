@@ -104,3 +104,26 @@ def test_a_rule_whose_minimum_exceeds_its_cap_is_refused_naming_the_key():
     config["scales"]["quick"]["mbw"]["repetitions"] = {"min": 10, "max": 5, "rel_half_width": 0.02}
     with pytest.raises(ConfigError, match=r"scales\.quick\.mbw\.repetitions': repetitions: min 10 .* max 5"):
         validate_config(config)
+
+
+def test_the_table_says_per_variant_which_rule_how_many_repetitions_why_it_stopped_and_the_width(tmp_path):
+    import json
+
+    from conftest import DATA
+    from test_rawlog_and_results import SYSBENCH_2_DIR, SYSBENCH_DIR, place
+    from virtrepro import rawlog, results
+
+    rule = {"min": 2, "max": 5, "rel_half_width": 0.02, "confidence": 0.95, "metrics": ["events_per_second"]}
+    for rep in (0, 1):
+        sidecar = rawlog.sidecar_path(place(tmp_path, SYSBENCH_DIR, rep, DATA / "sysbench" / "cpu-1thread-10s.log"))
+        sidecar.write_text(json.dumps({**json.loads(sidecar.read_text()), "repetition_rule": rule}))
+    place(tmp_path, SYSBENCH_2_DIR, 0, DATA / "sysbench" / "cpu-histogram-p99-interval.log")  # no rule: a fixed count
+    frame = results.build_table(tmp_path, "tb")
+    columns = ["repetition_rule", "n_repetitions", "stop_reason"]
+    adaptive_rows = frame[frame["parameters"] == SYSBENCH_DIR.rsplit("/", 1)[1]]
+    # both logs are the same capture: events per second constant, half-width 0
+    assert adaptive_rows[columns].drop_duplicates().values.tolist() == [["2to5-w0.02-c0.95", 2, WIDTH_REACHED]]
+    assert set(adaptive_rows["rel_half_width"]) == {0.0}
+    fixed_rows = frame[frame["parameters"] == SYSBENCH_2_DIR.rsplit("/", 1)[1]]
+    assert fixed_rows[columns].drop_duplicates().values.tolist() == [["fixed", 1, "fixed count"]]
+    assert fixed_rows["rel_half_width"].isna().all()
