@@ -127,3 +127,25 @@ def test_the_table_says_per_variant_which_rule_how_many_repetitions_why_it_stopp
     fixed_rows = frame[frame["parameters"] == SYSBENCH_2_DIR.rsplit("/", 1)[1]]
     assert fixed_rows[columns].drop_duplicates().values.tolist() == [["fixed", 1, "fixed count"]]
     assert fixed_rows["rel_half_width"].isna().all()
+
+
+def test_a_claim_with_fewer_than_five_repetitions_a_side_is_inconclusive_too_few_repetitions():
+    import pandas as pd
+
+    from virtrepro import claims
+
+    def records(platform, values):
+        return [{"testbed": "t", "platform": platform, "benchmark": "bench", "parameters": "default", "repetition": i,
+                 "metric": "throughput", "unit": "MB/s", "value": float(v), "source_log": f"{platform}/rep-{i}.log"}
+                for i, v in enumerate(values)]
+
+    claim = {"id": "x", "paper": "x", "source": "s", "published": "p", "testable": True,
+             "check": {"kind": "overhead_at_most", "benchmark": "bench", "metric": "throughput", "platform": "lxc",
+                       "baseline": "native", "threshold": 0.1}}
+    base, plat = [99.0, 100.0, 101.0, 100.5, 99.5], [94.0, 95.0, 96.0, 95.5, 94.5]  # 5 % overhead, far below 10 %
+    enough = claims.evaluate_claim(claim, pd.DataFrame(records("native", base) + records("lxc", plat)))
+    assert claims.MIN_REPETITIONS == 5 and enough["verdict"] == "holds"
+    few = claims.evaluate_claim(claim, pd.DataFrame(records("native", base) + records("lxc", plat[:4])))
+    assert few["verdict"] == claims.TOO_FEW == "inconclusive (too few repetitions)"
+    assert few["note"].startswith("4 repetitions on a side, fewer than 5")
+    assert claims.base_verdict(few["verdict"]) == "inconclusive" and few["verdict"] in claims.VERDICTS
