@@ -92,6 +92,50 @@ def provenance() -> dict:
     }
 
 
+CODE_DIRS = ("workflow", "config", "scripts")  # what measures: a reference testbed needs them committed
+
+
+def require_clean_tree(config: dict, testbed: str, repo: Path = Path(__file__).resolve().parents[2]) -> None:
+    """Refuse to measure a testbed whose configuration says ``require_clean_tree`` (reference
+    data) while tracked files of the code (CODE_DIRS) differ from the commit: the sidecars name
+    the commit, which must be the code that measured."""
+    if not config["testbeds"][testbed].get("require_clean_tree"):
+        return
+    try:
+        changed = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no", "--",
+                                  *CODE_DIRS], capture_output=True, text=True, timeout=10, check=True).stdout.split("\n")
+    except (OSError, subprocess.SubprocessError) as error:
+        raise MeasurementError(f"testbed {testbed} requires a committed tree, and git cannot tell ({error})") from None
+    changed = [line[3:] for line in changed if line.strip()]
+    if changed:
+        raise MeasurementError(f"testbed {testbed} holds reference data (require_clean_tree): commit or stash "
+                               f"{len(changed)} modified files first ({', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''})")
+
+
+def image_record(platform: str) -> dict | None:
+    """The guest image a guest platform ran (its record, image.json, lists the packages installed
+    in it with their versions): the record's recipe and sha256. None for native."""
+    if platform == "native":
+        return None
+    from .guests import image_dir
+
+    record = image_dir() / "image.json"
+    if not record.exists():  # a remote testbed's hosts build the same recipe
+        return {"recipe": record.parent.name, "record_sha256": None}
+    return {"recipe": record.parent.name, "record_sha256": _sha256(str(record))}
+
+
+def package_versions(connection, packages) -> dict:
+    """The installed versions of Debian ``packages`` where ``connection`` leads (dpkg-query -W)."""
+    if not packages:
+        return {}
+    names = " ".join(shlex.quote(p) for p in packages)
+    result = connection.run(f"dpkg-query -W -f '${{Package}}=${{Version}}\\n' {names}", hide=True, warn=True,
+                            in_stream=False)
+    versions = dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
+    return {package: versions.get(package) for package in packages}
+
+
 def utc_now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -241,6 +285,7 @@ def measure(
         "repetition_rule": rule.as_dict() if (rule := repetition_rule(config, run.benchmark)) else None,
         "command": command,
         "scratch": scratch if SCRATCH in benchmark.command(run.variant) else None,
+        "image": image_record(run.platform),
         **({"uploads": [{"local": _portable_path(local), "remote": remote, "sha256": _sha256(local)}
                         for local, remote in uploads]}
            if uploads else {}),
@@ -315,6 +360,7 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
         peers = [stack.enter_context(connect(endpoint)) for endpoint in endpoints[1:]]
         sidecar["host"] = host_facts(connection)
         sidecar["tool_version"] = ensure_tools(connection, benchmark, endpoints[0])
+        sidecar["benchmark_packages"] = package_versions(connection, benchmark.packages)
         if peers:
             sidecar["peers"] = [
                 {"endpoint": endpoint.describe(), "address": platform.private_address(i + 1),
@@ -712,6 +758,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {'/'.join(wanted)} has the marker {matches[0].marker_path(args.data_dir)}, "
               f"not the expected {args.expect_marker}", file=sys.stderr)
         return 2
+    require_clean_tree(config, args.testbed)
     owner = os.environ.get("VIRTREPRO_TESTBED_OWNER")
     for variant in matches:
         reps = [rep for rep in args.rep if rep in variant.possible_numbers()] if args.rep else None
