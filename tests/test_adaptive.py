@@ -150,3 +150,85 @@ def test_a_claim_with_fewer_than_five_repetitions_a_side_is_inconclusive_too_few
     assert few["verdict"] == claims.TOO_FEW == "inconclusive (too few repetitions)"
     assert few["note"].startswith("4 repetitions on a side, fewer than 5")
     assert claims.base_verdict(few["verdict"]) == "inconclusive" and few["verdict"] in claims.VERDICTS
+
+
+def test_the_estimate_counts_missing_repetitions_times_earlier_durations_and_says_where_it_has_none(tmp_path):
+    import json
+
+    from virtrepro import plan
+
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config.update(platforms=["native", "lxc"], benchmarks=["sysbench_cpu"], testbed="tb")
+    config["testbeds"]["tb"] = {"kind": "local"}
+    config["scales"]["quick"]["sysbench_cpu"].update(threads=[1], repetitions={"min": 4, "max": 10, "rel_half_width": 0.02})
+    validate_config(config)
+    variant = next(v for v in plan_variants(config) if v.platform == "native")
+    directory = variant.directory(tmp_path)
+    directory.mkdir(parents=True)
+    # two earlier complete runs of this very variant on native (12 s and 14 s), one failed run (not counted)
+    for name, seconds, status in (("rep-0", 12.0, "complete"), ("rep-1", 14.0, "complete"), ("rep-2.failed-x", 99.0, "failed")):
+        (directory / f"{name}.log").write_text("")
+        (directory / f"{name}.json").write_text(json.dumps({"status": status, "duration_s": seconds}))
+    result = plan.estimate(config, tmp_path)
+    native = result["rows"][("native", "sysbench_cpu")]
+    # part 1 (reps 0, 1) done; part 2: reps 2, 3, then up to 10 in all: 2 to 8 more at 13 s each
+    assert (native["jobs"], native["reps_low"], native["reps_high"]) == (1, 2, 8)
+    assert (native["low_s"], native["high_s"]) == (2 * 13.0, 8 * 13.0) and native["basis"] == {"same variant"}
+    lxc = result["rows"][("lxc", "sysbench_cpu")]
+    assert (lxc["jobs"], lxc["reps_low"], lxc["reps_high"], lxc["basis"]) == (2, 4, 10, {"nothing to go by"})
+    assert len(result["unknown"]) == 2 and result["unknown"][0].startswith("lxc/sysbench_cpu/")
+    text = plan.report(result)
+    assert "estimated measurement time: 26 s to 2 min" in text and "2 jobs have no earlier run to go by" in text
+
+
+@pytest.mark.integration
+def test_an_adaptive_variant_is_measured_until_its_rule_stops_and_resumes_from_its_logs(tmp_path, monkeypatch):
+    """Real sysbench runs on the native platform of a local testbed: part 1 measures ceil(min/2),
+    part 2 the rest and continues; a stricter rule later continues from the logs there, never
+    measuring a complete one again."""
+    import json
+
+    from conftest import require_tools
+    from virtrepro.measure import measure_variant
+    from virtrepro.testbed import LocalTestbed
+
+    require_tools("/usr/sbin/sshd", "sysbench")
+    monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config.update(testbed="pytest-adaptive", platforms=["native"], benchmarks=["sysbench_cpu"])
+    config["testbeds"]["pytest-adaptive"] = {"kind": "local"}
+    loose = {"min": 3, "max": 4, "rel_half_width": 0.5, "metrics": ["events_per_second"]}
+    config["scales"]["quick"]["sysbench_cpu"].update(threads=[1], cpu_max_prime=2000, seconds=1, repetitions=loose)
+    validate_config(config)
+    data = tmp_path / "data"
+    try:
+        first, second = plan_variants(config)
+        assert measure_variant(first, config, data).name.endswith(".reps-3to4-w0.5-c0.95.part-1of2.json")
+        marker = measure_variant(second, config, data)
+        content = json.loads(marker.read_text())
+        # sysbench cpu varies by far less than +-50 % over 3 runs: the width is reached at the minimum
+        assert content["repetition_rule"]["stop_reason"] == WIDTH_REACHED and content["repetition_rule"]["n"] == 3
+        assert sorted(content["logs_sha256"]) == ["rep-2.log"]
+        sidecar = json.loads((first.directory(data) / "rep-2.json").read_text())
+        assert sidecar["repetition_rule"] == {**loose, "confidence": 0.95}
+        assert sidecar["image"] is None and set(sidecar["benchmark_packages"]) == {"sysbench"}
+        assert sidecar["benchmark_packages"]["sysbench"]  # the installed version
+        stamps = {log: log.stat().st_mtime_ns for log in first.directory(data).glob("rep-*.log")}
+        # a rule that is never satisfied continues from the three logs to the cap
+        config["scales"]["quick"]["sysbench_cpu"]["repetitions"] = {**loose, "rel_half_width": 1e-9}
+        strict = plan_variants(config)[1]
+        marker = measure_variant(strict, config, data)
+        content = json.loads(marker.read_text())
+        assert marker.name.endswith(".reps-3to4-w1e-09-c0.95.part-2of2.json")
+        assert (content["repetition_rule"]["stop_reason"], content["repetition_rule"]["n"]) == (CAP_REACHED, 4)
+        assert sorted(content["logs_sha256"]) == ["rep-2.log", "rep-3.log"]
+        assert {log: log.stat().st_mtime_ns for log in stamps} == stamps  # no complete log measured again
+        # the other rule's markers are gone (part 1's job runs again, measures nothing, writes its own)
+        assert not second.marker_path(data).exists() and not first.marker_path(data).exists()
+        # the table says the same
+        from virtrepro import results
+
+        frame = results.build_table(data, "pytest-adaptive")
+        assert frame[["n_repetitions", "stop_reason"]].drop_duplicates().values.tolist() == [[4, CAP_REACHED]]
+    finally:
+        LocalTestbed("pytest-adaptive", tmp_path / "state").down()
