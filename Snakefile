@@ -41,14 +41,6 @@ include: "workflow/rules/tables.smk"
 include: "workflow/rules/notebooks.smk"
 
 
-# A dry run (-n) says what the planned measurements will cost, from earlier runs' sidecars
-# (virtrepro.plan; `python -m virtrepro.plan --estimate` prints the same).
-if workflow.dryrun:
-    from virtrepro.plan import estimate, probed_platforms, report
-
-    print(report(estimate(config, DATA, probed_platforms(config, DATA))), file=sys.stderr)
-
-
 rule all:
     default_target: True
     input:

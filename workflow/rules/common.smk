@@ -77,7 +77,22 @@ def planned_variants(npb=None):
 
 
 def markers(wildcards=None):
+    print_estimate()
     return [str(v.marker_path(DATA)) for v in planned_variants(npb=False)]
+
+
+_ESTIMATE_PRINTED = []
+
+
+def print_estimate():
+    """A dry run (-n) says once what the planned measurements will cost, from earlier runs' sidecars
+    (virtrepro.plan; `python -m virtrepro.plan --estimate` prints the same). Known only once the
+    DAG is built: at parse time Snakemake does not yet say whether it is a dry run."""
+    if workflow.dryrun and not _ESTIMATE_PRINTED:
+        from virtrepro.plan import estimate, probed_platforms, report
+
+        _ESTIMATE_PRINTED.append(True)
+        print(report(estimate(config, DATA, probed_platforms(config, DATA))), file=sys.stderr)
 
 
 def npb_markers(wildcards=None):
