@@ -36,7 +36,8 @@ if "measurement_slots" not in workflow.global_resources:
     workflow.register_resource("measurement_slots", 1)
 
 # One measurement job per benchmark variant and platform; its output is the variant's marker,
-# written beside the variant's directory of raw logs (rep-<k>.log) once all N are complete.
+# written beside the variant's directory of raw logs (rep-<k>.log) once all N are complete
+# (reps: the count N, or a repetition rule's label, 5to30-w0.02-c0.95: virtrepro.adaptive).
 VARIANT_DIR = DATA + "/raw/{testbed}/{platform}/{benchmark}/{variant}"
 MARKER_PATTERN = VARIANT_DIR + ".reps-{reps}.part-{part}of{parts}.json"
 QEMU_PROBE = DATA + "/raw/{testbed}/probes/qemu-accel.json"
@@ -47,7 +48,7 @@ wildcard_constraints:
     platform=r"[a-z0-9-]+",
     benchmark=r"[a-z0-9_]+",
     variant=r"[^/]+",
-    reps=r"\d+",
+    reps=r"\d+|\d+to\d+-w[0-9.e-]+-c[0-9.]+",  # a count, or a repetition rule (VariantPlan.reps_label)
     part=r"\d+",
     parts=r"\d+",
     paper=r"[a-z]+[0-9]{4}",
@@ -84,7 +85,22 @@ def planned_variants(npb=None):
 
 
 def markers(wildcards=None):
+    print_estimate()
     return [str(v.marker_path(DATA)) for v in planned_variants(npb=False)]
+
+
+_ESTIMATE_PRINTED = []
+
+
+def print_estimate():
+    """A dry run (-n) says once what the planned measurements will cost, from earlier runs' sidecars
+    (virtrepro.plan; `python -m virtrepro.plan --estimate` prints the same). Known only once the
+    DAG is built: at parse time Snakemake does not yet say whether it is a dry run."""
+    if workflow.dryrun and not _ESTIMATE_PRINTED:
+        from virtrepro.plan import estimate, probed_platforms, report
+
+        _ESTIMATE_PRINTED.append(True)
+        print(report(estimate(config, DATA, probed_platforms(config, DATA))), file=sys.stderr)
 
 
 def npb_markers(wildcards=None):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from .adaptive import RepetitionRule
 from .benchmarks import BENCHMARKS, Variant
 from .errors import VirtreproError
 
@@ -52,6 +53,10 @@ def check_semantics(config: dict) -> None:
     scale = config["scales"][scale_name]
     platforms = resolve_platforms(config["platforms"], "qemu-kvm")  # qemu's variants are the same either way
     for name in config["benchmarks"]:
+        try:
+            RepetitionRule.from_config(scale[name]["repetitions"])
+        except ValueError as error:
+            raise ConfigError(f"config key 'scales.{scale_name}.{name}.repetitions': {error}") from None
         for platform in platforms:
             try:
                 BENCHMARKS[name].variants(scale[name], platform)
@@ -193,6 +198,11 @@ class VariantPlan:
 
     Its marker, ``<variant>.reps-<N>.part-<p>of<P>.json`` beside the variant's directory, is
     written when the part's repetitions have complete raw logs and lists them with their checksums.
+
+    With a ``rule`` (repetitions chosen by the data, :mod:`virtrepro.adaptive`) ``repetitions`` is
+    the rule's minimum, split into the parts as above, and the last part then continues
+    (:attr:`continues`): it adds repetitions ``min``, ``min + 1``, ... until the rule stops. The
+    marker is named by the rule (``reps-5to30-w0.02-c0.95``), since the count is not known before.
     """
 
     testbed: str
@@ -201,6 +211,7 @@ class VariantPlan:
     repetitions: int
     part: int = 1
     parts: int = 1
+    rule: RepetitionRule | None = None
 
     @property
     def benchmark(self) -> str:
@@ -211,16 +222,33 @@ class VariantPlan:
         size = -(-self.repetitions // self.parts)
         return range((self.part - 1) * size, min(self.part * size, self.repetitions))
 
+    @property
+    def continues(self) -> bool:
+        """Whether this part adds repetitions beyond the minimum until the rule stops (the last part)."""
+        return self.rule is not None and self.part == self.parts
+
+    def possible_numbers(self) -> range:
+        """Every repetition this part may measure: its own, and up to the rule's cap if it continues."""
+        own = self.repetition_numbers()
+        return range(own.start, self.rule.max) if self.continues else own
+
+    def run(self, repetition: int) -> Run:
+        return Run(self.testbed, self.platform, self.variant, repetition, self.part, self.parts)
+
     def runs(self) -> list[Run]:
-        return [Run(self.testbed, self.platform, self.variant, rep, self.part, self.parts)
-                for rep in self.repetition_numbers()]
+        return [self.run(rep) for rep in self.repetition_numbers()]
 
     def directory(self, data_dir: str | Path) -> Path:
         return Path(data_dir) / "raw" / self.testbed / self.platform / self.benchmark / self.variant.key
 
     def marker_path(self, data_dir: str | Path) -> Path:
         return self.directory(data_dir).with_name(
-            f"{self.variant.key}.reps-{self.repetitions}.part-{self.part}of{self.parts}.json")
+            f"{self.variant.key}.reps-{self.reps_label}.part-{self.part}of{self.parts}.json")
+
+    @property
+    def reps_label(self) -> str:
+        """The repetition count, or the rule (:meth:`RepetitionRule.label`), as the marker names it."""
+        return self.rule.label() if self.rule is not None else str(self.repetitions)
 
 
 MIN_REPETITIONS_PER_PART = 2
@@ -242,9 +270,17 @@ def run_sequence(platforms: list[str]) -> list[tuple[str, int]]:
     return [(platform, 1) for platform in platforms] + [(platform, 2) for platform in reversed(platforms)]
 
 
+def repetition_rule(config: dict, benchmark: str) -> RepetitionRule | None:
+    """The benchmark's repetition rule in the configured scale (:mod:`virtrepro.adaptive`); None for
+    a fixed count, and when the top-level ``repetitions`` gives one."""
+    if config.get("repetitions") is not None:
+        return None
+    return RepetitionRule.from_config(config["scales"][config["scale"]][benchmark]["repetitions"])
+
+
 def plan_variants(config: dict, platforms: list[str] | None = None) -> list[VariantPlan]:
     """Every part of every benchmark variant the configuration asks for, with its repetition
-    count, in a stable order.
+    count (or rule: an integer ``repetitions`` at the top level overrides a rule too), in a stable order.
 
     ``platforms`` are the concrete platforms (``qemu`` resolved); by default the
     configured ones, which then must not contain ``qemu``.
@@ -254,11 +290,12 @@ def plan_variants(config: dict, platforms: list[str] | None = None) -> list[Vari
     for platform in platforms if platforms is not None else resolve_platforms(config["platforms"], None):
         for name in config["benchmarks"]:
             params = scale[name]
-            count = config.get("repetitions")
-            if count is None:  # null: the benchmark's own count
-                count = params["repetitions"]
+            rule = repetition_rule(config, name)
+            count = config.get("repetitions")  # null: the benchmark's own count, or its rule's minimum
+            if count is None:
+                count = rule.min if rule is not None else params["repetitions"]
             parts = parts_for(count)
-            variants.extend(VariantPlan(config["testbed"], platform, variant, count, part, parts)
+            variants.extend(VariantPlan(config["testbed"], platform, variant, count, part, parts, rule)
                             for variant in BENCHMARKS[name].variants(params, platform)
                             for part in range(1, parts + 1))
     return variants

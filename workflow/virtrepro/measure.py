@@ -20,10 +20,10 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from . import __version__, rawlog
+from . import __version__, adaptive, rawlog
 from .benchmarks import BENCHMARKS, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
 from .benchmarks.base import PEER_KNOWN_HOSTS, PEER_SSH_KEY
-from .config import QEMU_AUTO, Run, VariantPlan, run_sequence
+from .config import QEMU_AUTO, Run, VariantPlan, repetition_rule, run_sequence
 from .errors import VirtreproError
 from .hostagent import install_command
 from .parsers import ParseError
@@ -90,6 +90,50 @@ def provenance() -> dict:
         "virtrepro_tree_modified": dirty,
         "python": sys.version.split()[0],
     }
+
+
+CODE_DIRS = ("workflow", "config", "scripts")  # what measures: a reference testbed needs them committed
+
+
+def require_clean_tree(config: dict, testbed: str, repo: Path = Path(__file__).resolve().parents[2]) -> None:
+    """Refuse to measure a testbed whose configuration says ``require_clean_tree`` (reference
+    data) while tracked files of the code (CODE_DIRS) differ from the commit: the sidecars name
+    the commit, which must be the code that measured."""
+    if not config["testbeds"][testbed].get("require_clean_tree"):
+        return
+    try:
+        changed = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no", "--",
+                                  *CODE_DIRS], capture_output=True, text=True, timeout=10, check=True).stdout.split("\n")
+    except (OSError, subprocess.SubprocessError) as error:
+        raise MeasurementError(f"testbed {testbed} requires a committed tree, and git cannot tell ({error})") from None
+    changed = [line[3:] for line in changed if line.strip()]
+    if changed:
+        raise MeasurementError(f"testbed {testbed} holds reference data (require_clean_tree): commit or stash "
+                               f"{len(changed)} modified files first ({', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''})")
+
+
+def image_record(platform: str) -> dict | None:
+    """The guest image a guest platform ran (its record, image.json, lists the packages installed
+    in it with their versions): the record's recipe and sha256. None for native."""
+    if platform == "native":
+        return None
+    from .guests import image_dir
+
+    record = image_dir() / "image.json"
+    if not record.exists():  # a remote testbed's hosts build the same recipe
+        return {"recipe": record.parent.name, "record_sha256": None}
+    return {"recipe": record.parent.name, "record_sha256": _sha256(str(record))}
+
+
+def package_versions(connection, packages) -> dict:
+    """The installed versions of Debian ``packages`` where ``connection`` leads (dpkg-query -W)."""
+    if not packages:
+        return {}
+    names = " ".join(shlex.quote(p) for p in packages)
+    result = connection.run(f"dpkg-query -W -f '${{Package}}=${{Version}}\\n' {names}", hide=True, warn=True,
+                            in_stream=False)
+    versions = dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
+    return {package: versions.get(package) for package in packages}
 
 
 def utc_now() -> str:
@@ -238,8 +282,10 @@ def measure(
         "repetition": run.repetition,
         "order": run_order(config, run),
         "scale": config.get("scale"),
+        "repetition_rule": rule.as_dict() if (rule := repetition_rule(config, run.benchmark)) else None,
         "command": command,
         "scratch": scratch if SCRATCH in benchmark.command(run.variant) else None,
+        "image": image_record(run.platform),
         **({"uploads": [{"local": _portable_path(local), "remote": remote, "sha256": _sha256(local)}
                         for local, remote in uploads]}
            if uploads else {}),
@@ -314,6 +360,7 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
         peers = [stack.enter_context(connect(endpoint)) for endpoint in endpoints[1:]]
         sidecar["host"] = host_facts(connection)
         sidecar["tool_version"] = ensure_tools(connection, benchmark, endpoints[0])
+        sidecar["benchmark_packages"] = package_versions(connection, benchmark.packages)
         if peers:
             sidecar["peers"] = [
                 {"endpoint": endpoint.describe(), "address": platform.private_address(i + 1),
@@ -521,7 +568,7 @@ def measure_variant(variant: VariantPlan, config: dict, data_dir: str | Path, ow
     variant's marker (all repetitions, each log's sha256) and returns its path. With ``reps``
     only those repetitions are measured and no marker is written.
     """
-    runs = [run for run in variant.runs() if reps is None or run.repetition in reps]
+    runs = variant.runs() if reps is None else [variant.run(rep) for rep in reps]
     where = f"{variant.testbed}/{variant.platform}/{variant.benchmark}/{variant.variant.key}"
     todo, broken = [], []
     for run in runs:
@@ -549,10 +596,53 @@ def measure_variant(variant: VariantPlan, config: dict, data_dir: str | Path, ow
                                + "\n  ".join(failures))
     if reps is not None:
         return None
-    return write_marker(variant, data_dir)
+    decision = continue_by_rule(variant, config, data_dir, owner_pid) if variant.continues else None
+    return write_marker(variant, data_dir, decision)
 
 
-def write_marker(variant: VariantPlan, data_dir: str | Path) -> Path:
+def continue_by_rule(variant: VariantPlan, config: dict, data_dir: str | Path, owner_pid: int | None = None):
+    """The last part of a variant with a repetition rule (:mod:`virtrepro.adaptive`): decide on
+    every complete log of the variant (rep-0, rep-1, ... up to the first missing one) and measure
+    the next repetition until the rule stops; return its decision. A resumed job continues from
+    the logs that are there (a complete log is never measured again). Every repetition below the
+    minimum must be complete first (the first part's too)."""
+    where = f"{variant.testbed}/{variant.platform}/{variant.benchmark}/{variant.variant.key}"
+    while True:
+        logs = variant_records(variant, data_dir)
+        try:
+            decision = adaptive.decide(variant.rule, logs)
+        except ValueError as error:
+            raise MeasurementError(f"{where}: {error}") from None
+        print(f"{where}: {decision.n} repetitions, widest relative half-width "
+              f"{decision.rel_half_width:.4g} (target {variant.rule.rel_half_width:g}): {decision.reason}",
+              file=sys.stderr, flush=True)
+        if decision.stop:
+            return decision
+        measure(variant.run(decision.n), config, data_dir, owner_pid=owner_pid)
+
+
+def variant_records(variant: VariantPlan, data_dir: str | Path) -> list[list[dict]]:
+    """The parsed records of each complete log rep-0, rep-1, ... of a variant, up to the first
+    missing one, by the benchmark's own parser (as the table parses them); MeasurementError if
+    a repetition below the rule's minimum is missing."""
+    benchmark = BENCHMARKS[variant.benchmark]
+    logs = []
+    for repetition in range(variant.rule.max if variant.rule else variant.repetitions):
+        log = variant.run(repetition).log_path(data_dir)
+        if not is_complete(log):
+            if repetition < variant.repetitions:
+                raise MeasurementError(f"{log}: missing; repetitions beyond the minimum are decided on "
+                                       f"complete logs of all {variant.repetitions} first")
+            break
+        sidecar = rawlog.complete_sidecar(log)
+        try:
+            logs.append(benchmark.parse_run(rawlog.read_log(log), str(log), sidecar["parameters"]))
+        except ParseError as error:
+            raise MeasurementError(str(error)) from None
+    return logs
+
+
+def write_marker(variant: VariantPlan, data_dir: str | Path, decision=None) -> Path:
     """Record that all repetitions of one part of ``variant`` are complete (written after the
     part's last log, so that it is newer than the variant's directory; a log deleted later makes
     the directory newer and Snakemake re-runs the variant's jobs, which measure just that log).
@@ -560,13 +650,16 @@ def write_marker(variant: VariantPlan, data_dir: str | Path) -> Path:
     The parts of a variant share its directory: a part's logs make the directory newer than the
     other part's marker, so that marker is checked again here (its logs still complete, with the
     checksums it lists) and its time renewed; without that a second run would re-run the other
-    part's job for nothing."""
+    part's job for nothing.
+
+    A continuing part (a repetition rule) lists its repetitions beyond the minimum too, and the
+    rule's ``decision``: n, the widest relative half-width and why it stopped."""
     marker = variant.marker_path(data_dir)
     logs = _complete_logs(variant, data_dir, marker)
     key = glob.escape(variant.variant.key)
     for stale in marker.parent.glob(f"{key}.reps-*.json"):
-        if not stale.name.startswith(f"{variant.variant.key}.reps-{variant.repetitions}.part-"):
-            stale.unlink()  # the marker of another repetition count (or of the layout before parts)
+        if not stale.name.startswith(f"{variant.variant.key}.reps-{variant.reps_label}.part-"):
+            stale.unlink()  # the marker of another repetition count or rule (or of the layout before parts)
     rawlog.write_json(marker, {
         "testbed": variant.testbed,
         "platform": variant.platform,
@@ -576,6 +669,7 @@ def write_marker(variant: VariantPlan, data_dir: str | Path) -> Path:
         "part": variant.part,
         "parts": variant.parts,
         "logs_sha256": logs,
+        **({"repetition_rule": decision.as_dict(variant.rule)} if decision is not None else {}),
         "written_utc": utc_now(),
     })
     for part in range(1, variant.parts + 1):
@@ -593,11 +687,18 @@ def write_marker(variant: VariantPlan, data_dir: str | Path) -> Path:
 
 
 def _complete_logs(variant: VariantPlan, data_dir: str | Path, marker: Path) -> dict[str, str]:
+    """The part's logs and their sha256: its own repetitions, and for a continuing part every
+    complete one beyond the minimum that follows them without a gap."""
     logs = {}
     for run in variant.runs():
         log = run.log_path(data_dir)
         if not is_complete(log):
             raise MeasurementError(f"{log}: not complete; the marker {marker.name} is not written")
+        logs[log.name] = _sha256(str(log))
+    for repetition in range(variant.repetitions, variant.rule.max) if variant.continues else ():
+        log = variant.run(repetition).log_path(data_dir)
+        if not is_complete(log):
+            break
         logs[log.name] = _sha256(str(log))
     return logs
 
@@ -644,9 +745,9 @@ def main(argv: list[str] | None = None) -> int:
     if not matches:
         print(f"error: the configuration plans no run {'/'.join(wanted)}", file=sys.stderr)
         return 2
-    repetitions = matches[0].repetitions
-    if args.rep and not set(args.rep) <= set(range(repetitions)):
-        print(f"error: {'/'.join(wanted)} has repetitions 0..{repetitions - 1}, not {args.rep}", file=sys.stderr)
+    possible = {rep for v in matches for rep in v.possible_numbers()}
+    if args.rep and not set(args.rep) <= possible:
+        print(f"error: {'/'.join(wanted)} has repetitions 0..{max(possible)}, not {args.rep}", file=sys.stderr)
         return 2
     if args.part is not None:
         matches = [v for v in matches if v.part == args.part]
@@ -657,9 +758,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {'/'.join(wanted)} has the marker {matches[0].marker_path(args.data_dir)}, "
               f"not the expected {args.expect_marker}", file=sys.stderr)
         return 2
+    require_clean_tree(config, args.testbed)
     owner = os.environ.get("VIRTREPRO_TESTBED_OWNER")
     for variant in matches:
-        reps = [rep for rep in args.rep if rep in variant.repetition_numbers()] if args.rep else None
+        reps = [rep for rep in args.rep if rep in variant.possible_numbers()] if args.rep else None
         if reps == []:
             continue
         measure_variant(variant, config, args.data_dir, owner_pid=int(owner) if owner else None, reps=reps)

@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import rawlog
+from . import adaptive, rawlog
 from .benchmarks import BENCHMARKS, key_spells
 from .errors import VirtreproError
 from .parsers import ParseError
 
 # Bump when a parser or the table layout changes: every cached table is rebuilt.
-TABLE_FORMAT = 7
+TABLE_FORMAT = 8
 
 COLUMNS = [
     "testbed",
@@ -39,6 +39,14 @@ COLUMNS = [
     "unit",
     "value",
     "source_log",
+    # per variant and platform (every row of it alike): its repetition rule (virtrepro.adaptive;
+    # "fixed" for a count), its number of complete logs, why it stopped ("width reached", "cap
+    # reached", "continue": neither yet; "fixed count") and the widest relative half-width of the
+    # t-interval of its deciding metrics (NaN for a fixed count)
+    "repetition_rule",
+    "n_repetitions",
+    "stop_reason",
+    "rel_half_width",
 ]
 
 
@@ -84,6 +92,7 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
         "part": (sidecar.get("order") or {}).get("part"),
         "scale": sidecar.get("scale"),  # quick, paper: what the numbers can carry (notebook.scale_note)
         "source_log": str(relative),
+        "repetition_rule": sidecar.get("repetition_rule"),  # a dict until stopping() labels it
     }
     # the variant's parameters as columns of their own (param_<name>), as text: one column
     # may hold a number for one benchmark and a word ("all") for another
@@ -130,9 +139,37 @@ def _labels(record: dict) -> dict:
             for key, value in record.items()}
 
 
+def stopping(logged: list[list[dict]]) -> None:
+    """Fill in each row's repetition columns (see COLUMNS) from all rows of its variant and
+    platform: ``logged`` holds one list of rows per log. The rule is the one the latest repetition's
+    sidecar recorded; the decision is :func:`adaptive.decide` on the parsed records, as the
+    measurement made it."""
+    variants: dict[tuple, list[list[dict]]] = {}
+    for rows in logged:
+        if rows:
+            variants.setdefault((rows[0]["platform"], rows[0]["benchmark"], rows[0]["parameters"]), []).append(rows)
+    for group in variants.values():
+        group.sort(key=lambda rows: rows[0]["repetition"])
+        recorded = group[-1][0]["repetition_rule"]
+        rule = adaptive.RepetitionRule.from_config(recorded) if isinstance(recorded, dict) else None
+        if rule is None:
+            columns = {"repetition_rule": "fixed", "stop_reason": adaptive.FIXED, "rel_half_width": float("nan")}
+        else:
+            try:
+                decision = adaptive.decide(rule, group)
+            except ValueError as error:
+                raise ParseError(group[-1][0]["source_log"], str(error)) from None
+            columns = {"repetition_rule": rule.label(), "stop_reason": decision.reason,
+                       "rel_half_width": decision.rel_half_width}
+        for rows in group:
+            for row in rows:
+                row.update(columns, n_repetitions=len(group))
+
+
 def build_table(data_dir: str | Path, testbed: str) -> pd.DataFrame:
-    rows = [row for log in raw_logs(data_dir, testbed) for row in parse_log(log, data_dir)]
-    frame = pd.DataFrame(rows)
+    logged = [parse_log(log, data_dir) for log in raw_logs(data_dir, testbed)]
+    stopping(logged)
+    frame = pd.DataFrame([row for rows in logged for row in rows])
     if frame.empty:
         return pd.DataFrame(columns=COLUMNS)
     labels = sorted(c for c in frame.columns if c not in COLUMNS)

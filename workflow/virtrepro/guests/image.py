@@ -313,6 +313,14 @@ def build_images(out: str) -> dict:
     return {"kernel": os.path.basename(kernel), "raw_size_mb": size_mb, **timings}
 
 
+def installed_packages(rootfs: str) -> dict[str, str]:
+    """Every package installed in the built root file system with its version (its own dpkg
+    database): a later build from the archive may install other versions, and the record says which ran."""
+    listing = run(["dpkg-query", f"--admindir={rootfs}/var/lib/dpkg", "-W", "-f", "${Package}=${Version}\\n"],
+                  capture=True).stdout
+    return dict(line.split("=", 1) for line in listing.splitlines() if "=" in line)
+
+
 IMAGE_FILES = ("rootfs.tar", "root.raw", "root.qcow2", "root.vmdk", "vmlinuz", "initrd", "image.json")
 
 
@@ -331,6 +339,7 @@ def build(out: str | Path) -> dict:
         "recipe": recipe_hash(),
         "suite": SUITE,
         "packages": PACKAGES,
+        "installed": installed_packages(rootfs),  # name -> version, as installed
         "mmdebstrap_s": seconds,
         "rootfs_mb": round(_du_bytes(rootfs) / 2**20),
         "built_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -1,0 +1,234 @@
+"""Repetitions chosen by the data (virtrepro.adaptive): the stopping rule on synthetic series whose
+t-intervals are computed here by hand, and how the plan names and splits an adaptive variant."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import yaml
+
+from conftest import REPO
+from virtrepro.adaptive import CAP_REACHED, CONTINUE, WIDTH_REACHED, RepetitionRule, decide, relative_half_width, series
+from virtrepro.config import ConfigError, plan_variants, validate_config
+
+# Student t quantiles t(0.975, df) from a printed table
+T975 = {2: 4.302653, 4: 2.776445, 5: 2.570582}
+
+
+def logs_of(values, metric="m"):
+    return [[{"metric": metric, "value": v}] for v in values]
+
+
+def test_relative_half_width_is_the_t_interval_of_the_mean_over_the_mean():
+    # [10, 11, 12]: mean 11, s = 1, half-width t(0.975, 2) * 1 / sqrt(3)
+    assert relative_half_width([10, 11, 12]) == pytest.approx(T975[2] / math.sqrt(3) / 11, rel=1e-6)
+    # [100, 101, 99, 100, 100]: s^2 = 2 / 4
+    assert relative_half_width([100, 101, 99, 100, 100]) == pytest.approx(T975[4] * math.sqrt(0.5 / 5) / 100, rel=1e-6)
+    # a negative mean: relative to its magnitude
+    assert relative_half_width([-10, -11, -12]) == pytest.approx(T975[2] / math.sqrt(3) / 11, rel=1e-6)
+    assert relative_half_width([7.0, 7.0, 7.0]) == 0.0  # constant at the printed resolution
+    assert math.isnan(relative_half_width([7.0]))
+    assert relative_half_width([-1.0, 1.0]) == math.inf  # a mean of 0 has no relative width
+
+
+RULE = RepetitionRule(min=5, max=30, rel_half_width=0.02)
+
+
+def test_below_the_minimum_it_continues_even_when_the_width_is_reached():
+    decision = decide(RULE, logs_of([100, 100.1, 99.9]))
+    assert (decision.n, decision.reason, decision.stop) == (3, CONTINUE, False)
+    assert decision.rel_half_width == pytest.approx(T975[2] * 0.1 / math.sqrt(3) / 100, rel=1e-6)
+
+
+def test_at_the_minimum_a_narrow_interval_stops_with_width_reached():
+    decision = decide(RULE, logs_of([100, 101, 99, 100, 100]))
+    assert (decision.n, decision.reason, decision.stop) == (5, WIDTH_REACHED, True)
+    assert decision.rel_half_width == pytest.approx(0.00877992, rel=1e-5)
+
+
+def test_a_wide_interval_continues_until_the_cap():
+    wide = [100, 120, 80, 110, 90, 105]  # mean 100.833, s = 14.2887: half-width 14.99 % at n = 6
+    decision = decide(RULE, logs_of(wide))
+    assert decision.reason == CONTINUE
+    s = math.sqrt(sum((v - sum(wide) / 6) ** 2 for v in wide) / 5)
+    assert decision.rel_half_width == pytest.approx(T975[5] * s / math.sqrt(6) / (sum(wide) / 6), rel=1e-6)
+    capped = decide(RULE, logs_of((wide * 5)[:30]))
+    assert (capped.n, capped.reason) == (30, CAP_REACHED)
+    assert capped.rel_half_width > 0.02
+    # the width reached at the cap says so rather than "cap reached"
+    assert decide(RULE, logs_of([100.0] * 29 + [100.5])).reason == WIDTH_REACHED
+
+
+def test_every_deciding_series_must_reach_the_width_and_the_rule_names_which_metrics_decide():
+    tight, wide = [100, 101, 99, 100, 100], [100, 120, 80, 110, 90]
+    logs = [[{"metric": "a", "value": x}, {"metric": "b", "value": y}] for x, y in zip(tight, wide)]
+    decision = decide(RULE, logs)
+    assert decision.reason == CONTINUE and set(decision.widths) == {"a", "b"}
+    assert decision.widths["a"] == pytest.approx(0.00877992, rel=1e-5)
+    only_a = RepetitionRule(5, 30, 0.02, metrics=("a",))
+    assert decide(only_a, logs).reason == WIDTH_REACHED
+    assert decide(RepetitionRule(5, 30, 0.02, metrics=("a", "c")), logs).reason == WIDTH_REACHED
+    with pytest.raises(ValueError, match=r"none of the repetition rule's metrics \(c\) is in the 5 logs"):
+        decide(RepetitionRule(5, 30, 0.02, metrics=("c",)), logs)
+
+
+def test_several_records_of_one_metric_in_a_log_are_series_by_their_position():
+    # an IOZone log holds one `write` record per file size: each size is a series of its own
+    logs = [[{"metric": "write", "value": 10 + k}, {"metric": "write", "value": 1000.0}] for k in range(3)]
+    found = series(logs)
+    assert found == {"write#0": [10.0, 11.0, 12.0], "write#1": [1000.0] * 3}
+    decision = decide(RepetitionRule(3, 30, 0.02), logs)
+    assert decision.widths["write#1"] == 0.0
+    assert decision.rel_half_width == pytest.approx(T975[2] / math.sqrt(3) / 11, rel=1e-6)
+
+
+def test_the_rule_is_named_in_the_marker_and_the_last_part_continues():
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["platforms"] = ["native"]
+    config["benchmarks"] = ["sysbench_cpu"]
+    config["scales"]["quick"]["sysbench_cpu"]["repetitions"] = {"min": 5, "max": 30, "rel_half_width": 0.02}
+    validate_config(config)
+    parts = [v for v in plan_variants(config) if v.variant.key.startswith("threads-1_")]
+    assert [(v.part, v.parts, list(v.repetition_numbers()), v.continues) for v in parts] == [
+        (1, 2, [0, 1, 2], False), (2, 2, [3, 4], True)]
+    assert list(parts[1].possible_numbers()) == list(range(3, 30))
+    assert parts[1].marker_path("d").name == f"{parts[1].variant.key}.reps-5to30-w0.02-c0.95.part-2of2.json"
+    # a top-level count overrides the rule
+    fixed = [v for v in plan_variants({**config, "repetitions": 2}) if v.variant.key == parts[0].variant.key]
+    assert [(v.rule, v.repetitions, v.marker_path("d").name.split(".reps-")[1]) for v in fixed] == [
+        (None, 2, "2.part-1of2.json"), (None, 2, "2.part-2of2.json")]
+
+
+def test_a_rule_whose_minimum_exceeds_its_cap_is_refused_naming_the_key():
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["scales"]["quick"]["mbw"]["repetitions"] = {"min": 10, "max": 5, "rel_half_width": 0.02}
+    with pytest.raises(ConfigError, match=r"scales\.quick\.mbw\.repetitions': repetitions: min 10 .* max 5"):
+        validate_config(config)
+
+
+def test_the_table_says_per_variant_which_rule_how_many_repetitions_why_it_stopped_and_the_width(tmp_path):
+    import json
+
+    from conftest import DATA
+    from test_rawlog_and_results import SYSBENCH_2_DIR, SYSBENCH_DIR, place
+    from virtrepro import rawlog, results
+
+    rule = {"min": 2, "max": 5, "rel_half_width": 0.02, "confidence": 0.95, "metrics": ["events_per_second"]}
+    for rep in (0, 1):
+        sidecar = rawlog.sidecar_path(place(tmp_path, SYSBENCH_DIR, rep, DATA / "sysbench" / "cpu-1thread-10s.log"))
+        sidecar.write_text(json.dumps({**json.loads(sidecar.read_text()), "repetition_rule": rule}))
+    place(tmp_path, SYSBENCH_2_DIR, 0, DATA / "sysbench" / "cpu-histogram-p99-interval.log")  # no rule: a fixed count
+    frame = results.build_table(tmp_path, "tb")
+    columns = ["repetition_rule", "n_repetitions", "stop_reason"]
+    adaptive_rows = frame[frame["parameters"] == SYSBENCH_DIR.rsplit("/", 1)[1]]
+    # both logs are the same capture: events per second constant, half-width 0
+    assert adaptive_rows[columns].drop_duplicates().values.tolist() == [["2to5-w0.02-c0.95", 2, WIDTH_REACHED]]
+    assert set(adaptive_rows["rel_half_width"]) == {0.0}
+    fixed_rows = frame[frame["parameters"] == SYSBENCH_2_DIR.rsplit("/", 1)[1]]
+    assert fixed_rows[columns].drop_duplicates().values.tolist() == [["fixed", 1, "fixed count"]]
+    assert fixed_rows["rel_half_width"].isna().all()
+
+
+def test_a_claim_with_fewer_than_five_repetitions_a_side_is_inconclusive_too_few_repetitions():
+    import pandas as pd
+
+    from virtrepro import claims
+
+    def records(platform, values):
+        return [{"testbed": "t", "platform": platform, "benchmark": "bench", "parameters": "default", "repetition": i,
+                 "metric": "throughput", "unit": "MB/s", "value": float(v), "source_log": f"{platform}/rep-{i}.log"}
+                for i, v in enumerate(values)]
+
+    claim = {"id": "x", "paper": "x", "source": "s", "published": "p", "testable": True,
+             "check": {"kind": "overhead_at_most", "benchmark": "bench", "metric": "throughput", "platform": "lxc",
+                       "baseline": "native", "threshold": 0.1}}
+    base, plat = [99.0, 100.0, 101.0, 100.5, 99.5], [94.0, 95.0, 96.0, 95.5, 94.5]  # 5 % overhead, far below 10 %
+    enough = claims.evaluate_claim(claim, pd.DataFrame(records("native", base) + records("lxc", plat)))
+    assert claims.MIN_REPETITIONS == 5 and enough["verdict"] == "holds"
+    few = claims.evaluate_claim(claim, pd.DataFrame(records("native", base) + records("lxc", plat[:4])))
+    assert few["verdict"] == claims.TOO_FEW == "inconclusive (too few repetitions)"
+    assert few["note"].startswith("4 repetitions on a side, fewer than 5")
+    assert claims.base_verdict(few["verdict"]) == "inconclusive" and few["verdict"] in claims.VERDICTS
+
+
+def test_the_estimate_counts_missing_repetitions_times_earlier_durations_and_says_where_it_has_none(tmp_path):
+    import json
+
+    from virtrepro import plan
+
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config.update(platforms=["native", "lxc"], benchmarks=["sysbench_cpu"], testbed="tb")
+    config["testbeds"]["tb"] = {"kind": "local"}
+    config["scales"]["quick"]["sysbench_cpu"].update(threads=[1], repetitions={"min": 4, "max": 10, "rel_half_width": 0.02})
+    validate_config(config)
+    variant = next(v for v in plan_variants(config) if v.platform == "native")
+    directory = variant.directory(tmp_path)
+    directory.mkdir(parents=True)
+    # two earlier complete runs of this very variant on native (12 s and 14 s), one failed run (not counted)
+    for name, seconds, status in (("rep-0", 12.0, "complete"), ("rep-1", 14.0, "complete"), ("rep-2.failed-x", 99.0, "failed")):
+        (directory / f"{name}.log").write_text("")
+        (directory / f"{name}.json").write_text(json.dumps({"status": status, "duration_s": seconds}))
+    result = plan.estimate(config, tmp_path)
+    native = result["rows"][("native", "sysbench_cpu")]
+    # part 1 (reps 0, 1) done; part 2: reps 2, 3, then up to 10 in all: 2 to 8 more at 13 s each
+    assert (native["jobs"], native["reps_low"], native["reps_high"]) == (1, 2, 8)
+    assert (native["low_s"], native["high_s"]) == (2 * 13.0, 8 * 13.0) and native["basis"] == {"same variant"}
+    lxc = result["rows"][("lxc", "sysbench_cpu")]
+    assert (lxc["jobs"], lxc["reps_low"], lxc["reps_high"], lxc["basis"]) == (2, 4, 10, {"nothing to go by"})
+    assert len(result["unknown"]) == 2 and result["unknown"][0].startswith("lxc/sysbench_cpu/")
+    text = plan.report(result)
+    assert "estimated measurement time: 26 s to 2 min" in text and "2 jobs have no earlier run to go by" in text
+
+
+@pytest.mark.integration
+def test_an_adaptive_variant_is_measured_until_its_rule_stops_and_resumes_from_its_logs(tmp_path, monkeypatch):
+    """Real sysbench runs on the native platform of a local testbed: part 1 measures ceil(min/2),
+    part 2 the rest and continues; a stricter rule later continues from the logs there, never
+    measuring a complete one again."""
+    import json
+
+    from conftest import require_tools
+    from virtrepro.measure import measure_variant
+    from virtrepro.testbed import LocalTestbed
+
+    require_tools("/usr/sbin/sshd", "sysbench")
+    monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config.update(testbed="pytest-adaptive", platforms=["native"], benchmarks=["sysbench_cpu"])
+    config["testbeds"]["pytest-adaptive"] = {"kind": "local"}
+    loose = {"min": 3, "max": 4, "rel_half_width": 0.5, "metrics": ["events_per_second"]}
+    config["scales"]["quick"]["sysbench_cpu"].update(threads=[1], cpu_max_prime=2000, seconds=1, repetitions=loose)
+    validate_config(config)
+    data = tmp_path / "data"
+    try:
+        first, second = plan_variants(config)
+        assert measure_variant(first, config, data).name.endswith(".reps-3to4-w0.5-c0.95.part-1of2.json")
+        marker = measure_variant(second, config, data)
+        content = json.loads(marker.read_text())
+        # sysbench cpu varies by far less than +-50 % over 3 runs: the width is reached at the minimum
+        assert content["repetition_rule"]["stop_reason"] == WIDTH_REACHED and content["repetition_rule"]["n"] == 3
+        assert sorted(content["logs_sha256"]) == ["rep-2.log"]
+        sidecar = json.loads((first.directory(data) / "rep-2.json").read_text())
+        assert sidecar["repetition_rule"] == {**loose, "confidence": 0.95}
+        assert sidecar["image"] is None and set(sidecar["benchmark_packages"]) == {"sysbench"}
+        assert sidecar["benchmark_packages"]["sysbench"]  # the installed version
+        stamps = {log: log.stat().st_mtime_ns for log in first.directory(data).glob("rep-*.log")}
+        # a rule that is never satisfied continues from the three logs to the cap
+        config["scales"]["quick"]["sysbench_cpu"]["repetitions"] = {**loose, "rel_half_width": 1e-9}
+        strict = plan_variants(config)[1]
+        marker = measure_variant(strict, config, data)
+        content = json.loads(marker.read_text())
+        assert marker.name.endswith(".reps-3to4-w1e-09-c0.95.part-2of2.json")
+        assert (content["repetition_rule"]["stop_reason"], content["repetition_rule"]["n"]) == (CAP_REACHED, 4)
+        assert sorted(content["logs_sha256"]) == ["rep-2.log", "rep-3.log"]
+        assert {log: log.stat().st_mtime_ns for log in stamps} == stamps  # no complete log measured again
+        # the other rule's markers are gone (part 1's job runs again, measures nothing, writes its own)
+        assert not second.marker_path(data).exists() and not first.marker_path(data).exists()
+        # the table says the same
+        from virtrepro import results
+
+        frame = results.build_table(data, "pytest-adaptive")
+        assert frame[["n_repetitions", "stop_reason"]].drop_duplicates().values.tolist() == [[4, CAP_REACHED]]
+    finally:
+        LocalTestbed("pytest-adaptive", tmp_path / "state").down()

@@ -1,0 +1,159 @@
+"""What a run will cost before it runs: the planned measurement jobs' wall time, estimated from the
+durations earlier runs' sidecars recorded.
+
+    python -m virtrepro.plan --estimate [--config scale=reference testbed=reference-vm ...]
+
+For each planned part of a variant (:func:`config.plan_variants`) the repetitions still without a
+complete raw log are counted; a part that continues under a repetition rule
+(:mod:`virtrepro.adaptive`) counts from its minimum (low) to its cap (high). Each repetition costs
+the mean ``duration_s`` of the complete sidecars under ``<data_dir>/raw/*/`` (any testbed) of the
+same platform, benchmark and variant; where there are none, of the same platform and benchmark
+(other variants: other run lengths, a rougher guess); where there are none either, the job has
+nothing to go by and is listed. ``duration_s`` is the benchmark's own run: guest boots, tool checks
+and set-up come on top. The dry run of the workflow prints the same summary.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import rawlog
+from .config import QEMU_AUTO, VariantPlan, plan_variants, resolve_platforms
+
+
+@dataclass(frozen=True)
+class Durations:
+    """Mean seconds a repetition took, by (platform, benchmark, variant) and by (platform, benchmark)."""
+
+    by_variant: dict
+    by_benchmark: dict
+
+    @classmethod
+    def from_sidecars(cls, data_dir: str | Path) -> Durations:
+        variant, benchmark = defaultdict(list), defaultdict(list)
+        for path in sorted(Path(data_dir).glob("raw/*/*/*/*/rep-*.json")):
+            if not rawlog.LOG_NAME.match(path.with_suffix(".log").name):
+                continue  # failed runs' sidecars
+            try:
+                sidecar = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            seconds = sidecar.get("duration_s") if isinstance(sidecar, dict) else None
+            if sidecar.get("status") != "complete" or not isinstance(seconds, (int, float)):
+                continue
+            _, _, platform, name, key, _ = path.relative_to(data_dir).parts
+            variant[(platform, name, key)].append(float(seconds))
+            benchmark[(platform, name)].append(float(seconds))
+        mean = lambda values: sum(values) / len(values)  # noqa: E731
+        return cls({k: mean(v) for k, v in variant.items()}, {k: mean(v) for k, v in benchmark.items()})
+
+    def per_repetition(self, variant: VariantPlan) -> tuple[float | None, str]:
+        """Seconds a repetition of ``variant`` is expected to take, and what that is based on."""
+        key = (variant.platform, variant.benchmark, variant.variant.key)
+        if key in self.by_variant:
+            return self.by_variant[key], "same variant"
+        if key[:2] in self.by_benchmark:
+            return self.by_benchmark[key[:2]], "other variants"
+        return None, "nothing to go by"
+
+
+def remaining(variant: VariantPlan, data_dir: str | Path) -> tuple[int, int]:
+    """Repetitions of this part still to measure: (at least, at most); equal without a rule."""
+    own = sum(not rawlog.is_complete(run.log_path(data_dir)) for run in variant.runs())
+    if not variant.continues:
+        return own, own
+    beyond = range(variant.repetitions, variant.rule.max)
+    done = sum(rawlog.is_complete(variant.run(rep).log_path(data_dir)) for rep in beyond)
+    return own, own + len(beyond) - done
+
+
+def estimate(config: dict, data_dir: str | Path, platforms: list[str] | None = None) -> dict:
+    """The estimate of the configured plan: per (platform, benchmark) seconds low and high, jobs
+    to run, repetitions low and high, the basis, and the parts with nothing to go by."""
+    durations = Durations.from_sidecars(data_dir)
+    rows, unknown = {}, []
+    for variant in plan_variants(config, platforms):
+        low, high = remaining(variant, data_dir)
+        if high == 0:
+            continue
+        seconds, basis = durations.per_repetition(variant)
+        row = rows.setdefault((variant.platform, variant.benchmark),
+                              {"jobs": 0, "reps_low": 0, "reps_high": 0, "low_s": 0.0, "high_s": 0.0, "basis": set()})
+        row["jobs"] += 1
+        row["reps_low"] += low
+        row["reps_high"] += high
+        row["basis"].add(basis)
+        if seconds is None:
+            unknown.append(f"{variant.platform}/{variant.benchmark}/{variant.variant.key} part {variant.part}")
+        else:
+            row["low_s"] += low * seconds
+            row["high_s"] += high * seconds
+    return {"rows": rows, "unknown": unknown,
+            "low_s": sum(r["low_s"] for r in rows.values()), "high_s": sum(r["high_s"] for r in rows.values())}
+
+
+def _hours(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+def report(result: dict) -> str:
+    """The estimate as lines of text."""
+    lines = [f"{'platform':<10} {'benchmark':<16} {'jobs':>4} {'reps':>9} {'estimate':>17}  based on"]
+    for (platform, benchmark), row in sorted(result["rows"].items()):
+        reps = f"{row['reps_low']}" if row["reps_low"] == row["reps_high"] else f"{row['reps_low']}-{row['reps_high']}"
+        cost = (_hours(row["low_s"]) if row["low_s"] == row["high_s"]
+                else f"{_hours(row['low_s'])} - {_hours(row['high_s'])}")
+        lines.append(f"{platform:<10} {benchmark:<16} {row['jobs']:>4} {reps:>9} {cost:>17}  {', '.join(sorted(row['basis']))}")
+    total = (_hours(result["low_s"]) if result["low_s"] == result["high_s"]
+             else f"{_hours(result['low_s'])} to {_hours(result['high_s'])}")
+    lines.append(f"estimated measurement time: {total} (benchmark runs only: guest boots and set-up come on top)")
+    if result["unknown"]:
+        lines.append(f"{len(result['unknown'])} jobs have no earlier run to go by (not in the total): "
+                     + ", ".join(result["unknown"][:5]) + (" ..." if len(result["unknown"]) > 5 else ""))
+    return "\n".join(lines)
+
+
+def probed_platforms(config: dict, data_dir: str | Path) -> list[str]:
+    """The configured platforms with ``qemu`` as the testbed's KVM probe found it (qemu-tcg when
+    it has not run yet)."""
+    probe = Path(data_dir) / "raw" / config["testbed"] / "probes" / "qemu-accel.json"
+    try:
+        qemu = json.loads(probe.read_text())["platform"]
+    except (OSError, ValueError, KeyError, TypeError):
+        qemu = "qemu-tcg"
+    return resolve_platforms(config["platforms"], qemu if QEMU_AUTO in config["platforms"] else None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the estimated wall time of the planned measurement jobs (see the module's doc)."""
+    import argparse
+
+    import yaml
+
+    from .config import read_config_file, validate_config
+
+    parser = argparse.ArgumentParser(prog="python -m virtrepro.plan", description=main.__doc__)
+    parser.add_argument("--estimate", action="store_true", required=True, help="estimate the wall time (the only action)")
+    parser.add_argument("--configfile", default="config/config.yaml")
+    parser.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="override top-level keys as Snakemake's --config does (values read as YAML)")
+    args = parser.parse_args(argv)
+    config = read_config_file(args.configfile)
+    for item in args.config:
+        key, _, value = item.partition("=")
+        config[key] = yaml.safe_load(value)
+    validate_config(config)
+    data_dir = config.get("data_dir", "data")
+    print(report(estimate(config, data_dir, probed_platforms(config, data_dir))))
+    return 0
+
+
+if __name__ == "__main__":
+    from .cli import run as run_cli
+
+    run_cli(main)
