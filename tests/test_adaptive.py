@@ -95,9 +95,9 @@ def test_the_rule_is_named_in_the_marker_and_the_last_part_continues():
     assert list(parts[1].possible_numbers()) == list(range(3, 30))
     assert parts[1].marker_path("d").name == f"{parts[1].variant.key}.reps-5to30-w0.02-c0.95.part-2of2.json"
     # a top-level count overrides the rule
-    fixed = [v for v in plan_variants({**config, "repetitions": 2}) if v.variant.key == parts[0].variant.key]
+    fixed = [v for v in plan_variants({**config, "repetitions": 4}) if v.variant.key == parts[0].variant.key]
     assert [(v.rule, v.repetitions, v.marker_path("d").name.split(".reps-")[1]) for v in fixed] == [
-        (None, 2, "2.part-1of2.json"), (None, 2, "2.part-2of2.json")]
+        (None, 4, "4.part-1of2.json"), (None, 4, "4.part-2of2.json")]
 
 
 def test_a_rule_whose_minimum_exceeds_its_cap_is_refused_naming_the_key():

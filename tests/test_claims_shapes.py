@@ -12,7 +12,7 @@ import pytest
 import statsmodels.formula.api as smf
 from scipy import stats as scipy_stats
 
-from test_claims import claim, rows, table
+from test_claims import _fewer_repetitions_decide, claim, rows, table  # noqa: F401 (an autouse fixture)
 from virtrepro import claims, stats
 
 RNG = np.random.default_rng(20240607)
