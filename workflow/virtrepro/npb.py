@@ -15,12 +15,13 @@ NPB is in no package archive, so the workflow obtains NASA's tarball itself:
 
 The build (:func:`build`) extracts the tarball under
 ``.state/npb/<key>/`` (key: hash of version, tarball checksum and compiler
-flags) and compiles the serial (NPB3.4-SER; if the tarball has none, the
-OpenMP code, run with one thread), OpenMP and MPI binaries of the kernels and
+flags) and compiles the serial (NPB3.4-SER; NPB 3.4 has none, so the OpenMP
+code compiled without -fopenmp), OpenMP and MPI binaries of the kernels and
 classes the configuration asks for into ``.state/npb/<key>/bin/<flavour>/``.
 
     python -m virtrepro.npb obtain --config JSON --output probes/npb.json
     python -m virtrepro.npb build  --config JSON --source probes/npb.json
+    python -m virtrepro.npb pack-git --repo CLONE --commit C --out TARBALL   (docs/npb.md)
 """
 
 from __future__ import annotations

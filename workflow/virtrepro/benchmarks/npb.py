@@ -97,7 +97,7 @@ class _Npb(Benchmark):
 
 
 class NpbSerial(_Npb):
-    """NPB serial (NPB3.4-SER; else the OpenMP code with one thread)."""
+    """NPB serial (NPB3.4-SER; NPB 3.4 has none: the OpenMP code compiled without -fopenmp)."""
 
     name = "npb_serial"
     flavour = "serial"
