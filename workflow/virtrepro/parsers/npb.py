@@ -77,9 +77,10 @@ def parse_npb(text: str, source: str = "<NPB log>") -> list[dict]:
 
     if "Total processes" in fields:
         mode = "mpi"
-    elif "Total threads" in fields or flavour == "OMP":
+    elif "Total threads" in fields:
         mode = "omp"
     else:
+        # NPB3.4-SER, or NPB 3.4's OpenMP code compiled without OpenMP (its serial program): no thread lines
         mode = "serial"
     labels: dict = {
         "benchmark": benchmark,
