@@ -52,7 +52,6 @@ def parse_npb(text: str, source: str = "<NPB log>") -> list[dict]:
     if banner is None:
         raise ParseError(source, "not an NPB log (no 'NAS Parallel Benchmarks ... Benchmark' banner)")
     benchmark = banner.group(4)
-    flavour = (banner.group(2) or "").upper()
     completed = _COMPLETED.search(text)
     if completed is None:
         raise TruncatedLogError(source, f"NPB {benchmark} log ends before '{benchmark} Benchmark Completed'")
