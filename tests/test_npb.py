@@ -4,6 +4,9 @@ The unit tests use small tarballs made here, never NPB itself. The integration
 test builds and runs NPB only when a tarball is supplied:
 
     VIRTREPRO_NPB_TARBALL=/path/to/NPB3.4.x.tar.gz pytest tests/test_npb.py
+
+(with VIRTREPRO_NPB_SHA256=<its sha256> for a tarball that is not NASA's, such as one made by
+``python -m virtrepro.npb pack-git``).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from conftest import REPO, fixture_text, require_tools
 from virtrepro import npb
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.benchmarks.npb import process_count_problem
-from virtrepro.config import plan, validate_config
+from virtrepro.config import ConfigError, plan, validate_config
 from virtrepro.parsers import ParseError
 
 
@@ -81,6 +84,72 @@ def test_the_pinned_checksum_of_the_version_applies_to_a_local_copy(tmp_path):
     assert npb.PINNED_SHA256["3.4.1"] != sha(tarball)
     with pytest.raises(npb.NpbError, match="pinned for 3.4.1"):
         npb.obtain(settings(version="3.4.1", tarball=str(tarball)))
+
+
+def test_a_relative_tarball_is_taken_from_the_repository_and_recorded_relative(tmp_path, monkeypatch):
+    """Wherever the workflow runs, ``npb.tarball: .state/npb/x.tar.gz`` names the repository's file; the
+    probe record keeps it relative, so a committed probe file names no directory of the measuring machine."""
+    repository, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    tarball = make_tarball(repository / ".state" / "npb")
+    elsewhere.mkdir()
+    monkeypatch.setattr(npb, "REPOSITORY", repository)
+    monkeypatch.chdir(elsewhere)
+    relative = ".state/npb/NPB3.4.9.tar.gz"
+    record = npb.obtain(settings(tarball=relative, sha256=sha(tarball)))
+    assert record["status"] == "available" and record["sha256_verified"] is True
+    assert record["tarball"] == relative
+    with pytest.raises(npb.NpbError, match="refused"):
+        npb.obtain(settings(tarball=relative, sha256="2" * 64))
+
+
+def test_where_the_tarball_came_from_is_recorded_and_checked_by_the_schema(repo, tmp_path):
+    tarball = make_tarball(tmp_path)
+    source = {"repository": "github.com/example/npb", "commit": "800e0602abc6f56f05713219545a29707fc7a388",
+              "path": "NPB3.4.9", "note": "packed with git archive"}
+    record = npb.obtain(settings(tarball=str(tarball), sha256=sha(tarball), source=source))
+    assert record["tarball_source"] == source
+    assert npb.obtain(settings(tarball=str(tarball), sha256=sha(tarball)))["tarball_source"] is None
+    config = yaml.safe_load((repo / "config" / "config.yaml").read_text())
+    config["npb"]["source"] = source
+    validate_config(config)
+    config["npb"]["source"] = {**source, "branch": "main"}
+    with pytest.raises(ConfigError, match="branch"):
+        validate_config(config)
+
+
+def test_the_shipped_git_configuration_names_its_tarball_checksum_and_source(repo):
+    """config/npb-from-git.yaml: a relative tarball under the git-ignored .state/, a pinned checksum, a source."""
+    given = yaml.safe_load((repo / "config" / "npb-from-git.yaml").read_text())["npb"]
+    assert given["tarball"].startswith(".state/") and re.fullmatch(r"[0-9a-f]{64}", given["sha256"])
+    assert given["source"]["commit"] and given["source"]["repository"]
+    config = yaml.safe_load((repo / "config" / "config.yaml").read_text())
+    config["npb"].update(given)
+    validate_config(config)
+
+
+def test_a_commit_of_a_git_clone_is_packed_reproducibly_with_only_the_npb_directory(tmp_path):
+    require_tools("git")
+    clone = tmp_path / "clone"
+    (clone / "NPB3.4.1" / "NPB3.4-OMP").mkdir(parents=True)
+    (clone / "NPB3.4.1" / "NPB3.4-OMP" / "README").write_text("NPB\n")
+    (clone / "README").write_text("the repository's own readme\n")
+    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(["git", "init", "-q", str(clone)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "init"], check=True,
+                   env={**os.environ, "GIT_COMMITTER_DATE": "2020-09-12T19:47:50Z", "GIT_AUTHOR_DATE": "2020-09-12T19:47:50Z"})
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    first = npb.pack_git(clone, commit, tmp_path / "a" / "NPB3.4.1.tar.gz")
+    (clone / "NPB3.4.1" / "NPB3.4-OMP" / "README").write_text("changed after the commit\n")  # not committed
+    second = npb.pack_git(clone, commit, tmp_path / "b" / "NPB3.4.1.tar.gz")
+    assert first == second == sha(tmp_path / "a" / "NPB3.4.1.tar.gz")
+    with tarfile.open(tmp_path / "a" / "NPB3.4.1.tar.gz") as archive:
+        members = {m.name: m for m in archive.getmembers()}
+        assert archive.extractfile("NPB3.4.1/NPB3.4-OMP/README").read() == b"NPB\n"
+    assert set(members) == {"NPB3.4.1", "NPB3.4.1/NPB3.4-OMP", "NPB3.4.1/NPB3.4-OMP/README"}
+    assert members["NPB3.4.1/NPB3.4-OMP/README"].mtime == 1599940070  # the commit's time, not the packing's
+    with pytest.raises(npb.NpbError, match="git archive"):
+        npb.pack_git(clone, "0" * 40, tmp_path / "c.tar.gz")
 
 
 def test_a_missing_configured_tarball_is_an_error(tmp_path):
@@ -212,7 +281,7 @@ TARBALL = os.environ.get("VIRTREPRO_NPB_TARBALL")
 @pytest.mark.integration
 @pytest.mark.skipif(not TARBALL, reason="needs NASA's NPB 3.4 tarball, which is in no package archive: "
                     "set VIRTREPRO_NPB_TARBALL=/path/to/NPB3.4.x.tar.gz (and VIRTREPRO_NPB_VERSION if its "
-                    "name does not say) to build and run EP class S")
+                    "name does not say, VIRTREPRO_NPB_SHA256 if it is not NASA's) to build and run EP class S")
 def test_build_and_run_ep_serial_omp_mpi_and_mpi_over_two_instances(tmp_path, monkeypatch):
     from virtrepro.measure import measure
     from virtrepro.testbed import LocalTestbed
@@ -222,7 +291,8 @@ def test_build_and_run_ep_serial_omp_mpi_and_mpi_over_two_instances(tmp_path, mo
     name = re.search(r"NPB(\d+\.\d+(?:\.\d+)?)", Path(TARBALL).name)
     version = os.environ.get("VIRTREPRO_NPB_VERSION") or (name.group(1) if name else "3.4.2")
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    config["npb"].update(version=version, tarball=TARBALL)
+    source = {"note": "the tarball of VIRTREPRO_NPB_TARBALL"}
+    config["npb"].update(version=version, tarball=TARBALL, sha256=os.environ.get("VIRTREPRO_NPB_SHA256"), source=source)
     config.update(testbed="pytest-npb", repetitions=1, platforms=["native"],
                   benchmarks=["npb_serial", "npb_omp", "npb_mpi"])
     config["testbeds"]["pytest-npb"] = {"kind": "local"}
@@ -237,6 +307,10 @@ def test_build_and_run_ep_serial_omp_mpi_and_mpi_over_two_instances(tmp_path, mo
     with open(tmp_path / "build.log", "w") as log:
         manifest = json.loads(npb.build(config, source, log=log).read_text())
     assert set(manifest["binaries"]) == {"serial", "omp", "mpi"}
+    # NPB 3.4 has no serial code: the serial binary is the OpenMP code without OpenMP (no libgomp)
+    needed = {flavour: subprocess.run(["readelf", "-d", manifest["binaries"][flavour]["ep.S"]["path"]],
+                                      capture_output=True, text=True, check=True).stdout for flavour in ("serial", "omp")}
+    assert "libgomp" in needed["omp"] and "libgomp" not in needed["serial"]
 
     runs = plan(config)
     assert {(r.benchmark, r.variant.key) for r in runs} == {
@@ -249,6 +323,8 @@ def test_build_and_run_ep_serial_omp_mpi_and_mpi_over_two_instances(tmp_path, mo
             records = BENCHMARKS[run.benchmark].parse_run(log.read_text(), str(log), run.variant.param_dict)
             assert records[0]["benchmark"] == "EP" and records[0]["verification"] == "SUCCESSFUL"
             sidecar = json.loads(log.with_suffix(".json").read_text())
+            assert sidecar["npb"]["tarball_sha256"] == source["sha256"] == sha(Path(TARBALL))
+            assert sidecar["npb"]["tarball_source"] == config["npb"]["source"]
             assert sidecar["uploads"][0]["sha256"] == manifest["binaries"][
                 {"npb_serial": "serial", "npb_omp": "omp", "npb_mpi": "mpi"}[run.benchmark]]["ep.S"]["sha256"]
             if run.variant.param_dict.get("nodes") == 2:

@@ -112,7 +112,7 @@ def _cases() -> list[Case]:
 
     # --- NPB
     errors = _lines("npb", ("bad_mpi_bt.S.np2-nonsquare.log", "*** ERROR"), ("bad_mpi_bt.S.np2-nonsquare.log", "MPI_ABORT was invoked"))
-    names = sorted(p.name for p in (DATA / "npb").glob("*.log") if p.name.startswith(("mpi_", "omp_")))
+    names = sorted(p.name for p in (DATA / "npb").glob("*.log") if p.name.startswith(("mpi_", "omp_", "ser_")))
     add("npb", names, lambda t, s: parse_npb(t["text"], s), errors)
 
     # --- HPCC: hpccoutf.txt is the result; the mpirun log and hpccinf.txt come with it

@@ -42,6 +42,19 @@ def test_omp_cg_two_threads():
     assert "mops_per_process" not in records and "processes" not in label
 
 
+@pytest.mark.parametrize("name, benchmark, total, seconds", [("ser_ep.W.log", "EP", 37.47, 1.79),
+                                                              ("ser_is.W.log", "IS", 556.57, 0.02)])
+def test_the_openmp_code_compiled_without_openmp_is_serial(name, benchmark, total, seconds):
+    """NPB 3.4 has no serial code: its OpenMP code built without -fopenmp prints no thread lines."""
+    text = fixture_text("npb", name)
+    assert "(NPB3.4-OMP)" in text and "Total threads" not in text
+    records = by_metric(parse_npb(text, name))
+    assert records["mops_total"]["value"] == total and records["time"]["value"] == seconds
+    label = records["mops_total"]
+    assert label["benchmark"] == benchmark and label["class"] == "W"
+    assert label["mode"] == "serial" and label["threads"] == 1 and "mops_per_thread" not in records
+
+
 @pytest.mark.parametrize(
     "name, benchmark, workers, total, per_worker, seconds",
     [
@@ -79,7 +92,7 @@ def test_ep_and_is_labels():
 
 
 def test_every_good_capture_parses():
-    assert len(GOOD) == 38
+    assert len(GOOD) == 40
     for path in GOOD:
         records = parse_npb(path.read_text(), str(path))
         assert {r["metric"] for r in records} >= {"mops_total", "time"}, path

@@ -289,6 +289,7 @@ def measure(
         **({"uploads": [{"local": _portable_path(local), "remote": remote, "sha256": _sha256(local)}
                         for local, remote in uploads]}
            if uploads else {}),
+        **benchmark.sidecar_fields(run.variant, config),
         **provenance(),
     }
     partial = rawlog.temporary_path(log)

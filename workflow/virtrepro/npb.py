@@ -15,18 +15,20 @@ NPB is in no package archive, so the workflow obtains NASA's tarball itself:
 
 The build (:func:`build`) extracts the tarball under
 ``.state/npb/<key>/`` (key: hash of version, tarball checksum and compiler
-flags) and compiles the serial (NPB3.4-SER; if the tarball has none, the
-OpenMP code, run with one thread), OpenMP and MPI binaries of the kernels and
+flags) and compiles the serial (NPB3.4-SER; NPB 3.4 has none, so the OpenMP
+code compiled without -fopenmp), OpenMP and MPI binaries of the kernels and
 classes the configuration asks for into ``.state/npb/<key>/bin/<flavour>/``.
 
     python -m virtrepro.npb obtain --config JSON --output probes/npb.json
     python -m virtrepro.npb build  --config JSON --source probes/npb.json
+    python -m virtrepro.npb pack-git --repo CLONE --commit C --out TARBALL   (docs/npb.md)
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import gzip
 import hashlib
 import json
 import os
@@ -34,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -85,7 +88,14 @@ DEFAULTS = {
     "tarball": None,
     "url": "https://www.nas.nasa.gov/assets/npb/NPB{version}.tar.gz",
     "sha256": None,
+    "source": None,
 }
+
+# the repository's root: a relative npb.tarball is taken from here, wherever the workflow runs
+REPOSITORY = Path(__file__).resolve().parents[2]
+# raised when a change of the build (not of make.def) makes earlier binaries stale: 2 = serial
+# from NPB3.4-OMP compiled without -fopenmp
+BUILD_REVISION = 2
 
 
 def settings(config: dict) -> dict:
@@ -95,6 +105,22 @@ def settings(config: dict) -> dict:
 
 class NpbError(VirtreproError, RuntimeError):
     """NPB cannot be used as configured (a checksum differs, a configured tarball is missing, a build failed)."""
+
+
+def tarball_path(npb: dict) -> Path | None:
+    """The configured local tarball: ``~`` expanded, a relative path taken from the repository's root."""
+    if not npb.get("tarball"):
+        return None
+    return (REPOSITORY / Path(npb["tarball"]).expanduser()).resolve()
+
+
+def _recorded(path: Path) -> str:
+    """A tarball's path as the records keep it: relative to the repository when it is inside, so that
+    the committed probe files name no directory of the machine that measured."""
+    try:
+        return str(path.relative_to(REPOSITORY))
+    except ValueError:
+        return str(path)
 
 
 def utc_now() -> str:
@@ -140,16 +166,16 @@ def obtain(npb: dict, downloads: Path | None = None, timeout: float = 30) -> dic
     """
     expected, origin = expected_sha256(npb)
     record = {"version": str(npb["version"]), "sha256_expected": expected, "sha256_expected_from": origin,
-              "checked_utc": utc_now()}
-    if npb.get("tarball"):
-        path = Path(npb["tarball"]).expanduser().resolve()
+              "checked_utc": utc_now(), "tarball_source": npb.get("source")}
+    path = tarball_path(npb)
+    if path is not None:
         if not path.is_file():
             raise NpbError(f"npb.tarball {path} does not exist (configure an existing NPB {npb['version']} tarball, or null)")
         actual = _check(path, expected, origin, str(path))
         note = None if expected else (
             f"no published checksum is known for NPB {npb['version']}: the tarball was used unverified "
             "(its sha256 is recorded; set npb.sha256 to pin it)")
-        return {**record, "status": "available", "source": "local", "tarball": str(path), "sha256": actual,
+        return {**record, "status": "available", "source": "local", "tarball": _recorded(path), "sha256": actual,
                 "sha256_verified": expected is not None, **({"note": note} if note else {})}
     url = download_url(npb)
     if expected is None:
@@ -177,7 +203,7 @@ def obtain(npb: dict, downloads: Path | None = None, timeout: float = 30) -> dic
             raise
         partial.rename(target)
     actual = _check(target, expected, origin, str(target))
-    return {**record, "status": "available", "source": "download", "url": url, "tarball": str(target),
+    return {**record, "status": "available", "source": "download", "url": url, "tarball": _recorded(target.resolve()),
             "sha256": actual, "sha256_verified": True}
 
 
@@ -216,7 +242,8 @@ def uses_npb(config: dict) -> bool:
 
 
 def build_key(npb: dict, tarball_sha256: str | None) -> str:
-    identity = {"version": str(npb["version"]), "sha256": tarball_sha256, "make_def": MAKE_DEF}
+    identity = {"version": str(npb["version"]), "sha256": tarball_sha256, "make_def": MAKE_DEF,
+                "revision": BUILD_REVISION}
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -225,8 +252,9 @@ def tarball_sha256_for_key(npb: dict) -> str | None:
     expected, _ = expected_sha256(npb)
     if expected:
         return expected
-    if npb.get("tarball") and Path(npb["tarball"]).expanduser().is_file():
-        return sha256_of(Path(npb["tarball"]).expanduser())
+    path = tarball_path(npb)
+    if path is not None and path.is_file():
+        return sha256_of(path)
     return None
 
 
@@ -240,6 +268,19 @@ def manifest_path(config: dict, state_dir: Path | None = None) -> Path:
     (incrementally), also where Snakemake has no record of an earlier build."""
     wanted = json.dumps(wanted_binaries(config), sort_keys=True).encode()
     return build_dir(settings(config), state_dir) / f"manifest-{hashlib.sha256(wanted).hexdigest()[:12]}.json"
+
+
+def run_record(config: dict, flavour: str, state_dir: Path | None = None) -> dict:
+    """What a run of ``flavour`` says about the NPB it ran (every NPB sidecar's ``npb``): the tarball's
+    checksum and where it came from, the build, how the flavour was compiled, and the compilers."""
+    path = manifest_path(config, state_dir)
+    if not path.is_file():
+        raise NpbError(f"{path} is missing: the workflow's npb_build rule makes it (python -m virtrepro.npb build)")
+    manifest = json.loads(path.read_text())
+    return {"version": manifest["version"], "tarball_sha256": manifest["sha256"],
+            "tarball_source": manifest.get("tarball_source"), "build": path.parent.name,
+            "built_from": manifest["serial_from"] if flavour == "serial" else f"NPB3.4-{flavour.upper()}",
+            "make_def": manifest["make_def"][flavour], "tools": manifest["tools"]}
 
 
 def binary_name(kernel: str, cls: str) -> str:
@@ -287,7 +328,7 @@ def build(config: dict, source: dict, log=sys.stdout, state_dir: Path | None = N
         tmp = root / "src.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        with tarfile.open(source["tarball"]) as archive:
+        with tarfile.open(REPOSITORY / source["tarball"]) as archive:
             archive.extractall(tmp, filter="data")
         tops = [p for p in tmp.iterdir() if p.is_dir()]
         if len(tops) != 1:
@@ -295,14 +336,15 @@ def build(config: dict, source: dict, log=sys.stdout, state_dir: Path | None = N
         tops[0].rename(src)
         shutil.rmtree(tmp)
     directories = {flavour: src / f"NPB3.4-{'SER' if flavour == 'serial' else flavour.upper()}" for flavour in FLAVOURS}
-    make_def = dict(MAKE_DEF)
     serial_from = "NPB3.4-SER"
     if not directories["serial"].is_dir():
-        # no serial code in the tarball: the OpenMP code, run with OMP_NUM_THREADS=1, is the serial program
-        directories["serial"], make_def["serial"] = src / "NPB3.4-OMP", MAKE_DEF["omp"]
-        serial_from = "NPB3.4-OMP (no NPB3.4-SER in the tarball), run with OMP_NUM_THREADS=1"
+        # NPB 3.4 ships no serial code ("use the OpenMP version instead"): the OpenMP code compiled
+        # without -fopenmp is serial (its OpenMP calls are all under !$ or #ifdef _OPENMP)
+        directories["serial"] = src / "NPB3.4-OMP"
+        serial_from = "NPB3.4-OMP compiled without -fopenmp (NPB 3.4 has no NPB3.4-SER)"
     manifest = {"version": str(npb["version"]), "tarball": source["tarball"], "sha256": source["sha256"],
-                "make_def": make_def, "serial_from": serial_from, "tools": _tool_versions(), "binaries": {}}
+                "tarball_source": npb.get("source"), "make_def": MAKE_DEF, "serial_from": serial_from,
+                "tools": _tool_versions(), "binaries": {}}
     for flavour, names in wanted_binaries(config).items():
         code = directories[flavour]
         if not code.is_dir():
@@ -311,7 +353,7 @@ def build(config: dict, source: dict, log=sys.stdout, state_dir: Path | None = N
         work = root / "work" / flavour
         if not work.is_dir():
             shutil.copytree(code, work)
-        (work / "config" / "make.def").write_text("".join(f"{k} = {v}\n" for k, v in make_def[flavour].items()))
+        (work / "config" / "make.def").write_text("".join(f"{k} = {v}\n" for k, v in MAKE_DEF[flavour].items()))
         (work / "bin").mkdir(exist_ok=True)
         out = root / "bin" / flavour
         out.mkdir(parents=True, exist_ok=True)
@@ -320,15 +362,42 @@ def build(config: dict, source: dict, log=sys.stdout, state_dir: Path | None = N
             target = out / binary_name(kernel, cls)
             if not target.exists():
                 # setparams rewrites npbparams.h per class, and the objects depend on it
+                start = time.monotonic()
                 _run(["make", kernel, f"CLASS={cls}"], work, log)
+                compile_s = round(time.monotonic() - start, 1)
                 built = work / "bin" / binary_name(kernel, cls)
                 if not built.exists():
                     raise NpbError(f"make {kernel} CLASS={cls} in {work} produced no {built.name}")
                 shutil.copy2(built, target)
-            manifest["binaries"].setdefault(flavour, {})[name] = {"path": str(target), "sha256": sha256_of(target)}
+                write_record({"compile_s": compile_s}, target.with_name(target.name + ".json"))
+            made = target.with_name(target.name + ".json")  # kept beside the binary for later manifests
+            manifest["binaries"].setdefault(flavour, {})[name] = {
+                "path": str(target), "sha256": sha256_of(target),
+                **(json.loads(made.read_text()) if made.is_file() else {})}
     path = manifest_path(config, state_dir)
     write_record(manifest, path)
     return path
+
+
+def pack_git(repo: Path, commit: str, output: Path, directory: str = "NPB3.4.1") -> str:
+    """Pack ``directory`` of ``commit`` in the git repository ``repo`` as a tarball whose top directory is
+    ``directory``/ (like NASA's); return its sha256.
+
+    Reproducible: ``git archive`` of a commit gives the same tar for the same commit (file times are the
+    commit's), and gzip's header here has no name and no time, so the same commit gives the same checksum.
+    """
+    try:
+        tar = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", commit, directory],
+                             capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as error:
+        raise NpbError(f"git archive {commit} {directory} in {repo} failed: "
+                       f"{getattr(error, 'stderr', b'').decode(errors='replace').strip() or error}") from None
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = output.with_name(output.name + ".tmp")
+    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as out:
+        out.write(tar)
+    tmp.rename(output)
+    return sha256_of(output)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -340,7 +409,16 @@ def main(argv: list[str] | None = None) -> int:
     bu = sub.add_parser("build", help="build the binaries the configuration asks for")
     bu.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
     bu.add_argument("--source", required=True, help="the record written by `obtain`")
+    pack = sub.add_parser("pack-git", help="pack the NPB directory of a commit of a git clone as a tarball")
+    pack.add_argument("--repo", required=True, help="a clone of a repository that holds the NPB tree")
+    pack.add_argument("--commit", required=True)
+    pack.add_argument("--directory", default="NPB3.4.1", help="the NPB tree in that commit (the tarball's top directory)")
+    pack.add_argument("--out", required=True)
     args = parser.parse_args(argv)
+    if args.command == "pack-git":
+        digest = pack_git(Path(args.repo), args.commit, Path(args.out), args.directory)
+        print(f"{digest}  {args.out}")
+        return 0
     from .config import given_config
 
     config = given_config(args.config)

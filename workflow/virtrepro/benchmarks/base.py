@@ -111,6 +111,10 @@ class Benchmark:
         their directories are created first."""
         return []
 
+    def sidecar_fields(self, variant: Variant, config: dict | None = None) -> dict:
+        """What the run's sidecar records beyond the common facts (the NPB build a run used)."""
+        return {}
+
     def guest_overrides(self, variant: Variant) -> dict:
         """Changes to the configured guest spec that this variant needs (disk format, memory...)."""
         return {}

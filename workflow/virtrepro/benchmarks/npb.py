@@ -76,6 +76,13 @@ class _Npb(Benchmark):
             )
         return [(str(local), self.remote_binary(variant))]
 
+    def sidecar_fields(self, variant: Variant, config: dict | None = None) -> dict:
+        from ..npb import run_record
+
+        if config is None:
+            raise ValueError(f"{self.name}: the configuration (npb:) is needed to find the build")
+        return {"npb": run_record(config, self.flavour)}
+
     def _check(self, records: list[dict], source: str, params: dict | None, **expected) -> list[dict]:
         if not params:
             return records
@@ -90,7 +97,7 @@ class _Npb(Benchmark):
 
 
 class NpbSerial(_Npb):
-    """NPB serial (NPB3.4-SER; else the OpenMP code with one thread)."""
+    """NPB serial (NPB3.4-SER; NPB 3.4 has none: the OpenMP code compiled without -fopenmp)."""
 
     name = "npb_serial"
     flavour = "serial"

@@ -52,7 +52,6 @@ def parse_npb(text: str, source: str = "<NPB log>") -> list[dict]:
     if banner is None:
         raise ParseError(source, "not an NPB log (no 'NAS Parallel Benchmarks ... Benchmark' banner)")
     benchmark = banner.group(4)
-    flavour = (banner.group(2) or "").upper()
     completed = _COMPLETED.search(text)
     if completed is None:
         raise TruncatedLogError(source, f"NPB {benchmark} log ends before '{benchmark} Benchmark Completed'")
@@ -77,9 +76,10 @@ def parse_npb(text: str, source: str = "<NPB log>") -> list[dict]:
 
     if "Total processes" in fields:
         mode = "mpi"
-    elif "Total threads" in fields or flavour == "OMP":
+    elif "Total threads" in fields:
         mode = "omp"
     else:
+        # NPB3.4-SER, or NPB 3.4's OpenMP code compiled without OpenMP (its serial program): no thread lines
         mode = "serial"
     labels: dict = {
         "benchmark": benchmark,
