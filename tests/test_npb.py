@@ -331,3 +331,23 @@ def test_build_and_run_ep_serial_omp_mpi_and_mpi_over_two_instances(tmp_path, mo
                 assert len(sidecar["peers"]) == 1 and len(sidecar["peer_ssh"]["known_hosts"]) == 2
     finally:
         LocalTestbed("pytest-npb", tmp_path / "state").down()
+
+
+def test_a_class_per_kernel_plans_and_builds_each_kernel_at_its_class():
+    """`class: {default: W, is: A}`: IS at class A, every other kernel at W, in the variants of all
+    three flavours and in what is built; a mapping without a default is refused naming the key."""
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["benchmarks"] = ["npb_serial", "npb_omp", "npb_mpi"]
+    for name in config["benchmarks"]:
+        config["scales"]["quick"][name].update(kernels=["ep", "is"], **{"class": {"default": "W", "is": "A"}})
+    config["scales"]["quick"]["npb_omp"]["threads"] = [2]
+    config["scales"]["quick"]["npb_mpi"].update(processes=[2], nodes=[1])
+    validate_config(config)
+    keys = sorted({(run.benchmark, run.variant.key) for run in plan(config, ["native"])})
+    assert keys == [("npb_mpi", "kernel-ep_class-W_procs-2_nodes-1"), ("npb_mpi", "kernel-is_class-A_procs-2_nodes-1"),
+                    ("npb_omp", "kernel-ep_class-W_threads-2"), ("npb_omp", "kernel-is_class-A_threads-2"),
+                    ("npb_serial", "kernel-ep_class-W"), ("npb_serial", "kernel-is_class-A")]
+    assert npb.wanted_binaries(config) == {flavour: ["ep.W", "is.A"] for flavour in ("mpi", "omp", "serial")}
+    config["scales"]["quick"]["npb_serial"]["class"] = {"is": "A"}
+    with pytest.raises(ConfigError, match="scales.quick.npb_serial.class"):
+        validate_config(config)

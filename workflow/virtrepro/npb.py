@@ -218,12 +218,15 @@ def write_record(record: dict, output: Path) -> None:
 
 def wanted_binaries(config: dict) -> dict[str, list[str]]:
     """``{flavour: ["ep.S", ...]}`` for the NPB benchmarks the configuration runs."""
+    from .benchmarks.npb import kernel_class
+
     scale = config["scales"][config["scale"]]
     wanted: dict[str, set] = {}
     for name in config["benchmarks"]:
         if name in BENCHMARK_FLAVOUR and name in scale:
             params = scale[name]
-            wanted.setdefault(BENCHMARK_FLAVOUR[name], set()).update(f"{k}.{params['class']}" for k in params["kernels"])
+            wanted.setdefault(BENCHMARK_FLAVOUR[name], set()).update(
+                f"{k}.{kernel_class(params, k)}" for k in params["kernels"])
     return {flavour: sorted(names) for flavour, names in sorted(wanted.items())}
 
 
