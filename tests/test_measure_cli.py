@@ -76,3 +76,35 @@ def test_harness_cpu_used_is_the_difference_as_a_share_of_a_core():
     none = harness_cpu_used({"orchestrator": None, "harness": 1.0}, {"orchestrator": None, "harness": 1.0}, 2.0)
     assert {k: v for k, v in none.items() if k != "resolution_s"} == {
         "orchestrator": None, "harness_cpu_s": 0.0, "harness_share_of_a_core": 0.0}
+
+
+def test_the_tool_check_runs_once_per_instance_and_benchmark_in_a_process():
+    """A job's later repetitions run in the same instance: its tool was found there, so they do not
+    ask again (a version command that starts Python takes seconds in a TCG guest); another
+    instance or another benchmark is asked."""
+    import subprocess as sp
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from virtrepro import measure
+    from virtrepro.benchmarks import BENCHMARKS
+    from virtrepro.testbed import Host
+
+    class Shell:  # runs the probe in a local shell, counting round trips
+        def __init__(self):
+            self.commands = []
+
+        def run(self, command, **_):
+            self.commands.append(command)
+            done = sp.run(["sh", "-c", command], capture_output=True, text=True)
+            return SimpleNamespace(stdout=done.stdout, stderr=done.stderr, exited=done.returncode)
+
+    measure._TOOLS_PRESENT.clear()
+    guest = Host("g", "10.0.0.2", 22, "root", None, "/state/g/known_hosts")
+    shell = Shell()
+    first = measure.ensure_tools(shell, BENCHMARKS["dd"], guest)
+    assert first.startswith("dd (coreutils)") and len(shell.commands) == 1
+    assert measure.ensure_tools(shell, BENCHMARKS["dd"], guest) == first and len(shell.commands) == 1
+    measure.ensure_tools(shell, BENCHMARKS["dd"], replace(guest, known_hosts="/state/h/known_hosts"))
+    measure.ensure_tools(shell, BENCHMARKS["mbw"], guest)
+    assert len(shell.commands) == 3

@@ -185,11 +185,30 @@ def drop_page_cache(host: Host, connection, platform) -> dict:
 TOOL_PRESENT = "virtrepro:tool-present"
 
 
+# (instance, benchmark) -> the tool's version, found present by this process: a job's later
+# repetitions run in the same instance (the same guest, of the same image), so they skip the check
+# (in a TCG guest a version command that starts Python takes seconds)
+_TOOLS_PRESENT: dict[tuple, str] = {}
+
+
+def _instance_key(host: Host) -> tuple:
+    return (host.hostname, host.port, host.user, host.known_hosts,
+            _instance_key(host.gateway) if host.gateway is not None else None)
+
+
 def ensure_tools(connection, benchmark: Benchmark, host: Host) -> str:
     """Make sure the benchmark's tool is on the host; install its Debian packages if not.
 
-    Returns the tool's version string. The check and the version are one round trip.
+    Returns the tool's version string. The check and the version are one round trip, once per
+    instance and benchmark in a process (:data:`_TOOLS_PRESENT`).
     """
+    key = (_instance_key(host), benchmark.name)
+    if key not in _TOOLS_PRESENT:
+        _TOOLS_PRESENT[key] = _ensure_tools(connection, benchmark, host)
+    return _TOOLS_PRESENT[key]
+
+
+def _ensure_tools(connection, benchmark: Benchmark, host: Host) -> str:
     if benchmark.check_command == benchmark.version_command:  # one run answers both
         probe = f"v=$({benchmark.version_command}\n) || exit 0; echo {TOOL_PRESENT}; printf '%s\\n' \"$v\""
     else:
