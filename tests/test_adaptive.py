@@ -169,7 +169,7 @@ def test_the_estimate_counts_missing_repetitions_times_earlier_durations_and_say
     for name, seconds, status in (("rep-0", 12.0, "complete"), ("rep-1", 14.0, "complete"), ("rep-2.failed-x", 99.0, "failed")):
         (directory / f"{name}.log").write_text("")
         (directory / f"{name}.json").write_text(json.dumps({"status": status, "duration_s": seconds}))
-    result = plan.estimate(config, tmp_path)
+    result = plan.estimate(config, tmp_path, history=())
     native = result["rows"][("native", "sysbench_cpu")]
     # part 1 (reps 0, 1) done; part 2: reps 2, 3, then up to 10 in all: 2 to 8 more at 13 s each
     assert (native["jobs"], native["reps_low"], native["reps_high"]) == (1, 2, 8)
@@ -179,6 +179,15 @@ def test_the_estimate_counts_missing_repetitions_times_earlier_durations_and_say
     assert len(result["unknown"]) == 2 and result["unknown"][0].startswith("lxc/sysbench_cpu/")
     text = plan.report(result)
     assert "estimated measurement time: 26 s to 2 min" in text and "2 jobs have no earlier run to go by" in text
+    # a run into another data directory goes by the earlier runs of the history's too (lxc: 20 s)
+    history = tmp_path / "history"
+    earlier = plan_variants(config)[-1].directory(history)
+    assert earlier.parts[-3] == "lxc"
+    earlier.mkdir(parents=True)
+    (earlier / "rep-0.log").write_text("")
+    (earlier / "rep-0.json").write_text(json.dumps({"status": "complete", "duration_s": 20.0}))
+    lxc = plan.estimate(config, tmp_path, history=(history,))["rows"][("lxc", "sysbench_cpu")]
+    assert (lxc["low_s"], lxc["high_s"], lxc["basis"]) == (4 * 20.0, 10 * 20.0, {"same variant"})
 
 
 @pytest.mark.integration

@@ -6,7 +6,7 @@ durations earlier runs' sidecars recorded.
 For each planned part of a variant (:func:`config.plan_variants`) the repetitions still without a
 complete raw log are counted; a part that continues under a repetition rule
 (:mod:`virtrepro.adaptive`) counts from its minimum (low) to its cap (high). Each repetition costs
-the mean ``duration_s`` of the complete sidecars under ``<data_dir>/raw/*/`` (any testbed) of the
+the mean ``duration_s`` of the complete sidecars under ``<data_dir>/raw/*/`` and ``data/raw/*/`` (any testbed) of the
 same platform, benchmark and variant; where there are none, of the same platform and benchmark
 (other variants: other run lengths, a rougher guess); where there are none either, the job has
 nothing to go by and is listed. ``duration_s`` is the benchmark's own run: guest boots, tool checks
@@ -32,9 +32,11 @@ class Durations:
     by_benchmark: dict
 
     @classmethod
-    def from_sidecars(cls, data_dir: str | Path) -> Durations:
+    def from_sidecars(cls, *data_dirs: str | Path) -> Durations:
         variant, benchmark = defaultdict(list), defaultdict(list)
-        for path in sorted(Path(data_dir).glob("raw/*/*/*/*/rep-*.json")):
+        paths = {path.resolve(): (path, Path(data_dir)) for data_dir in data_dirs
+                 for path in Path(data_dir).glob("raw/*/*/*/*/rep-*.json")}
+        for path, data_dir in (paths[key] for key in sorted(paths)):
             if not rawlog.LOG_NAME.match(path.with_suffix(".log").name):
                 continue  # failed runs' sidecars
             try:
@@ -70,10 +72,14 @@ def remaining(variant: VariantPlan, data_dir: str | Path) -> tuple[int, int]:
     return own, own + len(beyond) - done
 
 
-def estimate(config: dict, data_dir: str | Path, platforms: list[str] | None = None) -> dict:
+def estimate(config: dict, data_dir: str | Path, platforms: list[str] | None = None,
+             history: tuple[str | Path, ...] = ("data",)) -> dict:
     """The estimate of the configured plan: per (platform, benchmark) seconds low and high, jobs
-    to run, repetitions low and high, the basis, and the parts with nothing to go by."""
-    durations = Durations.from_sidecars(data_dir)
+    to run, repetitions low and high, the basis, and the parts with nothing to go by. Durations
+    come from the sidecars under ``data_dir`` and the ``history`` data directories (the
+    repository's ``data/`` by default: a run into another directory, such as the reference run's
+    ``data/staging``, goes by the committed runs too)."""
+    durations = Durations.from_sidecars(data_dir, *history)
     rows, unknown = {}, []
     for variant in plan_variants(config, platforms):
         low, high = remaining(variant, data_dir)

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Measure the reference data: testbed reference-vm at the `reference` scale, NPB from the tarball
+# packed from its public git repository (config/npb-from-git.yaml; docs/npb.md says how to make
+# it), from a committed tree (the testbed's require_clean_tree). The run resumes: complete raw logs
+# are kept, so it can be run in parts (stop it at any time; run it again to go on).
+#
+# While it runs, the new logs go to data/staging/ (the committed reference data under data/raw/
+# stays what the notebooks show until the new run is complete); commit data/staging/ as you go.
+# When every job is done, the new logs replace data/raw/reference-vm/ in one commit
+# (README, "Reference data").
+#
+#   bash scripts/reference_run.sh            # measure (set-up first)
+#   bash scripts/reference_run.sh -n         # what is left, with the estimated time (a dry run)
+# Extra arguments go to Snakemake.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+args=(--configfile config/npb-from-git.yaml --config testbed=reference-vm scale=reference
+      data_dir=data/staging "notebooks=[]")
+if [ "${1:-}" = "-n" ]; then
+    shift
+    exec .venv/bin/python -m virtrepro.plan --estimate "${args[@]:2}" "$@"
+fi
+.venv/bin/python -m virtrepro.run --cores all prepare "${args[@]}" "$@"
+exec .venv/bin/python -m virtrepro.run --cores all "${args[@]}" "$@"
