@@ -160,7 +160,10 @@ def test_the_committed_claims_csv():
     assert decided_from_tcg(frame, "verdict", "platform_measured", "paper_platform").empty
     assert frame.loc[frame["verdict"] == "not measured", "platform_measured"].isna().all()
     unexplained = frame[frame["verdict"] == claims.UNEXPLAINED_FASTER]
-    assert len(unexplained) and unexplained["suspect_faster_than_native"].all()
+    assert unexplained["suspect_faster_than_native"].all()
+    # the committed data have 2-3 repetitions a side: no verdict is decided on them
+    decided = frame[frame["verdict"].isin(["holds", "does not hold", claims.UNEXPLAINED_FASTER])]
+    assert decided.empty and (frame["verdict"] == claims.TOO_FEW).any()
 
 
 # ------------------------------------------------------------------ the guard
