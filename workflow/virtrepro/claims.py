@@ -71,7 +71,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from . import platform_names, regimes, stats
+from . import platform_catalog, platform_names, regimes, stats
 
 KINDS = ("overhead_at_most", "overhead_at_least", "equivalent", "better", "order", "trend", "spread", "saturation")
 # the kinds about one platform's variants or its scatter, not a relative difference of means
@@ -219,14 +219,14 @@ def _where_text(where: dict | None) -> str:
 def resolve_platform(name: str, table: pd.DataFrame, paper_platform: str | None = None) -> str:
     """``qemu`` is whichever QEMU the table has that may stand for ``paper_platform`` (by default the
     alias' own, KVM: qemu-kvm only; :mod:`virtrepro.platform_names`); other names are themselves."""
-    if name != "qemu":
+    if name not in platform_catalog.ALIASES:
         return name
     paper_platform = paper_platform or platform_names.ALIAS_PAPER_PLATFORM[name]
     present = set(table["platform"].unique()) if len(table) else set()
-    for candidate in ("qemu-kvm", "qemu-tcg"):
+    for candidate in platform_catalog.ALIASES[name].candidates:
         if candidate in present and platform_names.stand_in(paper_platform, candidate):
             return candidate
-    return "qemu"
+    return name
 
 
 def _column_text(frame: pd.DataFrame, column: str) -> pd.Series:
@@ -248,8 +248,10 @@ class NotMeasured(Exception):
 
 def _records(table: pd.DataFrame, check: dict, platform: str) -> pd.DataFrame:
     bench, metric, where = check["benchmark"], check["metric"], check.get("where") or {}
-    if platform == "qemu":
-        raise NotMeasured("no qemu-kvm runs on this testbed")
+    if platform in platform_catalog.ALIASES:  # unresolved: none of its candidates that may stand for it ran
+        alias = platform_catalog.ALIASES[platform]
+        wanted = [c for c in alias.candidates if platform_names.stand_in(alias.paper_platform, c)]
+        raise NotMeasured(f"no {' or '.join(wanted)} runs on this testbed")
     rows = table[(table["benchmark"] == bench) & (table["platform"] == platform)]
     if rows.empty:
         raise NotMeasured(f"no {bench} runs on {platform}")
@@ -866,8 +868,8 @@ def paper_platforms(claim: dict) -> list[str | None]:
     if given is None:
         return [platform_names.ALIAS_PAPER_PLATFORM.get(n) for n in names]
     given = [given] if isinstance(given, str) else list(given)
-    if names and len(given) == 1 and len(names) == 2 and names[1] == "native":
-        given.append("native")
+    if names and len(given) == 1 and len(names) == 2 and names[1] == platform_catalog.BASELINE:
+        given.append(platform_catalog.BASELINE)  # the baseline's paper platform has its name
     return given
 
 
@@ -886,7 +888,7 @@ def _check_paper_platforms(claim: dict) -> None:
     if len(papers) != len(names):
         raise ValueError(f"{ident}: paper_platform names {len(papers)} platforms, the check compares {len(names)}")
     for name, paper in zip(names, papers):
-        candidates = ["qemu-kvm", "qemu-tcg"] if name == "qemu" else [name]
+        candidates = list(platform_catalog.ALIASES[name].candidates) if name in platform_catalog.ALIASES else [name]
         if not any(platform_names.stand_in(paper, c) for c in candidates):
             raise ValueError(f"{ident}: {name} may not stand for {paper} (platform_names.STAND_INS)")
 
@@ -938,7 +940,8 @@ def _guard(table: pd.DataFrame, level: float, causes: list[dict], margin: float 
     (Fieller interval at ``level``, positive = worse) lies entirely below ``-margin``, with the table
     records of the guest's side and the recorded cause ("" when none)."""
     out = []
-    if table.empty or "native" not in set(table["platform"]):
+    baseline = platform_catalog.BASELINE
+    if table.empty or baseline not in set(table["platform"]):
         return out
     measured = table[table["value"].notna()]
     # per benchmark first, without its empty columns: the table is wide and slow to slice
@@ -948,14 +951,14 @@ def _guard(table: pd.DataFrame, level: float, causes: list[dict], margin: float 
         for key, part in bench_part.dropna(axis=1, how="all").groupby(["benchmark", "metric"], sort=True)
     )
     for (bench, metric), part in parts:
-        if "native" not in set(part["platform"]) or part["platform"].nunique() < 2:
+        if baseline not in set(part["platform"]) or part["platform"].nunique() < 2:
             continue
         dims = _dimensions([part], {}, set())
         keys = pd.Series(list(zip(*[_column_text(part, d) for d in dims])) if dims else [()] * len(part), index=part.index)
         slim = pd.DataFrame({"platform": part["platform"].astype(str), "key": keys, "value": part["value"].astype(float)})
-        base = slim[slim["platform"] == "native"]
+        base = slim[slim["platform"] == baseline]
         hib = higher_is_better(metric, part["unit"].iloc[0])
-        for (platform, key), guest in slim[slim["platform"] != "native"].groupby(["platform", "key"], sort=True):
+        for (platform, key), guest in slim[slim["platform"] != baseline].groupby(["platform", "key"], sort=True):
             native = base.loc[base["key"] == key, "value"].to_numpy(float)
             if len(native) < 2 or len(guest) < 2:
                 continue

@@ -91,7 +91,6 @@ def probe_kvm(image: Path, work: Path, timeout: float = 20) -> dict:
 
 
 class Qemu(GuestPlatform):
-    family = "full-vm"
     accel = ""
     tool = "qemu-system-x86_64"
 
