@@ -150,3 +150,99 @@ def test_summary_families_come_from_the_declarations():
     assert set(namespace["FAMILY"]) == guests
     assert set(namespace["FAMILY"].values()) <= set(platform_catalog.FAMILY_LABELS.values())
     ast.parse(source)
+
+
+# --- benchmarks' metrics (virtrepro.metric_catalog) ---------------------------------------------
+
+from virtrepro import claims, metric_catalog  # noqa: E402
+from virtrepro.benchmarks import BENCHMARKS  # noqa: E402
+
+
+def _table_metrics():
+    import pandas as pd
+
+    seen = set()
+    for path in sorted((ROOT / "data" / "tables").glob("*.csv")):
+        if not path.name.endswith(".claims.csv"):
+            frame = pd.read_csv(path, usecols=["benchmark", "metric", "unit"], low_memory=False)
+            seen |= set(zip(frame["benchmark"], frame["metric"], frame["unit"]))
+    return seen
+
+
+def test_every_benchmark_declares_its_metrics_and_only_benchmarks_do():
+    assert set(metric_catalog.METRICS) == set(BENCHMARKS)
+    for name, benchmark in BENCHMARKS.items():
+        assert benchmark.metrics and all(m.benchmark == name for m in benchmark.metrics.values())
+    assert not set(metric_catalog.PUBLISHED) - set(BENCHMARKS) & set(metric_catalog.METRICS)
+
+
+def test_the_committed_tables_hold_only_declared_metrics_in_their_units():
+    seen = _table_metrics()
+    assert len(seen) > 150
+    wrong = [(b, m, u) for b, m, u in seen if u not in metric_catalog.metric(b, m).units()]
+    assert wrong == []
+
+
+def test_the_parsers_report_only_declared_metrics_on_the_captured_logs():
+    """Every good capture under tests/data that a benchmark's parser reads gives declared metrics."""
+    files = [p for p in (ROOT / "tests" / "data").rglob("*") if p.is_file() and not p.name.startswith("bad")]
+    parsed = 0
+    for name, benchmark in BENCHMARKS.items():
+        for path in files:
+            text = path.read_text(errors="replace")
+            try:
+                records = benchmark.parse(text, str(path))
+            except Exception:  # noqa: BLE001  (not this benchmark's log)
+                continue
+            for record in records:
+                declared = metric_catalog.metric(name, record["metric"])
+                assert record["unit"] in declared.units(), (name, record["metric"], record["unit"], path.name)
+                parsed += 1
+    assert parsed > 1000
+
+
+def test_the_papers_numbers_and_the_claims_name_declared_metrics():
+    import pandas as pd
+
+    for path in sorted((ROOT / "data" / "reference").glob("*.csv")):
+        frame = pd.read_csv(path)
+        metric_catalog.require_declared(zip(frame["benchmark"], frame["metric"]))
+    listed = yaml.safe_load((ROOT / "data" / "reference" / "claims.yaml").read_text())
+    for claim in listed["claims"] if isinstance(listed, dict) else listed:
+        check = claim.get("check") or {}
+        if "metric" in check:
+            assert isinstance(claims.higher_is_better(check["metric"], None, check["benchmark"]), bool), claim["id"]
+
+
+def test_direction_comes_from_the_declaration_and_an_unknown_metric_is_an_error():
+    import pytest
+
+    assert metric_catalog.metric("mbw", "copy_bandwidth").higher_is_better is True
+    assert claims.higher_is_better("time", "s", "npb_mpi") is False
+    assert claims.higher_is_better("bw", "KiB/s") is True
+    for unknown in (("mbw", "bandwidth"), ("fio", "bandwidth")):
+        with pytest.raises(metric_catalog.UnknownMetric):
+            metric_catalog.metric(*unknown)
+    with pytest.raises(metric_catalog.UnknownMetric):
+        metric_catalog.require_declared([("fio", "bw"), ("fio", "bandwidth")])
+    with pytest.raises(ValueError):
+        claims.higher_is_better("no_such_metric")
+
+
+def _summary_cell(marker: str) -> str:
+    cells = json.loads((ROOT / "notebooks" / "summary.ipynb").read_text())["cells"]
+    return next("".join(c["source"]) for c in cells if c["cell_type"] == "code" and marker in "".join(c["source"]))
+
+
+def test_the_summary_overview_selects_metrics_the_table_has():
+    """The overview's metrics come from the declarations: ("mbw", "bandwidth") and ("fio", "bandwidth"),
+    which the notebook once looked up, match no metric, and memory bandwidth and fio dropped out."""
+    lines = [l for l in _summary_cell("SUBSYSTEM = ").splitlines() if l.startswith(("SUBSYSTEM_LABELS = ", "SUBSYSTEM = "))]
+    namespace = {"metric_catalog": metric_catalog}
+    exec("\n".join(lines), namespace)  # noqa: S102  (the notebook's own lines)
+    overview = namespace["SUBSYSTEM"]
+    assert all(metric in metric_catalog.METRICS.get(bench, {}) for bench, metric in overview)
+    measured = {(b, m) for b, m, _ in _table_metrics()}
+    assert {("mbw", "copy_bandwidth_avg"), ("fio", "bw")} <= set(overview) & measured
+    assert {("mbw", "bandwidth"), ("fio", "bandwidth")} & set(overview) == set()
+    assert set(overview.values()) == {"CPU", "memory", "disk", "network", "MPI"}
