@@ -7,10 +7,11 @@ A leaf module (standard library only) below ``claims`` and ``results`` in the im
 ``Benchmark`` reads its own entry (``Benchmark.metrics``). An undeclared metric is an error
 (:class:`UnknownMetric`) wherever a metric is looked up, never a silent drop.
 
-Each entry is ``benchmark: (subsystem, table)``; a table line is ``metric unit direction``, then
-optionally another subsystem than the benchmark's and ``overview`` (the metric stands for its
-subsystem in the summary's overview of overheads). ``unit`` may name alternatives (``a|b``) where
-one metric comes from several tools (isolation); direction ``none`` has no better side.
+Each entry is ``benchmark: (subsystem, table, *overview)``; a table line is ``metric unit
+direction`` (``higher``, ``lower`` or ``none``: no better side), then optionally another subsystem
+than the benchmark's. ``overview`` names the metrics that stand for their subsystem in the summary's
+overview of overheads. A metric that two tools of one benchmark report (isolation) may have
+two units.
 """
 
 from __future__ import annotations
@@ -38,49 +39,76 @@ class UnknownMetric(ValueError):
     pass
 
 
+# what one tool reports, shared by the benchmarks that run it
+_SYSBENCH = """
+    events_per_second      events/s       higher
+    fsyncs_per_second      ops/s          higher
+    latency_avg            ms             lower
+    latency_max            ms             lower
+    latency_p95            ms             lower
+    latency_p99            ms             lower
+    operations_per_second  ops/s          higher
+    read_throughput        MiB/s          higher
+    reads_per_second       ops/s          higher
+    throughput             MiB/s          higher
+    total_events           events         higher
+    total_time             s              lower
+    write_throughput       MiB/s          higher
+    writes_per_second      ops/s          higher
+"""
+_FIO = """
+    bw               KiB/s          higher
+    clat_max         us             lower
+    clat_mean        us             lower
+    clat_min         us             lower
+    clat_percentile  us             lower
+    clat_stdev       us             lower
+    group_bw         KiB/s          higher
+    io               KiB            higher
+    iops             IOPS           higher
+    lat_max          us             lower
+    lat_mean         us             lower
+    lat_min          us             lower
+    lat_stdev        us             lower
+    runtime          ms             lower
+    slat_max         us             lower
+    slat_mean        us             lower
+    slat_min         us             lower
+    slat_stdev       us             lower
+"""
+_IPERF3 = """
+    cpu_utilization_host    %              lower
+    cpu_utilization_remote  %              lower
+    jitter                  ms             lower
+    loss                    %              lower
+    lost_datagrams          datagrams      lower
+    retransmits             segments       lower
+    throughput              Mbit/s         higher
+    total_datagrams         datagrams      higher
+    transfer                bytes          higher
+"""
+_IOZONE = """
+    random_read   kB/s           higher
+    random_write  kB/s           higher
+    read          kB/s           higher
+    reread        kB/s           higher
+    rewrite       kB/s           higher
+    write         kB/s           higher
+"""
+
 _MEASURED = {
-    "sysbench_cpu": ("cpu", """
-        events_per_second      events/s       higher overview
-        fsyncs_per_second      ops/s          higher
-        latency_avg            ms             lower
-        latency_max            ms             lower
-        latency_p95            ms             lower
-        latency_p99            ms             lower
-        operations_per_second  ops/s          higher
-        read_throughput        MiB/s          higher
-        reads_per_second       ops/s          higher
-        throughput             MiB/s          higher
-        total_events           events         higher
-        total_time             s              lower
-        write_throughput       MiB/s          higher
-        writes_per_second      ops/s          higher
-    """),
-    "sysbench_memory": ("memory", """
-        events_per_second      events/s       higher
-        fsyncs_per_second      ops/s          higher
-        latency_avg            ms             lower
-        latency_max            ms             lower
-        latency_p95            ms             lower
-        latency_p99            ms             lower
-        operations_per_second  ops/s          higher
-        read_throughput        MiB/s          higher
-        reads_per_second       ops/s          higher
-        throughput             MiB/s          higher overview
-        total_events           events         higher
-        total_time             s              lower
-        write_throughput       MiB/s          higher
-        writes_per_second      ops/s          higher
-    """),
+    "sysbench_cpu": ("cpu", _SYSBENCH, "events_per_second"),
+    "sysbench_memory": ("memory", _SYSBENCH, "throughput"),
     "mbw": ("memory", """
         copy_bandwidth      MiB/s          higher
-        copy_bandwidth_avg  MiB/s          higher overview
+        copy_bandwidth_avg  MiB/s          higher
         elapsed             s              lower
         elapsed_avg         s              lower
-    """),
+    """, "copy_bandwidth_avg"),
     "stress_ng": ("cpu", """
         add_matrix_ops_per_second        ops/s          higher
         bogo_ops                         bogo-ops       higher
-        bogo_ops_per_second_real         bogo-ops/s     higher overview
+        bogo_ops_per_second_real         bogo-ops/s     higher
         bogo_ops_per_second_usr_sys      bogo-ops/s     higher
         copy_matrix_ops_per_second       ops/s          higher
         cpu_used_per_instance            %              higher
@@ -107,39 +135,10 @@ _MEASURED = {
         usr_time                         s              lower
         write_rate                       MB/s           higher
         zero_matrix_ops_per_second       ops/s          higher
-    """),
-    "iozone": ("disk", """
-        random_read   kB/s           higher
-        random_write  kB/s           higher
-        read          kB/s           higher overview
-        reread        kB/s           higher
-        rewrite       kB/s           higher
-        write         kB/s           higher overview
-    """),
-    "iozone_disk": ("disk", """
-        random_read   kB/s           higher
-        random_write  kB/s           higher
-        read          kB/s           higher overview
-        reread        kB/s           higher
-        rewrite       kB/s           higher
-        write         kB/s           higher overview
-    """),
-    "sysbench_fileio": ("disk", """
-        events_per_second      events/s       higher
-        fsyncs_per_second      ops/s          higher
-        latency_avg            ms             lower
-        latency_max            ms             lower
-        latency_p95            ms             lower
-        latency_p99            ms             lower
-        operations_per_second  ops/s          higher
-        read_throughput        MiB/s          higher
-        reads_per_second       ops/s          higher
-        throughput             MiB/s          higher
-        total_events           events         higher
-        total_time             s              lower
-        write_throughput       MiB/s          higher
-        writes_per_second      ops/s          higher
-    """),
+    """, "bogo_ops_per_second_real"),
+    "iozone": ("disk", _IOZONE, "read", "write"),
+    "iozone_disk": ("disk", _IOZONE, "read", "write"),
+    "sysbench_fileio": ("disk", _SYSBENCH),
     "ioping": ("disk", """
         bandwidth            KiB/s          higher
         generated_bandwidth  KiB/s          higher
@@ -152,34 +151,15 @@ _MEASURED = {
         requests             requests       higher
         total_time           us             lower
     """),
-    "fio": ("disk", """
-        bw               KiB/s          higher overview
-        clat_max         us             lower
-        clat_mean        us             lower
-        clat_min         us             lower
-        clat_percentile  us             lower
-        clat_stdev       us             lower
-        group_bw         KiB/s          higher
-        io               KiB            higher
-        iops             IOPS           higher
-        lat_max          us             lower
-        lat_mean         us             lower
-        lat_min          us             lower
-        lat_stdev        us             lower
-        runtime          ms             lower
-        slat_max         us             lower
-        slat_mean        us             lower
-        slat_min         us             lower
-        slat_stdev       us             lower
-    """),
+    "fio": ("disk", _FIO, "bw"),
     "bonnie": ("disk", """
-        get_block           KiB/s          higher overview
+        get_block           KiB/s          higher
         get_block_cpu       %              lower
         get_block_latency   us             lower
         getc                KiB/s          higher
         getc_cpu            %              lower
         getc_latency        us             lower
-        put_block           KiB/s          higher overview
+        put_block           KiB/s          higher
         put_block_cpu       %              lower
         put_block_latency   us             lower
         putc                KiB/s          higher
@@ -209,22 +189,22 @@ _MEASURED = {
         seq_stat            files/s        higher
         seq_stat_cpu        %              lower
         seq_stat_latency    us             lower
-    """),
+    """, "get_block", "put_block"),
     "dd": ("disk", """
         throughput  MB/s           higher
     """),
     "hpcc": ("hpc", """
         avg_ping_pong_bandwidth           GB/s           higher
-        avg_ping_pong_latency             us             lower  overview
-        hpl_gflops                        Gflop/s        higher cpu overview
+        avg_ping_pong_latency             us             lower
+        hpl_gflops                        Gflop/s        higher cpu
         hpl_tflops                        Tflop/s        higher cpu
-        hpl_time                          s              lower  cpu
+        hpl_time                          s              lower cpu
         max_ping_pong_bandwidth           GB/s           higher
         max_ping_pong_latency             us             lower
         min_ping_pong_bandwidth           GB/s           higher
         min_ping_pong_latency             us             lower
         mpi_fft                           Gflop/s        higher
-        mpi_random_access                 GUP/s          higher overview
+        mpi_random_access                 GUP/s          higher
         mpi_random_access_lcg             GUP/s          higher
         naturally_ordered_ring_bandwidth  GB/s           higher
         naturally_ordered_ring_latency    us             lower
@@ -239,57 +219,47 @@ _MEASURED = {
         single_stream_add                 GB/s           higher memory
         single_stream_copy                GB/s           higher memory
         single_stream_scale               GB/s           higher memory
-        single_stream_triad               GB/s           higher memory overview
+        single_stream_triad               GB/s           higher memory
         star_dgemm                        Gflop/s        higher cpu
         star_fft                          Gflop/s        higher cpu
-        star_random_access                GUP/s          higher memory overview
+        star_random_access                GUP/s          higher memory
         star_random_access_lcg            GUP/s          higher memory
         star_stream_add                   GB/s           higher memory
         star_stream_copy                  GB/s           higher memory
         star_stream_scale                 GB/s           higher memory
         star_stream_triad                 GB/s           higher memory
-    """),
+    """, "avg_ping_pong_latency", "hpl_gflops", "mpi_random_access", "single_stream_triad", "star_random_access"),
     "netperf": ("network", """
-        half_round_trip_latency  us             lower  overview
+        half_round_trip_latency  us             lower
         round_trip_latency       us             lower
         rtt_latency_mean         us             lower
         rtt_latency_p50          us             lower
         rtt_latency_p99          us             lower
         rtt_latency_stddev       us             lower
-        throughput               Mbit/s         higher overview
+        throughput               Mbit/s         higher
         transaction_rate         trans/s        higher
-    """),
-    "iperf3": ("network", """
-        cpu_utilization_host    %              lower
-        cpu_utilization_remote  %              lower
-        jitter                  ms             lower
-        loss                    %              lower
-        lost_datagrams          datagrams      lower
-        retransmits             segments       lower
-        throughput              Mbit/s         higher overview
-        total_datagrams         datagrams      higher
-        transfer                bytes          higher
-    """),
+    """, "half_round_trip_latency", "throughput"),
+    "iperf3": ("network", _IPERF3, "throughput"),
     "npb_serial": ("cpu", """
         mops_per_process  Mop/s          higher
         mops_per_thread   Mop/s          higher
         mops_total        Mop/s          higher
-        time              s              lower  overview
-    """),
+        time              s              lower
+    """, "time"),
     "npb_omp": ("cpu", """
         mops_per_process  Mop/s          higher
         mops_per_thread   Mop/s          higher
         mops_total        Mop/s          higher
         parallel_speedup  1              higher
-        time              s              lower  overview
-    """),
+        time              s              lower
+    """, "time"),
     "npb_mpi": ("hpc", """
         mops_per_process  Mop/s          higher
         mops_per_thread   Mop/s          higher
         mops_total        Mop/s          higher
         parallel_speedup  1              higher
-        time              s              lower  overview
-    """),
+        time              s              lower
+    """, "time"),
     "lifecycle": ("operations", """
         boot       s              lower
         clone      s              lower
@@ -297,84 +267,14 @@ _MEASURED = {
         provision  s              lower
         reboot     s              lower
     """),
-    "cpu_scaling": ("cpu", """
-        events_per_second      events/s       higher
-        fsyncs_per_second      ops/s          higher
-        latency_avg            ms             lower
-        latency_max            ms             lower
-        latency_p95            ms             lower
-        latency_p99            ms             lower
-        operations_per_second  ops/s          higher
-        read_throughput        MiB/s          higher
-        reads_per_second       ops/s          higher
-        throughput             MiB/s          higher
-        total_events           events         higher
-        total_time             s              lower
-        write_throughput       MiB/s          higher
-        writes_per_second      ops/s          higher
-    """),
-    "memory_scaling": ("memory", """
-        events_per_second      events/s       higher
-        fsyncs_per_second      ops/s          higher
-        latency_avg            ms             lower
-        latency_max            ms             lower
-        latency_p95            ms             lower
-        latency_p99            ms             lower
-        operations_per_second  ops/s          higher
-        read_throughput        MiB/s          higher
-        reads_per_second       ops/s          higher
-        throughput             MiB/s          higher
-        total_events           events         higher
-        total_time             s              lower
-        write_throughput       MiB/s          higher
-        writes_per_second      ops/s          higher
-    """),
-    "isolation": ("isolation", """
-        bw                            KiB/s          higher
-        clat_max                      us             lower
-        clat_mean                     us             lower
-        clat_min                      us             lower
-        clat_percentile               us             lower
-        clat_stdev                    us             lower
+    "cpu_scaling": ("cpu", _SYSBENCH),
+    "memory_scaling": ("memory", _SYSBENCH),
+    "isolation": ("isolation", _SYSBENCH + _FIO + _IPERF3 + """
         cpu_isolation_efficiency      1              higher
-        cpu_utilization_host          %              lower
-        cpu_utilization_remote        %              lower
         disk_io_isolation_efficiency  1              higher
-        events_per_second             events/s       higher
-        fsyncs_per_second             ops/s          higher
-        group_bw                      KiB/s          higher
-        io                            KiB            higher
-        iops                          IOPS           higher
         isolation_efficiency          1              higher
-        jitter                        ms             lower
-        lat_max                       us             lower
-        lat_mean                      us             lower
-        lat_min                       us             lower
-        lat_stdev                     us             lower
-        latency_avg                   ms             lower
-        latency_max                   ms             lower
-        latency_p95                   ms             lower
-        latency_p99                   ms             lower
-        loss                          %              lower
-        lost_datagrams                datagrams      lower
         memory_isolation_efficiency   1              higher
         network_isolation_efficiency  1              higher
-        operations_per_second         ops/s          higher
-        read_throughput               MiB/s          higher
-        reads_per_second              ops/s          higher
-        retransmits                   segments       lower
-        runtime                       ms             lower
-        slat_max                      us             lower
-        slat_mean                     us             lower
-        slat_min                      us             lower
-        slat_stdev                    us             lower
-        throughput                    Mbit/s|MiB/s   higher
-        total_datagrams               datagrams      higher
-        total_events                  events         higher
-        total_time                    s              lower
-        transfer                      bytes          higher
-        write_throughput              MiB/s          higher
-        writes_per_second             ops/s          higher
     """),
     "nginx_wrk": ("application", """
         latency_avg     ms             lower
@@ -451,15 +351,22 @@ _PUBLISHED = {
 
 def _read(declared: dict) -> dict:
     out = {}
-    for benchmark, (subsystem, text) in declared.items():
+    for benchmark, (subsystem, text, *overview) in declared.items():
         metrics = out.setdefault(benchmark, {})
-        for line in text.strip().splitlines():
+        for line in filter(str.strip, text.splitlines()):
             name, unit, direction, *rest = line.split()
-            extra = [word for word in rest if word != "overview"]
-            metrics[name] = Metric(benchmark, name, unit, DIRECTIONS[direction], extra[0] if extra else subsystem,
-                                   "overview" in rest)
-            if metrics[name].subsystem not in SUBSYSTEMS or len(extra) > 1:
-                raise ValueError(f"metric_catalog: {benchmark} {name}: bad subsystem in {line.strip()!r}")
+            if len(rest) > 1 or (rest and rest[0] not in SUBSYSTEMS) or direction not in DIRECTIONS:
+                raise ValueError(f"metric_catalog: {benchmark}: cannot read {line.strip()!r}")
+            metric = Metric(benchmark, name, unit, DIRECTIONS[direction], rest[0] if rest else subsystem, name in overview)
+            if name in metrics:  # one metric from two tools (isolation): the same but for the unit
+                earlier = metrics[name]
+                if (earlier.higher_is_better, earlier.subsystem) != (metric.higher_is_better, metric.subsystem):
+                    raise ValueError(f"metric_catalog: {benchmark} {name} is declared twice, differently")
+                metric = Metric(benchmark, name, f"{earlier.unit}|{unit}", metric.higher_is_better, metric.subsystem,
+                                metric.overview)
+            metrics[name] = metric
+        if set(overview) - set(metrics):
+            raise ValueError(f"metric_catalog: {benchmark}: overview names undeclared {sorted(set(overview) - set(metrics))}")
     return out
 
 
