@@ -246,3 +246,62 @@ def test_the_summary_overview_selects_metrics_the_table_has():
     assert {("mbw", "copy_bandwidth_avg"), ("fio", "bw")} <= set(overview) & measured
     assert {("mbw", "bandwidth"), ("fio", "bandwidth")} & set(overview) == set()
     assert set(overview.values()) == {"CPU", "memory", "disk", "network", "MPI"}
+
+
+# --- benchmarks, schema, rules and figures agree with the declarations ---------------------------
+
+from virtrepro.benchmarks import base as benchmark_base  # noqa: E402
+
+
+def _schema():
+    return yaml.safe_load((WORKFLOW / "schemas" / "config.schema.yaml").read_text())
+
+
+def _named_benchmark_classes():
+    """Every Benchmark class that gives itself a name (a benchmark the configuration can choose)."""
+    found, todo = set(), [benchmark_base.Benchmark]
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if "name" in cls.__dict__:
+            found.add(cls)
+    return found
+
+
+def test_the_benchmark_registry_holds_every_benchmark_class():
+    classes = _named_benchmark_classes()
+    assert sorted(c.name for c in classes) == sorted(BENCHMARKS)
+    assert {type(b) for b in BENCHMARKS.values()} == set(classes)
+
+
+def test_the_schema_lists_the_registered_benchmarks():
+    schema = _schema()
+    assert set(schema["properties"]["benchmarks"]["items"]["enum"]) == set(BENCHMARKS)
+    assert set(schema["$defs"]["scale"]["properties"]) == set(BENCHMARKS)
+
+
+def test_the_paper_scale_sets_every_benchmark():
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    assert set(config["scales"]["paper"]) == set(BENCHMARKS)
+    assert set(config["scales"]["paper"]) >= set(config["benchmarks"])
+
+
+def _registered_figures() -> dict:
+    text = (WORKFLOW / "rules" / "notebooks.smk").read_text()
+    start = text.index("FIGURES = {")
+    node = ast.parse(text[start:text.index("\n}\n", start) + 2])
+    return ast.literal_eval(node.body[0].value)
+
+
+def test_the_figure_registry_names_what_the_notebooks_save_and_has_captions():
+    figures = _registered_figures()
+    assert set(figures) == set(_schema()["properties"]["notebooks"]["items"]["enum"])
+    saved = re.compile(r'plotting\.save\(fig, figures_dir, "([a-z0-9]+)", "([a-z0-9-]+)"\)')
+    for paper, names in figures.items():
+        source = "\n".join("".join(c["source"]) for c in json.loads((ROOT / "notebooks" / f"{paper}.ipynb").read_text())["cells"]
+                           if c["cell_type"] == "code")
+        literal = {name for notebook, name in saved.findall(source) if notebook == paper}
+        assert literal <= set(names), f"{paper}: saved but not registered: {sorted(literal - set(names))}"
+        assert all(f'"{name}"' in source for name in names), paper  # a registered figure the notebook names
+        for name in names:
+            assert (WORKFLOW / "report" / f"{paper}-{name}.rst").is_file(), f"no caption for {paper} {name}"
