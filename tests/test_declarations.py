@@ -305,3 +305,10 @@ def test_the_figure_registry_names_what_the_notebooks_save_and_has_captions():
         assert all(f'"{name}"' in source for name in names), paper  # a registered figure the notebook names
         for name in names:
             assert (WORKFLOW / "report" / f"{paper}-{name}.rst").is_file(), f"no caption for {paper} {name}"
+
+
+def test_the_kvm_probe_selects_one_of_the_alias_candidates():
+    from virtrepro.platforms.qemu import BY_ACCEL
+
+    assert set(BY_ACCEL.values()) == set(platform_catalog.AUTO.candidates)
+    assert all(PLATFORMS[name].accel == accel for accel, name in BY_ACCEL.items())
