@@ -70,9 +70,9 @@ def test_direction_table():
     assert not claims.higher_is_better("put_block_cpu", "%")
     assert not claims.higher_is_better("retransmits", "segments")  # iperf3: fewer resent segments is better
     assert not claims.higher_is_better("clat_stdev", "us") and not claims.higher_is_better("mops_total_stddev", "Mop/s")
-    with pytest.raises(ValueError, match="no direction rule"):
+    with pytest.raises(ValueError, match="no better direction"):
         claims.higher_is_better("single_stream_t_value")  # a t-value has no better direction
-    with pytest.raises(ValueError, match="no direction rule"):
+    with pytest.raises(ValueError, match="no better direction"):
         claims.higher_is_better("size_at_max_throughput", "bytes")
 
 

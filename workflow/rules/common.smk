@@ -3,6 +3,7 @@
 import json
 import os
 
+from virtrepro import platform_catalog
 from virtrepro.errors import ProbeRecordError, read_probe_record
 from virtrepro.config import ConfigError, QEMU_AUTO, plan_variants, resolve_platforms, validate_config
 from virtrepro.guests import image_dir
@@ -29,7 +30,7 @@ GUEST_IMAGE = (
     if REMOTE_TESTBED
     else os.path.join(IMAGE_DIR, "image.json")
 )
-GUEST_PLATFORMS = {"lxc", "podman", "qemu", "qemu-kvm", "qemu-tcg"}
+GUEST_PLATFORMS = {name for name in platform_catalog.config_names() if platform_catalog.runs_in_guest(name)}
 
 # One measurement job at a time on a testbed's hosts: jobs claim this resource.
 if "measurement_slots" not in workflow.global_resources:

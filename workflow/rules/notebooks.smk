@@ -5,7 +5,8 @@
 FIGURES = {
     "walters2008": ["fig1-netperf-latency-bandwidth", "fig2-iozone-reader-writer", "fig3-npb-relative-time", "fig4-npb-mpi-scaling"],
     "kumar2013": ["fig4-cpu-overhead", "fig4-8-network-bandwidth", "tables5-operational-flexibility",
-                  "fig4-1-4-4-cpu-vcpus", "fig4-5-4-7-memory", "fig6-2-6-5-isolation"],
+                  "fig4-1-4-4-cpu-vcpus", "fig4-5-4-7-memory", "fig4-9-to-4-11-disk", "fig6-2-6-5-isolation",
+                  "apps-relative-performance"],
     "regola2010": ["fig2-netperf-latency-throughput", "table2-iozone-disk-formats", "fig4-5-npb-relative-time"],
     "kudryavtsev2012": ["fig1-npb-cg-ft-mg-is", "fig2-npb-ep-lu", "fig3-hpcc"],
     "youseff2006": ["fig1-stream", "fig2-bonnie-relative", "fig3a-npb-relative"],

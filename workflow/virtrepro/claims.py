@@ -6,7 +6,8 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
 
 * **Relative difference** of a platform P against a baseline B, signed so that positive means
   P is worse: ``(P - B) / B`` for lower-is-better metrics, ``(B - P) / B`` for higher-is-better
-  ones (:data:`DIRECTION_RULES` decides which; a metric without a rule is an error). It is
+  ones (each metric's declaration in :mod:`virtrepro.metric_catalog` says which; an undeclared
+  metric is an error). It is
   ``1 - R`` or ``R - 1`` for the ratio of means ``R = P / B``, and every interval and p-value comes
   from :func:`stats.ratio_ci` (one implementation): Fieller for a plain metric per variant, the
   log-scale delta method for a derived metric (a ratio of ratios) or an ``aggregate: mean``
@@ -71,7 +72,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from . import platform_names, regimes, stats
+from . import metric_catalog, platform_catalog, platform_names, regimes, stats
 
 KINDS = ("overhead_at_most", "overhead_at_least", "equivalent", "better", "order", "trend", "spread", "saturation")
 # the kinds about one platform's variants or its scatter, not a relative difference of means
@@ -93,58 +94,14 @@ MIN_REPETITIONS = 5
 TOO_FEW = "inconclusive (too few repetitions)"
 VERDICTS = (*VERDICTS[: VERDICTS.index("inconclusive") + 1], TOO_FEW, *VERDICTS[VERDICTS.index("inconclusive") + 1 :])
 
-# ---------------------------------------------------------------------------
-# Metric direction: the one table that says whether more is better.
-# ---------------------------------------------------------------------------
-# Rules are tried in order; the first that matches decides. (field, test, value, higher_is_better)
-# Every metric needs a rule: an unknown metric is an error, never a default.
-DIRECTION_RULES: list[tuple[str, str, str, bool]] = [
-    ("metric", "equals", "parallel_speedup", True),  # derived: more speed-up is better
-    ("metric", "endswith", "isolation_efficiency", True),  # derived: closer to 1 (unharmed) is better
-    ("metric", "endswith", "_stdev", False),  # a spread (fio, sysbench, ioping, HPCC): less scatter
-    ("metric", "endswith", "_stddev", False),
-    ("metric", "endswith", "_mdev", False),
-    ("metric", "equals", "retransmits", False),  # iperf3: TCP segments sent again
-    ("metric", "equals", "time", False),  # NPB run time
-    ("metric", "in", "provision boot reboot clone destroy", False),  # lifecycle steps (s)
-    ("metric", "endswith", "_latency", False),  # netperf, HPCC PingPong, bonnie
-    ("metric", "equals", "latency", False),
-    ("metric", "startswith", "latency_", False),  # sysbench, ioping, wrk latency_avg/max/p95
-    ("metric", "startswith", "lat_", False),  # fio lat_*/clat_*
-    ("metric", "startswith", "clat_", False),
-    ("metric", "endswith", "_time", False),  # hpl_time, run_time, total_time
-    ("metric", "in", "runtime elapsed elapsed_avg", False),
-    ("metric", "endswith", "_cpu", False),  # bonnie CPU use (%)
-    ("metric", "endswith", "_per_second", True),  # events_per_second, reads_per_second, ...
-    ("metric", "in", "read_throughput write_throughput", True),  # sysbench fileio
-    ("metric", "startswith", "cpu_utilization", False),  # netperf CPU use (%)
-    # work done in a run of fixed length: more is better
-    ("metric", "in", "bogo_ops total_events requests transactions io transfer", True),
-    # the papers' relative numbers name only the metric (no unit): throughputs and rates
-    ("metric", "in", "read write reread rewrite random_read random_write getc putc get_block put_block seeks "
-     "throughput bandwidth mops_total single_stream star_random_access performance", True),
-    ("unit", "endswith", "/s", True),  # any other rate: MB/s, Gflop/s, GUP/s, events/s, ops/s, ...
-    ("unit", "equals", "IOPS", True),
-    ("unit", "in", "s ms us ns", False),  # any other duration
-]
-
-
-def higher_is_better(metric: str, unit: str | None = None) -> bool:
-    """Whether a larger value of ``metric`` (in ``unit``) is better, by :data:`DIRECTION_RULES`.
-
-    Raises ``ValueError`` for a metric no rule covers: a direction is never guessed.
+def higher_is_better(metric: str, unit: str | None = None, benchmark: str | None = None) -> bool:
+    """Whether a larger value of ``metric`` is better: its declaration in
+    :mod:`virtrepro.metric_catalog` (of ``benchmark`` when given; without it every benchmark's
+    metric of that name must agree). ``unit`` is not needed (the papers give the same metric in
+    other units, or as a percentage). Raises ``ValueError`` (``UnknownMetric``) for a metric no
+    benchmark declares or one with no better direction: a direction is never guessed.
     """
-    fields = {"metric": metric or "", "unit": unit if isinstance(unit, str) else ""}
-    for field, test, value, higher in DIRECTION_RULES:
-        got = fields[field]
-        if (
-            (test == "equals" and got == value)
-            or (test == "in" and got in value.split())
-            or (test == "endswith" and got.endswith(value))
-            or (test == "startswith" and got.startswith(value))
-        ):
-            return higher
-    raise ValueError(f"no direction rule for metric {metric!r} ({unit!r}): add one to DIRECTION_RULES")
+    return metric_catalog.higher_is_better(metric, benchmark)
 
 
 # The parameter a derived parallel speed-up scales over (time at its smallest value / time at its largest).
@@ -219,14 +176,14 @@ def _where_text(where: dict | None) -> str:
 def resolve_platform(name: str, table: pd.DataFrame, paper_platform: str | None = None) -> str:
     """``qemu`` is whichever QEMU the table has that may stand for ``paper_platform`` (by default the
     alias' own, KVM: qemu-kvm only; :mod:`virtrepro.platform_names`); other names are themselves."""
-    if name != "qemu":
+    if name not in platform_catalog.ALIASES:
         return name
     paper_platform = paper_platform or platform_names.ALIAS_PAPER_PLATFORM[name]
     present = set(table["platform"].unique()) if len(table) else set()
-    for candidate in ("qemu-kvm", "qemu-tcg"):
+    for candidate in platform_catalog.ALIASES[name].candidates:
         if candidate in present and platform_names.stand_in(paper_platform, candidate):
             return candidate
-    return "qemu"
+    return name
 
 
 def _column_text(frame: pd.DataFrame, column: str) -> pd.Series:
@@ -248,8 +205,10 @@ class NotMeasured(Exception):
 
 def _records(table: pd.DataFrame, check: dict, platform: str) -> pd.DataFrame:
     bench, metric, where = check["benchmark"], check["metric"], check.get("where") or {}
-    if platform == "qemu":
-        raise NotMeasured("no qemu-kvm runs on this testbed")
+    if platform in platform_catalog.ALIASES:  # unresolved: none of its candidates that may stand for it ran
+        alias = platform_catalog.ALIASES[platform]
+        wanted = [c for c in alias.candidates if platform_names.stand_in(alias.paper_platform, c)]
+        raise NotMeasured(f"no {' or '.join(wanted)} runs on this testbed")
     rows = table[(table["benchmark"] == bench) & (table["platform"] == platform)]
     if rows.empty:
         raise NotMeasured(f"no {bench} runs on {platform}")
@@ -521,7 +480,7 @@ def _compare(table, check, plat_name, base_name, kind, threshold, level, seed):
             + (f" ({'; '.join(problems)})" if problems else "")
         )
     unit = plat["unit"].iloc[0] if "unit" in plat.columns and len(plat) else None
-    hib = higher_is_better(check["metric"], unit)
+    hib = higher_is_better(check["metric"], unit, check["benchmark"])
     rows = _relative_ci(pairs, hib, level, check.get("aggregate") == "mean", seed)
     for row in rows:
         row["p_hold"], row["p_fail"] = _p_hold_fail(kind, row, hib, threshold)
@@ -583,7 +542,7 @@ def _trend_rows(table: pd.DataFrame, check: dict, names: list[str], level: float
     stepped = [{(k, index[s]): v for (k, s), v in c.items() if s in index} for c in cells]
     variants = sorted({k for k, _ in stepped[0]})
     groups = [variants] if check.get("aggregate") == "mean" else [[v] for v in variants]
-    sign = -1.0 if higher_is_better(check["metric"], sides[0]["unit"].iloc[0]) else 1.0
+    sign = -1.0 if higher_is_better(check["metric"], sides[0]["unit"].iloc[0], check["benchmark"]) else 1.0
     worsens = check["direction"] == "worsens"
     rows = []
     for group in groups:
@@ -866,8 +825,8 @@ def paper_platforms(claim: dict) -> list[str | None]:
     if given is None:
         return [platform_names.ALIAS_PAPER_PLATFORM.get(n) for n in names]
     given = [given] if isinstance(given, str) else list(given)
-    if names and len(given) == 1 and len(names) == 2 and names[1] == "native":
-        given.append("native")
+    if names and len(given) == 1 and len(names) == 2 and names[1] == platform_catalog.BASELINE:
+        given.append(platform_catalog.BASELINE)  # the baseline's paper platform has its name
     return given
 
 
@@ -886,7 +845,7 @@ def _check_paper_platforms(claim: dict) -> None:
     if len(papers) != len(names):
         raise ValueError(f"{ident}: paper_platform names {len(papers)} platforms, the check compares {len(names)}")
     for name, paper in zip(names, papers):
-        candidates = ["qemu-kvm", "qemu-tcg"] if name == "qemu" else [name]
+        candidates = list(platform_catalog.ALIASES[name].candidates) if name in platform_catalog.ALIASES else [name]
         if not any(platform_names.stand_in(paper, c) for c in candidates):
             raise ValueError(f"{ident}: {name} may not stand for {paper} (platform_names.STAND_INS)")
 
@@ -938,7 +897,8 @@ def _guard(table: pd.DataFrame, level: float, causes: list[dict], margin: float 
     (Fieller interval at ``level``, positive = worse) lies entirely below ``-margin``, with the table
     records of the guest's side and the recorded cause ("" when none)."""
     out = []
-    if table.empty or "native" not in set(table["platform"]):
+    baseline = platform_catalog.BASELINE
+    if table.empty or baseline not in set(table["platform"]):
         return out
     measured = table[table["value"].notna()]
     # per benchmark first, without its empty columns: the table is wide and slow to slice
@@ -948,14 +908,14 @@ def _guard(table: pd.DataFrame, level: float, causes: list[dict], margin: float 
         for key, part in bench_part.dropna(axis=1, how="all").groupby(["benchmark", "metric"], sort=True)
     )
     for (bench, metric), part in parts:
-        if "native" not in set(part["platform"]) or part["platform"].nunique() < 2:
+        if baseline not in set(part["platform"]) or part["platform"].nunique() < 2:
             continue
         dims = _dimensions([part], {}, set())
         keys = pd.Series(list(zip(*[_column_text(part, d) for d in dims])) if dims else [()] * len(part), index=part.index)
         slim = pd.DataFrame({"platform": part["platform"].astype(str), "key": keys, "value": part["value"].astype(float)})
-        base = slim[slim["platform"] == "native"]
-        hib = higher_is_better(metric, part["unit"].iloc[0])
-        for (platform, key), guest in slim[slim["platform"] != "native"].groupby(["platform", "key"], sort=True):
+        base = slim[slim["platform"] == baseline]
+        hib = higher_is_better(metric, part["unit"].iloc[0], bench)
+        for (platform, key), guest in slim[slim["platform"] != baseline].groupby(["platform", "key"], sort=True):
             native = base.loc[base["key"] == key, "value"].to_numpy(float)
             if len(native) < 2 or len(guest) < 2:
                 continue

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from . import platform_catalog
 from .adaptive import RepetitionRule
 from .benchmarks import BENCHMARKS, Variant
 from .errors import VirtreproError
@@ -51,7 +52,7 @@ def check_semantics(config: dict) -> None:
     its variants on every configured platform now rather than when a job asks for them."""
     scale_name = config["scale"]
     scale = config["scales"][scale_name]
-    platforms = resolve_platforms(config["platforms"], "qemu-kvm")  # qemu's variants are the same either way
+    platforms = resolve_platforms(config["platforms"], AUTO.candidates[0])  # its variants are the same either way
     for name in config["benchmarks"]:
         try:
             RepetitionRule.from_config(scale[name]["repetitions"])
@@ -168,7 +169,8 @@ class Run:
         return Path(data_dir) / "raw" / self.testbed / self.platform / self.benchmark / self.variant.key / f"rep-{self.repetition}.log"
 
 
-QEMU_AUTO = "qemu"  # resolved to qemu-kvm or qemu-tcg by a boot probe on the testbed
+AUTO = platform_catalog.AUTO
+QEMU_AUTO = AUTO.name  # resolved to one of AUTO.candidates (qemu-kvm or qemu-tcg) by a boot probe on the testbed
 
 
 def resolve_platforms(platforms: list[str], qemu: str | None) -> list[str]:
@@ -177,7 +179,7 @@ def resolve_platforms(platforms: list[str], qemu: str | None) -> list[str]:
     for platform in platforms:
         if platform == QEMU_AUTO:
             if qemu is None:
-                raise ConfigError("platform 'qemu' needs the KVM probe's result (qemu-kvm or qemu-tcg)")
+                raise ConfigError(f"platform {QEMU_AUTO!r} needs the KVM probe's result ({' or '.join(AUTO.candidates)})")
             platform = qemu
         if platform not in resolved:
             resolved.append(platform)

@@ -50,10 +50,11 @@ import sys
 import time
 from pathlib import Path
 
+from . import platform_catalog  # standard library only, uploaded with this module
+
 RESULT_MARKER = "@@virtrepro-agent@@"
 MIN_PYTHON = (3, 9)
 
-GUEST_PLATFORMS = ("lxc", "podman", "qemu", "qemu-kvm", "qemu-tcg")
 
 
 class AgentError(RuntimeError):
@@ -89,17 +90,16 @@ def agent_host(testbed: str):
 def _platform(args: dict):
     from .platforms import get_platform
     from .platforms.guest import GuestPlatform
-    from .platforms.native import NativeNetns
 
     name = args["platform"]
-    cls = NativeNetns if name == "native" else get_platform(name)
+    cls = get_platform(name).agent_class()
     if not issubclass(cls, GuestPlatform):
         raise AgentError(f"platform {name} has no guests")
     missing = [f"{path} ({package})" for path, package in sorted(missing_tools([name], False).items())]
     if missing:
         raise AgentError(f"platform {name} needs on this host: {', '.join(missing)}; "
                          "the workflow's guest_image rule installs them (python -m virtrepro.remote prepare)")
-    if name in GUEST_PLATFORMS:
+    if platform_catalog.runs_in_guest(name):
         from .guests import image_dir
 
         if not (image_dir() / "image.json").exists():
@@ -243,8 +243,8 @@ def missing_tools(platforms: list[str], image: bool) -> dict[str, str]:
     from .platforms import get_platform
 
     wanted = {**guests.HOST_PATHS, **network.HOST_PATHS}
-    for name in platforms:  # "qemu": either accelerator (one module)
-        wanted.update(sys.modules[get_platform("qemu-tcg" if name == "qemu" else name).__module__].HOST_PATHS)
+    for name in platforms:  # an alias (qemu) and its candidates share one module
+        wanted.update(sys.modules[get_platform(platform_catalog.implementation(name)).__module__].HOST_PATHS)
     if image:
         wanted.update(guest_image.HOST_PATHS)
     return packages.missing(wanted)
@@ -257,7 +257,7 @@ def cmd_prepare(args: dict) -> int:
     if os.geteuid() != 0:
         raise AgentError("preparing a host needs root (or passwordless sudo for the testbed's user)")
     platforms = list(args.get("platforms") or [])
-    needs_image = any(name in GUEST_PLATFORMS for name in platforms)
+    needs_image = any(platform_catalog.runs_in_guest(name) for name in platforms)
     image = image_dir()
     build_needed = needs_image and not (image / "image.json").exists()
     installed = []

@@ -20,7 +20,7 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from . import __version__, adaptive, rawlog
+from . import __version__, adaptive, platform_catalog, rawlog
 from .benchmarks import BENCHMARKS, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
 from .benchmarks.base import PEER_KNOWN_HOSTS, PEER_SSH_KEY
 from .config import QEMU_AUTO, Run, VariantPlan, repetition_rule, run_sequence
@@ -114,8 +114,8 @@ def require_clean_tree(config: dict, testbed: str, repo: Path = Path(__file__).r
 
 def image_record(platform: str) -> dict | None:
     """The guest image a guest platform ran (its record, image.json, lists the packages installed
-    in it with their versions): the record's recipe and sha256. None for native."""
-    if platform == "native":
+    in it with their versions): the record's recipe and sha256. None for a platform without guests (native)."""
+    if not platform_catalog.runs_in_guest(platform):
         return None
     from .guests import image_dir
 
@@ -278,11 +278,12 @@ def measure(
     benchmark = BENCHMARKS[run.benchmark]
     testbed = testbed_from_config(run.testbed, config)
     host = testbed.up(owner_pid=owner_pid)
-    spec = {**config.get("guest", {}), **benchmark.guest_overrides(run.variant)} if run.platform != "native" else None
+    in_guest = platform_catalog.runs_in_guest(run.platform)
+    spec = {**config.get("guest", {}), **benchmark.guest_overrides(run.variant)} if in_guest else None
     platform = get_platform(run.platform)(host, spec)
     platform.failure_dir = log.parent
     # no other platform's guest idles beside this measurement
-    keep = platform.guest_name(0).rsplit("-", 1)[0] + "-" if run.platform != "native" and not benchmark.host_side else None
+    keep = platform.guest_name(0).rsplit("-", 1)[0] + "-" if in_guest and not benchmark.host_side else None
     testbed.stop_guests(keep_prefix=keep)
     scratch = f"{SCRATCH_DIR}/{run.testbed}.{run.platform}.{run.benchmark}.{run.repetition}.{os.getpid()}"
     count = benchmark.instances(run.variant)
@@ -759,7 +760,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("no configuration: pass --config or set VIRTREPRO_CONFIG")
     wanted = (args.testbed, args.platform, args.benchmark, args.variant)
     configured = config["platforms"]
-    allowed = args.platform in configured or (args.platform.startswith("qemu-") and "qemu" in configured)
+    allowed = args.platform in configured or platform_catalog.alias_of(args.platform) in configured
     matches = [v for v in plan_variants(config, [args.platform] if allowed else [])
                if (v.testbed, v.platform, v.benchmark, v.variant.key) == wanted]
     if not matches:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import rawlog
-from .config import QEMU_AUTO, VariantPlan, plan_variants, resolve_platforms
+from .config import AUTO, QEMU_AUTO, VariantPlan, plan_variants, resolve_platforms
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def probed_platforms(config: dict, data_dir: str | Path) -> list[str]:
     try:
         qemu = json.loads(probe.read_text())["platform"]
     except (OSError, ValueError, KeyError, TypeError):
-        qemu = "qemu-tcg"
+        qemu = AUTO.unprobed
     return resolve_platforms(config["platforms"], qemu if QEMU_AUTO in config["platforms"] else None)
 
 

@@ -1,6 +1,7 @@
 """Platform names: what each measured platform is called in figures and tables, and which measured
-platform may stand for which of the papers' platforms. The one place for both (``docs/methodology.md``,
-"Platform names and what stands for what", explains the choices).
+platform may stand for which of the papers' platforms, derived from each platform's declaration in
+:mod:`virtrepro.platform_catalog` (``docs/methodology.md``, "Platform names and what stands for what",
+explains the choices).
 
 * :data:`LABELS`: a measured platform's name for a reader. QEMU without KVM is binary translation
   (TCG), far slower than any hypervisor the papers ran, and is named so wherever a series is drawn.
@@ -12,36 +13,23 @@ platform may stand for which of the papers' platforms. The one place for both (`
 
 from __future__ import annotations
 
-LABELS = {
-    "native": "native",
-    "lxc": "lxc",
-    "podman": "podman",
-    "qemu-kvm": "QEMU KVM",
-    "qemu-tcg": "QEMU TCG (binary translation, no KVM)",
-}
+from .platform_catalog import ALIASES, ANALOGUE, BY_NAME, PLATFORMS, SAME, SAME_KIND  # noqa: F401  (re-exported)
 
-SAME = "same"  # the same software (KVM -> qemu-kvm, LXC -> lxc)
-SAME_KIND = "same kind"  # another implementation of the same technique (OpenVZ -> lxc: OS-level containers)
-ANALOGUE = "analogue"  # a different technique that shares the trait the claim is about; verdicts say so
+LABELS = {spec.name: spec.label for spec in PLATFORMS}
 
-STAND_INS: dict[str, dict[str, str]] = {
-    "native": {"native": SAME},
-    "OpenVZ": {"lxc": SAME_KIND, "podman": SAME_KIND},
-    "LXC": {"lxc": SAME, "podman": SAME_KIND},
-    # VMware Server virtualizes in software (binary translation of kernel code); QEMU TCG translates
-    # all guest code, so it is slower still: an analogue for "software virtualization costs a lot",
-    # never a measurement of VMware Server.
-    "VMware Server": {"qemu-tcg": ANALOGUE},
-    "KVM": {"qemu-kvm": SAME},
-    "Xen": {},
-    "Palacios": {},
-    "Kitten": {},
-    "EC2": {},
-    "specific kernels": {},  # Youseff's CHAOS and RHEL4 builds as baselines
-}
+# paper platforms that nothing measured here may stand for (Youseff's CHAOS and RHEL4 builds as
+# baselines: "specific kernels"); the others come from the platforms' declarations (stands_for)
+UNMEASURED_PAPER_PLATFORMS = ("Xen", "Palacios", "Kitten", "EC2", "specific kernels")
 
-# The config's `qemu` (KVM if it boots, else TCG) read as a paper platform, for a claim that names none.
-ALIAS_PAPER_PLATFORM = {"qemu": "KVM"}
+STAND_INS: dict[str, dict[str, str]] = {}
+for _spec in PLATFORMS:
+    for _paper, _relation in _spec.stands_for.items():
+        STAND_INS.setdefault(_paper, {})[_spec.name] = _relation
+for _paper in UNMEASURED_PAPER_PLATFORMS:
+    STAND_INS.setdefault(_paper, {})
+
+# A configuration alias (`qemu`: KVM if it boots, else TCG) read as a paper platform, for a claim that names none.
+ALIAS_PAPER_PLATFORM = {alias.name: alias.paper_platform for alias in ALIASES.values()}
 
 
 def label(platform: str) -> str:
@@ -66,8 +54,9 @@ def stand_in(paper_platform: str, platform: str) -> str | None:
 def why_not_measured(paper_platform: str, present) -> str:
     """Why ``paper_platform`` has no stand-in among the measured platforms ``present``."""
     allowed = list(STAND_INS.get(paper_platform, {}))
-    if paper_platform == "KVM" and "qemu-tcg" in present:
-        return "no working KVM on this testbed (qemu-tcg is binary translation)"
+    for name in present:
+        if name in BY_NAME and paper_platform in BY_NAME[name].not_for:
+            return BY_NAME[name].not_for[paper_platform]
     if not allowed:
         return f"no {paper_platform} on this testbed (nothing here may stand for it)"
     return f"no {' or '.join(allowed)} runs on this testbed (the stand-ins for {paper_platform})"

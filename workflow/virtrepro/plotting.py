@@ -10,16 +10,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from . import platform_catalog  # noqa: E402
 from .platform_names import LABELS, label as platform_label, paper_label  # noqa: E402,F401  (the one place for names)
 
-# One colour per platform, the same in every figure of every paper.
-PLATFORM_COLORS = {
-    "native": "#222222",
-    "lxc": "#1b9e77",
-    "podman": "#66a61e",
-    "qemu-kvm": "#7570b3",
-    "qemu-tcg": "#d95f02",
-}
+# One colour per platform, the same in every figure of every paper (declared in platform_catalog).
+PLATFORM_COLORS = {spec.name: spec.colour for spec in platform_catalog.PLATFORMS}
 
 def style() -> None:
     sns.set_theme(context="notebook", style="whitegrid")

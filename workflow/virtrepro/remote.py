@@ -345,9 +345,7 @@ def prepare(host: Host, platforms: list[str], install: bool = True, build_image:
 
 
 def probe_qemu(host: Host) -> dict:
-    result = HostAgent(host).call("probe-kvm", {})
-    result["platform"] = f"qemu-{result['accel']}"
-    return result
+    return HostAgent(host).call("probe-kvm", {})  # its platform: qemu-kvm or qemu-tcg (platforms.qemu.probe_kvm)
 
 
 def _config(args) -> dict:

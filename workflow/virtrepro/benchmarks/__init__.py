@@ -18,7 +18,8 @@ from .network import Iperf3, Netperf
 from .npb import NpbMpi, NpbOmp, NpbSerial
 from .thesis import CpuScaling, Isolation, MemoryScaling
 
-# every benchmark the configuration can name, by name (each module adds its own here)
+# every benchmark the configuration can name, by name (tests/test_declarations.py: every Benchmark class
+# with a name of its own is here, and the schema lists exactly these)
 BENCHMARKS: dict[str, Benchmark] = {
     b.name: b
     for b in (

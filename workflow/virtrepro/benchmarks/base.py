@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .. import metric_catalog
 from ..layout import SCRATCH_DIR
 # Commands write their files into SCRATCH; measure replaces it with a directory of
 # its own per run (under SCRATCH_DIR), created before and removed after the run, so
@@ -73,6 +74,12 @@ class Benchmark:
     # where the paper measured what this benchmark reproduces (virtrepro.regimes: disk, page-cache,
     # memory); None: no paper's disk or memory number stands beside it
     measures: str | None = None
+
+    @property
+    def metrics(self) -> dict:
+        """What it reports, by metric name: unit, which direction is better, subsystem
+        (declared in :mod:`virtrepro.metric_catalog`)."""
+        return metric_catalog.metrics(self.name)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         raise NotImplementedError

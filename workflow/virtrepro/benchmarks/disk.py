@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from .. import regimes
+from .. import platform_catalog, regimes
 from ..parsers import ParseError, TruncatedLogError, parse_bonnie, parse_dd, parse_fio, parse_ioping, parse_iozone
 from .base import SCRATCH, Benchmark, Variant, size_to_kb
 from .cpu_memory import Sysbench
@@ -73,7 +73,6 @@ class IozoneDisk(Iozone):
     """
 
     name = "iozone_disk"
-    VM_PLATFORMS = ("qemu-kvm", "qemu-tcg")
     measures = regimes.DISK  # Regola 2010: files larger than the guest's memory, up to 32 GB on 24 GB hosts
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
@@ -81,7 +80,7 @@ class IozoneDisk(Iozone):
         size_to_kb(params["record_size"])
         common = {"size": params["file_size"], "record": params["record_size"], "mem": params["guest_memory_mb"],
                   **({"direct": True} if params.get("direct") else {})}  # fmt: skip
-        if platform in self.VM_PLATFORMS:
+        if platform_catalog.has(platform, "disk_formats"):
             return [
                 self._variant(disk=disk, cache=cache, **common)
                 for disk in params["disk_formats"]

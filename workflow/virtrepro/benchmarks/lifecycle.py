@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import platform_catalog
 from ..parsers import parse_lifecycle
 from .base import Benchmark, Variant
 
@@ -22,7 +23,7 @@ class Lifecycle(Benchmark):
         return parse_lifecycle(text, source)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
-        if platform == "native":
+        if platform_catalog.lacks(platform, "lifecycle"):
             return []
         return [self._variant(steps="provision+boot+reboot+clone+destroy")]
 

@@ -23,6 +23,7 @@ import os
 import shlex
 from pathlib import Path
 
+from .. import platform_catalog
 from ..platforms.guest import host_memory_mb, overcommit_policy
 from ..parsers import ParseError, parse_fio, parse_iperf3, parse_sysbench
 from .base import SCRATCH, Benchmark, Variant, peer, size_to_kb
@@ -30,7 +31,6 @@ from .cpu_memory import Sysbench, sysbench_cpu_expected, sysbench_memory_command
 from .disk import _DIRECT_LINE, _direct_probe
 from .network import _wait_listening
 
-VM_PLATFORMS = ("qemu-kvm", "qemu-tcg")
 
 
 def host_cpu_count() -> int:
@@ -99,7 +99,7 @@ class MemoryScaling(Sysbench):
             elif touched > total - params["reserve_mb"]:
                 reason = (f"a guest of {memory} MB would touch about {touched} MB, more than the host's MemTotal "
                           f"({total} MB) minus the {params['reserve_mb']} MB reserve: refused")
-            elif platform in VM_PLATFORMS and memory > total and overcommit_policy() == 2:
+            elif platform_catalog.has(platform, "own_memory") and memory > total and overcommit_policy() == 2:
                 reason = (f"a VM of {memory} MB is larger than the host's MemTotal ({total} MB) and the host's "
                           "vm.overcommit_memory=2 forbids overcommitting memory: refused")
             sizes.append((fraction, memory, reason))
@@ -108,7 +108,7 @@ class MemoryScaling(Sysbench):
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         common = {"block": params["block_size"], "threads": params["threads"], "total": params["total_size"],
                   "seconds": params["seconds"]}
-        if platform == "native":
+        if platform_catalog.lacks(platform, "sized_guest"):
             return [self._variant(oper=oper, **common, mem="host") for oper in params["operations"]]
         return [
             self._variant(oper=oper, **common, fraction=fraction, mem=memory)
@@ -117,7 +117,7 @@ class MemoryScaling(Sysbench):
         ]
 
     def skipped(self, params: dict, platform: str | None = None) -> list[tuple[str, str]]:
-        if platform == "native":
+        if platform_catalog.lacks(platform, "sized_guest"):
             return []
         return [(f"fraction-{fraction}_mem-{memory}", reason) for fraction, memory, reason in self._sizes(params, platform) if reason]
 
@@ -198,7 +198,7 @@ class Isolation(Benchmark):
         for resource in params["resources"]:
             extra = self._resource_params(resource, params)
             for limits in params["limits"]:
-                if limits == "on" and platform == "native":
+                if limits == "on" and platform_catalog.lacks(platform, "resource_limits"):
                     continue
                 caps = self._limit_params(params) if limits == "on" else {}
                 for neighbour in params["neighbours"]:
@@ -207,8 +207,8 @@ class Isolation(Benchmark):
         return planned
 
     def skipped(self, params: dict, platform: str | None = None) -> list[tuple[str, str]]:
-        if platform == "native" and "on" in params["limits"]:
-            return [("limits-on", "native has no resource limits to turn on")]
+        if platform_catalog.lacks(platform, "resource_limits") and "on" in params["limits"]:
+            return [("limits-on", f"{platform} has no resource limits to turn on")]
         return []
 
     @staticmethod

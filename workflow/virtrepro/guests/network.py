@@ -22,6 +22,7 @@ import hashlib
 import subprocess
 from pathlib import Path
 
+from .. import platform_catalog
 from ..errors import VirtreproError
 
 # what this module runs on the host: path or program -> Debian package (see virtrepro.packages)
@@ -29,8 +30,8 @@ HOST_PATHS = {"ip": "iproute2"}
 
 NETWORK = "10.251"
 PREFIX = 16  # the instances' address prefix: 10.251.0.0/16 is the private network of all testbeds
-# first host number per platform; instance i gets first + i
-FIRST_HOST = {"lxc": 10, "podman": 30, "qemu-kvm": 50, "qemu-tcg": 50, "native": 70}
+# first host number per platform (its declaration's address block); instance i gets first + i
+FIRST_HOST = {spec.name: spec.first_host for spec in platform_catalog.PLATFORMS}
 INSTANCES_PER_PLATFORM = 20
 
 

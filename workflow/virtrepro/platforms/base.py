@@ -5,6 +5,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
+from .. import platform_catalog
 from ..errors import VirtreproError
 from ..testbed import Host
 
@@ -16,19 +17,32 @@ class PlatformError(VirtreproError, RuntimeError):
 class Platform:
     """Where a benchmark runs on a testbed host.
 
-    Subclasses set ``name`` and ``family`` and implement :meth:`instance`, a
+    Subclasses set ``name`` (declared in :mod:`virtrepro.platform_catalog`, which gives
+    ``declaration`` and ``family``) and implement :meth:`instance`, a
     context manager that brings up one instance of the platform on ``host`` and
     yields the SSH endpoint of that instance. It must tear the instance down on
     exit, also when the body raises.
     """
 
     name: str = ""
-    family: str = ""  # native | container | full-vm
+    family: str = ""  # platform_catalog.NATIVE, CONTAINER or FULL_VM: from the declaration
+    declaration: platform_catalog.PlatformSpec | None = None
     failure_dir = None  # where a failed start keeps its console log (set by measure)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            cls.declaration = platform_catalog.get(cls.name)
+            cls.family = cls.declaration.family
 
     def __init__(self, host: Host, spec: dict | None = None):
         self.host = host
         self.spec = dict(spec or {})
+
+    @classmethod
+    def agent_class(cls) -> type:
+        """What the host agent starts for this platform on a remote host (a GuestPlatform)."""
+        return cls
 
     @property
     def testbed(self) -> str:

@@ -35,7 +35,6 @@ def lxc_path() -> Path:
 
 class Lxc(GuestPlatform):
     name = "lxc"
-    family = "container"
     boot_timeout = 90.0
     tool = "lxc-start"
 

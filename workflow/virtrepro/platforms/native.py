@@ -24,7 +24,11 @@ HOST_PATHS = {"ip": "iproute2", "unshare": "util-linux", "/usr/sbin/sshd": "open
 
 class Native(Platform):
     name = "native"
-    family = "native"
+
+    @classmethod
+    def agent_class(cls) -> type:
+        """On a remote host the agent starts native's network instances (NativeNetns)."""
+        return NativeNetns
 
     @contextmanager
     def instance(self, index: int = 0) -> Iterator[Host]:
@@ -47,7 +51,6 @@ class NativeNetns(GuestPlatform):
     """A network namespace of the host with its own sshd (an instance of `native` for network benchmarks)."""
 
     name = "native"
-    family = "native"
     boot_timeout = 30.0
     tool = "sshd"
 

@@ -49,7 +49,6 @@ def ensure_image(image: Path) -> str:
 
 class Podman(GuestPlatform):
     name = "podman"
-    family = "container"
     boot_timeout = 60.0
     tool = "podman"
 

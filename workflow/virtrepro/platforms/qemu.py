@@ -63,7 +63,13 @@ def _free_port() -> int:
 
 
 def probe_kvm(image: Path, work: Path, timeout: float = 20) -> dict:
-    """Boot the guest kernel under KVM with /bin/poweroff as init; KVM works if it exits by itself."""
+    """Boot the guest kernel under KVM with /bin/poweroff as init; KVM works if it exits by itself.
+    The result's ``platform`` is the QEMU platform the testbed runs (qemu-kvm or qemu-tcg)."""
+    result = _boot_under_kvm(image, work, timeout)
+    return {**result, "platform": BY_ACCEL[result["accel"]]}
+
+
+def _boot_under_kvm(image: Path, work: Path, timeout: float) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     result = {"accel": "tcg", "kvm_device": os.access("/dev/kvm", os.R_OK | os.W_OK)}
     if not result["kvm_device"]:
@@ -91,7 +97,6 @@ def probe_kvm(image: Path, work: Path, timeout: float = 20) -> dict:
 
 
 class Qemu(GuestPlatform):
-    family = "full-vm"
     accel = ""
     tool = "qemu-system-x86_64"
 
@@ -270,6 +275,10 @@ class QemuTcg(Qemu):
     accel = "tcg"
 
 
+# the platform a KVM probe's accelerator selects
+BY_ACCEL = {cls.accel: cls.name for cls in (QemuKvm, QemuTcg)}
+
+
 def main(argv=None) -> int:
     """python -m virtrepro.platforms.qemu probe OUT.json: record which accelerator works here."""
     import argparse
@@ -281,7 +290,6 @@ def main(argv=None) -> int:
     parser.add_argument("out")
     args = parser.parse_args(argv)
     result = probe_kvm(image_dir(), Path(args.out).parent / "kvm-probe")
-    result["platform"] = f"qemu-{result['accel']}"
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result))
     return 0

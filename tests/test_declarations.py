@@ -1,0 +1,314 @@
+"""Each platform is declared once (virtrepro.platform_catalog, implemented in virtrepro.platforms):
+every list of platforms elsewhere is derived from the declarations or checked against them here, and
+no platform name is written in code outside the declarations."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import yaml
+
+from virtrepro import platform_catalog, platform_names, plotting
+from virtrepro.guests import network
+from virtrepro.platforms import PLATFORMS
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOW = ROOT / "workflow"
+# the platforms' names, written independently of the catalogue: a platform added to the catalogue
+# must be added here too, which is the point (this list is what the search below looks for)
+KNOWN = ("native", "lxc", "podman", "qemu", "qemu-kvm", "qemu-tcg")
+NAME = re.compile(r"""["'](%s)["']""" % "|".join(sorted(map(re.escape, KNOWN), key=len, reverse=True)))
+
+
+def test_the_catalogue_names_the_known_platforms_and_aliases():
+    assert set(platform_catalog.config_names()) == set(KNOWN)
+
+
+def test_each_declared_platform_has_one_class_and_the_class_its_declaration():
+    assert tuple(PLATFORMS) == platform_catalog.NAMES
+    for name, cls in PLATFORMS.items():
+        assert cls.declaration is platform_catalog.get(name)
+        assert cls.family == platform_catalog.get(name).family in platform_catalog.FAMILY_LABELS
+
+
+def test_the_schema_enum_is_the_declared_platforms():
+    schema = yaml.safe_load((WORKFLOW / "schemas" / "config.schema.yaml").read_text())
+    assert set(schema["properties"]["platforms"]["items"]["enum"]) == set(platform_catalog.config_names())
+
+
+def test_figures_addresses_and_stand_ins_cover_every_platform():
+    for spec in platform_catalog.PLATFORMS:
+        assert re.fullmatch(r"#[0-9a-f]{6}", plotting.PLATFORM_COLORS[spec.name])
+        assert platform_names.label(spec.name) == spec.label
+        assert network.address(spec.name, 0, "tb").startswith("10.251.")
+        for paper, relation in spec.stands_for.items():
+            assert platform_names.stand_in(paper, spec.name) == relation
+    # two platforms that may run side by side never share an address block
+    blocks = {}
+    for spec in platform_catalog.PLATFORMS:
+        blocks.setdefault(spec.first_host, set()).add(spec.name)
+    assert [names for names in blocks.values() if len(names) > 1] == [{"qemu-kvm", "qemu-tcg"}]  # one QEMU per testbed
+    assert len(set(plotting.PLATFORM_COLORS.values())) == len(platform_catalog.PLATFORMS)
+
+
+def test_an_alias_resolves_to_declared_platforms():
+    for alias in platform_catalog.ALIASES.values():
+        assert alias.name not in platform_catalog.NAMES
+        assert all(c in platform_catalog.NAMES for c in alias.candidates) and alias.unprobed in alias.candidates
+        assert alias.paper_platform in platform_names.STAND_INS
+        assert {platform_catalog.alias_of(c) for c in alias.candidates} == {alias.name}
+
+
+def test_capabilities_are_named_and_unknown_platforms_refused():
+    import pytest
+
+    assert platform_catalog.has("qemu", "disk_formats") and not platform_catalog.has("lxc", "disk_formats")
+    assert platform_catalog.lacks("native", "lifecycle") and not platform_catalog.lacks(None, "lifecycle")
+    with pytest.raises(AttributeError):
+        platform_catalog.has("lxc", "no_such_capability")
+    with pytest.raises(platform_catalog.UnknownPlatform, match="known: native"):
+        platform_catalog.get("xen")
+
+
+def _code_lines():
+    """(place, line) of every line of code in workflow/ outside platforms/ and the catalogue."""
+    for path in sorted([*WORKFLOW.rglob("*.py"), *WORKFLOW.rglob("*.smk"), ROOT / "Snakefile"]):
+        relative = path.relative_to(ROOT).as_posix()
+        if "/platforms/" in relative or path.name == "platform_catalog.py":
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            yield f"{relative}:{number}", line
+
+
+def _without_comment(line: str) -> str:
+    return line.split("#", 1)[0] if "#" in line else line
+
+
+def test_no_platform_name_in_the_workflow_code_outside_the_declarations():
+    found = [f"{place}: {line.strip()}" for place, line in _code_lines() if NAME.search(_without_comment(line))]
+    assert found == []
+
+
+def test_the_search_finds_a_platform_name():
+    """The search above can fail: it finds the names as the code wrote them before the catalogue."""
+    assert NAME.search('if platform == "native":') and NAME.search("VM = ('qemu-kvm', 'qemu-tcg')")
+    assert not NAME.search('f"qemu-{accel}"') and not NAME.search('"native_value"')
+    assert _without_comment('x = 1  # "lxc" here') == "x = 1  "
+
+
+# Notebook code that still names platforms. The figures-as-code work moves these into virtrepro
+# modules; a line that goes must leave this list (the test fails on a stale entry too), and no
+# new one may come. `baseline = "native"` is each notebook's papermill parameter, a user's choice.
+NOTEBOOK_LINES_LEFT = {
+    ("kudryavtsev2012", 'vm_logs = table[table["platform"].str.startswith("qemu") & table["benchmark"].isin(["hpcc", "npb_mpi"])]'),
+    ("kumar2013", 'skipped = BENCHMARKS[name].skipped(configured[scale][name], "qemu-tcg")'),
+    ("regola2010", 'if net.empty or "native" not in set(net["platform"]):'),
+    ("regola2010", 'print(pd.DataFrame({f"latency performance, {smallest} B (% of native)": lat["native"] / lat * 100,'),
+    ("regola2010", 'f"throughput, {largest} B (% of native)": tp / tp["native"] * 100}).round(1).to_string())'),
+    ("regola2010", 'published = published[~((published["source"] == "Table II") & (published["platform_in_paper"] == "native"))]'),
+    ("regola2010", 'vm = vm[0] if vm else "qemu"'),
+    ("regola2010", 'if row["platform_in_paper"] == "native":'),
+    ("regola2010", 'return "native"'),
+    ("regola2010", 'return "lxc"'),
+    ("regola2010", 'if "native" in ours.index:'),
+    ("regola2010", 'print((ours.div(ours.loc["native"], axis=1) * 100).round(0).drop(index="native").to_string(na_rep="-"))'),
+    ("summary", 'NATIVE = {"native", "base", "host", "CHAOS", "RHEL2.6.12", "RHEL2.6.9", "CHAOS+RHEL2.6.9+RHEL2.6.12"}'),
+    ("walters2008", 'for platform, paper_value, label in [("lxc", 35.3, "OpenVZ 35.3 %"), ("qemu-tcg", 25.9, "VMware Server 25.9 %")]:'),
+    ("walters2008", '"paper\'s platform": ["native", "OpenVZ", "VMware Server", "Xen"],'),
+    ("walters2008", '"ours": ["native", "lxc", "qemu-tcg", "not available here"],'),
+}
+
+
+def _notebook_lines():
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            if cell["cell_type"] != "code" or "parameters" in cell.get("metadata", {}).get("tags", []):
+                continue
+            for line in "".join(cell["source"]).splitlines():
+                code = _without_comment(line).strip()
+                if NAME.search(code):
+                    yield path.stem, code
+
+
+def test_notebooks_name_no_new_platform_and_the_list_of_those_left_is_current():
+    assert set(_notebook_lines()) == NOTEBOOK_LINES_LEFT
+
+
+def test_summary_families_come_from_the_declarations():
+    """The summary's FAMILY map is derived (a platform missing from it silently dropped out)."""
+    source = next(
+        "".join(c["source"]) for c in json.loads((ROOT / "notebooks" / "summary.ipynb").read_text())["cells"]
+        if c["cell_type"] == "code" and "FAMILY = " in "".join(c["source"])
+    )
+    line = next(l for l in source.splitlines() if l.startswith("FAMILY = "))
+    namespace = {"platform_catalog": platform_catalog}
+    exec(line, namespace)  # noqa: S102  (the notebook's own line)
+    guests = {s.name for s in platform_catalog.PLATFORMS if s.family != platform_catalog.NATIVE}
+    assert set(namespace["FAMILY"]) == guests
+    assert set(namespace["FAMILY"].values()) <= set(platform_catalog.FAMILY_LABELS.values())
+    ast.parse(source)
+
+
+# --- benchmarks' metrics (virtrepro.metric_catalog) ---------------------------------------------
+
+from virtrepro import claims, metric_catalog  # noqa: E402
+from virtrepro.benchmarks import BENCHMARKS  # noqa: E402
+
+
+def _table_metrics():
+    import pandas as pd
+
+    seen = set()
+    for path in sorted((ROOT / "data" / "tables").glob("*.csv")):
+        if not path.name.endswith(".claims.csv"):
+            frame = pd.read_csv(path, usecols=["benchmark", "metric", "unit"], low_memory=False)
+            seen |= set(zip(frame["benchmark"], frame["metric"], frame["unit"]))
+    return seen
+
+
+def test_every_benchmark_declares_its_metrics_and_only_benchmarks_do():
+    assert set(metric_catalog.METRICS) == set(BENCHMARKS)
+    for name, benchmark in BENCHMARKS.items():
+        assert benchmark.metrics and all(m.benchmark == name for m in benchmark.metrics.values())
+    assert not set(metric_catalog.PUBLISHED) - set(BENCHMARKS) & set(metric_catalog.METRICS)
+
+
+def test_the_committed_tables_hold_only_declared_metrics_in_their_units():
+    seen = _table_metrics()
+    assert len(seen) > 150
+    wrong = [(b, m, u) for b, m, u in seen if u not in metric_catalog.metric(b, m).units()]
+    assert wrong == []
+
+
+def test_the_parsers_report_only_declared_metrics_on_the_captured_logs():
+    """Every good capture under tests/data that a benchmark's parser reads gives declared metrics."""
+    files = [p for p in (ROOT / "tests" / "data").rglob("*") if p.is_file() and not p.name.startswith("bad")]
+    parsed = 0
+    for name, benchmark in BENCHMARKS.items():
+        for path in files:
+            text = path.read_text(errors="replace")
+            try:
+                records = benchmark.parse(text, str(path))
+            except Exception:  # noqa: BLE001  (not this benchmark's log)
+                continue
+            for record in records:
+                declared = metric_catalog.metric(name, record["metric"])
+                assert record["unit"] in declared.units(), (name, record["metric"], record["unit"], path.name)
+                parsed += 1
+    assert parsed > 1000
+
+
+def test_the_papers_numbers_and_the_claims_name_declared_metrics():
+    import pandas as pd
+
+    for path in sorted((ROOT / "data" / "reference").glob("*.csv")):
+        frame = pd.read_csv(path)
+        metric_catalog.require_declared(zip(frame["benchmark"], frame["metric"]))
+    listed = yaml.safe_load((ROOT / "data" / "reference" / "claims.yaml").read_text())
+    for claim in listed["claims"] if isinstance(listed, dict) else listed:
+        check = claim.get("check") or {}
+        if "metric" in check:
+            assert isinstance(claims.higher_is_better(check["metric"], None, check["benchmark"]), bool), claim["id"]
+
+
+def test_direction_comes_from_the_declaration_and_an_unknown_metric_is_an_error():
+    import pytest
+
+    assert metric_catalog.metric("mbw", "copy_bandwidth").higher_is_better is True
+    assert claims.higher_is_better("time", "s", "npb_mpi") is False
+    assert claims.higher_is_better("bw", "KiB/s") is True
+    for unknown in (("mbw", "bandwidth"), ("fio", "bandwidth")):
+        with pytest.raises(metric_catalog.UnknownMetric):
+            metric_catalog.metric(*unknown)
+    with pytest.raises(metric_catalog.UnknownMetric):
+        metric_catalog.require_declared([("fio", "bw"), ("fio", "bandwidth")])
+    with pytest.raises(ValueError):
+        claims.higher_is_better("no_such_metric")
+
+
+def _summary_cell(marker: str) -> str:
+    cells = json.loads((ROOT / "notebooks" / "summary.ipynb").read_text())["cells"]
+    return next("".join(c["source"]) for c in cells if c["cell_type"] == "code" and marker in "".join(c["source"]))
+
+
+def test_the_summary_overview_selects_metrics_the_table_has():
+    """The overview's metrics come from the declarations: ("mbw", "bandwidth") and ("fio", "bandwidth"),
+    which the notebook once looked up, match no metric, and memory bandwidth and fio dropped out."""
+    lines = [l for l in _summary_cell("SUBSYSTEM = ").splitlines() if l.startswith(("SUBSYSTEM_LABELS = ", "SUBSYSTEM = "))]
+    namespace = {"metric_catalog": metric_catalog}
+    exec("\n".join(lines), namespace)  # noqa: S102  (the notebook's own lines)
+    overview = namespace["SUBSYSTEM"]
+    assert all(metric in metric_catalog.METRICS.get(bench, {}) for bench, metric in overview)
+    measured = {(b, m) for b, m, _ in _table_metrics()}
+    assert {("mbw", "copy_bandwidth_avg"), ("fio", "bw")} <= set(overview) & measured
+    assert {("mbw", "bandwidth"), ("fio", "bandwidth")} & set(overview) == set()
+    assert set(overview.values()) == {"CPU", "memory", "disk", "network", "MPI"}
+
+
+# --- benchmarks, schema, rules and figures agree with the declarations ---------------------------
+
+from virtrepro.benchmarks import base as benchmark_base  # noqa: E402
+
+
+def _schema():
+    return yaml.safe_load((WORKFLOW / "schemas" / "config.schema.yaml").read_text())
+
+
+def _named_benchmark_classes():
+    """Every Benchmark class that gives itself a name (a benchmark the configuration can choose)."""
+    found, todo = set(), [benchmark_base.Benchmark]
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if "name" in cls.__dict__:
+            found.add(cls)
+    return found
+
+
+def test_the_benchmark_registry_holds_every_benchmark_class():
+    classes = _named_benchmark_classes()
+    assert sorted(c.name for c in classes) == sorted(BENCHMARKS)
+    assert {type(b) for b in BENCHMARKS.values()} == set(classes)
+
+
+def test_the_schema_lists_the_registered_benchmarks():
+    schema = _schema()
+    assert set(schema["properties"]["benchmarks"]["items"]["enum"]) == set(BENCHMARKS)
+    assert set(schema["$defs"]["scale"]["properties"]) == set(BENCHMARKS)
+
+
+def test_the_paper_scale_sets_every_benchmark():
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    assert set(config["scales"]["paper"]) == set(BENCHMARKS)
+    assert set(config["scales"]["paper"]) >= set(config["benchmarks"])
+
+
+def _registered_figures() -> dict:
+    text = (WORKFLOW / "rules" / "notebooks.smk").read_text()
+    start = text.index("FIGURES = {")
+    node = ast.parse(text[start:text.index("\n}\n", start) + 2])
+    return ast.literal_eval(node.body[0].value)
+
+
+def test_the_figure_registry_names_what_the_notebooks_save_and_has_captions():
+    figures = _registered_figures()
+    assert set(figures) == set(_schema()["properties"]["notebooks"]["items"]["enum"])
+    saved = re.compile(r'plotting\.save\(fig, figures_dir, "([a-z0-9]+)", "([a-z0-9-]+)"\)')
+    for paper, names in figures.items():
+        source = "\n".join("".join(c["source"]) for c in json.loads((ROOT / "notebooks" / f"{paper}.ipynb").read_text())["cells"]
+                           if c["cell_type"] == "code")
+        literal = {name for notebook, name in saved.findall(source) if notebook == paper}
+        assert literal <= set(names), f"{paper}: saved but not registered: {sorted(literal - set(names))}"
+        assert all(f'"{name}"' in source for name in names), paper  # a registered figure the notebook names
+        for name in names:
+            assert (WORKFLOW / "report" / f"{paper}-{name}.rst").is_file(), f"no caption for {paper} {name}"
+
+
+def test_the_kvm_probe_selects_one_of_the_alias_candidates():
+    from virtrepro.platforms.qemu import BY_ACCEL
+
+    assert set(BY_ACCEL.values()) == set(platform_catalog.AUTO.candidates)
+    assert all(PLATFORMS[name].accel == accel for accel, name in BY_ACCEL.items())

@@ -1,0 +1,127 @@
+"""The measured platforms as plain data: the one declaration of each platform's name, family, label
+and colour in figures, private address block, capabilities and the papers' platforms it may stand
+for. Everything outside ``virtrepro.platforms`` that treats platforms differently asks this module
+(``tests/test_declarations.py`` refuses a platform name written anywhere else).
+
+A leaf module, standard library only: the host agent (``python3 -S`` on a remote host) reads it,
+and so do the modules below ``platforms`` in the import order (plotting, claims, results). The
+classes in ``virtrepro.platforms`` implement the platforms named here (one class per name,
+checked when ``virtrepro.platforms`` is imported).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# families
+NATIVE = "native"
+CONTAINER = "container"
+FULL_VM = "full-vm"
+FAMILY_LABELS = {NATIVE: "native", CONTAINER: "container", FULL_VM: "full VM"}
+
+# how a measured platform stands for a paper's platform (docs/methodology.md)
+SAME = "same"  # the same software (KVM -> qemu-kvm, LXC -> lxc)
+SAME_KIND = "same kind"  # another implementation of the same technique (OpenVZ -> lxc: OS-level containers)
+ANALOGUE = "analogue"  # a different technique that shares the trait the claim is about; verdicts say so
+
+
+@dataclass(frozen=True)
+class PlatformSpec:
+    name: str
+    family: str  # NATIVE, CONTAINER or FULL_VM
+    label: str  # its name for a reader, in every legend, axis and table
+    colour: str  # the same in every figure
+    first_host: int  # private address block (guests/network.py): instance i is first_host + i
+    stands_for: dict = field(default_factory=dict)  # paper platform -> SAME, SAME_KIND or ANALOGUE
+    # why it may not stand for a paper platform it resembles (read when nothing else there may)
+    not_for: dict = field(default_factory=dict)
+    # capabilities
+    guest: bool = True  # runs in a guest made from the guest image (False: on the host itself)
+    sized_guest: bool = True  # its guest has a memory size and vCPU count of its own (thesis scenarios)
+    own_memory: bool = False  # the guest's memory is allocated on the host as a whole (a VM): overcommit matters
+    disk_formats: bool = False  # runs each VM disk format and cache mode (iozone_disk)
+    resource_limits: bool = True  # CPU and memory limits can be set on it (isolation)
+    lifecycle: bool = True  # provision, boot, reboot, clone, destroy (thesis Tables 5.1-5.3)
+
+
+PLATFORMS: tuple[PlatformSpec, ...] = (
+    PlatformSpec("native", NATIVE, "native", "#222222", 70, stands_for={"native": SAME},
+                 guest=False, sized_guest=False, resource_limits=False, lifecycle=False),
+    PlatformSpec("lxc", CONTAINER, "lxc", "#1b9e77", 10, stands_for={"OpenVZ": SAME_KIND, "LXC": SAME}),
+    PlatformSpec("podman", CONTAINER, "podman", "#66a61e", 30, stands_for={"OpenVZ": SAME_KIND, "LXC": SAME_KIND}),
+    PlatformSpec("qemu-kvm", FULL_VM, "QEMU KVM", "#7570b3", 50, stands_for={"KVM": SAME},
+                 own_memory=True, disk_formats=True),
+    # VMware Server virtualizes in software (binary translation of kernel code); QEMU TCG translates
+    # all guest code, so it is slower still: an analogue for "software virtualization costs a lot",
+    # never a measurement of VMware Server, and never KVM.
+    PlatformSpec("qemu-tcg", FULL_VM, "QEMU TCG (binary translation, no KVM)", "#d95f02", 50,
+                 stands_for={"VMware Server": ANALOGUE},
+                 not_for={"KVM": "no working KVM on this testbed (qemu-tcg is binary translation)"},
+                 own_memory=True, disk_formats=True),
+)
+
+# the platform every other is compared with (its paper platform has the same name)
+BASELINE = "native"
+
+
+@dataclass(frozen=True)
+class Alias:
+    """A name in the configuration that a probe on the testbed resolves to one of ``candidates``."""
+
+    name: str
+    candidates: tuple  # in order of preference
+    paper_platform: str  # what the alias stands for in a claim that names no paper platform
+    unprobed: str  # what it is taken as before the probe ran (it works everywhere)
+
+
+ALIASES = {"qemu": Alias("qemu", ("qemu-kvm", "qemu-tcg"), "KVM", unprobed="qemu-tcg")}
+AUTO = ALIASES["qemu"]  # the configuration's QEMU: KVM if a KVM guest boots on the testbed, else TCG
+
+BY_NAME = {spec.name: spec for spec in PLATFORMS}
+NAMES = tuple(BY_NAME)
+
+
+class UnknownPlatform(ValueError):
+    pass
+
+
+def get(name: str) -> PlatformSpec:
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise UnknownPlatform(f"unknown platform {name!r}; known: {', '.join(NAMES)}") from None
+
+
+def config_names() -> tuple:
+    """Every name the configuration's ``platforms`` may hold (the schema's enum)."""
+    return NAMES + tuple(ALIASES)
+
+
+def implementation(name: str) -> str:
+    """The platform whose code runs ``name``: an alias' candidates share one implementation."""
+    return ALIASES[name].candidates[0] if name in ALIASES else get(name).name
+
+
+def runs_in_guest(name: str) -> bool:
+    """Whether ``name`` (a platform or an alias) runs in a guest made from the guest image."""
+    return get(implementation(name)).guest
+
+
+def has(name: str | None, capability: str) -> bool:
+    """Whether platform ``name`` has ``capability`` (a PlatformSpec field); False for no platform."""
+    if name is None:
+        return False
+    spec = get(implementation(name))
+    if not hasattr(spec, capability):
+        raise AttributeError(f"no platform capability {capability!r}")
+    return bool(getattr(spec, capability))
+
+
+def lacks(name: str | None, capability: str) -> bool:
+    """Whether platform ``name`` lacks ``capability``; False for no platform (planning for any)."""
+    return name is not None and not has(name, capability)
+
+
+def alias_of(name: str) -> str | None:
+    """The configuration alias that may resolve to platform ``name`` (None if none)."""
+    return next((a.name for a in ALIASES.values() if name in a.candidates), None)
