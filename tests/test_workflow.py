@@ -81,14 +81,13 @@ def test_full_run_produces_logs_table_notebooks_and_figures(workdir):
     logs = raw_logs(workdir)
     assert len(logs) == 6  # 2 repetitions each of sysbench, iozone, iozone_disk
     assert all(log.with_suffix(".json").exists() for log in logs)
-    # one measurement job per part of a variant (2 repetitions: two parts of one): its marker lists the part's logs
+    # one measurement job per variant (2 repetitions are one part: config.parts_for): its marker lists the logs
     marker_files = markers(workdir)
-    assert len(marker_files) == 6
+    assert len(marker_files) == 3
     for marker in marker_files:
         content = json.loads(marker.read_text())
-        part = content["part"]
-        assert content["repetitions"] == 2 and content["parts"] == 2 and marker.name.endswith(f".part-{part}of2.json")
-        assert sorted(content["logs_sha256"]) == [f"rep-{part - 1}.log"]
+        assert content["repetitions"] == 2 and content["parts"] == 1 and marker.name.endswith(".part-1of1.json")
+        assert sorted(content["logs_sha256"]) == ["rep-0.log", "rep-1.log"]
     tables = workdir / "data" / "tables"
     assert (tables / "wf-local.parquet").exists() and (tables / "wf-local.csv").exists()
     assert (tables / "wf-local.claims.csv").exists()
@@ -117,9 +116,9 @@ def test_deleting_one_log_reruns_only_that_run(workdir):
     dry = snakemake(workdir, "-n")
     stats = dry.stdout + dry.stderr
     # (a dry run prints its job table twice)
-    # the variant's two part jobs: the one whose logs are all there measures nothing (its marker is renewed)
+    # the variant's one job, which measures only the missing repetition
     measure_lines = {tuple(line.split()) for line in stats.splitlines() if line.startswith("measure_")}
-    assert measure_lines == {("measure_native", "2")}
+    assert measure_lines == {("measure_native", "1")}
     result = snakemake(workdir)
     assert result.returncode == 0, result.stderr[-4000:]
     assert victim.exists()

@@ -221,12 +221,15 @@ class Rabbitmq(Benchmark):
         )
 
     def peer_stop(self, variant: Variant) -> str:
-        # SIGTERM to the server's process group (setsid made it): the Erlang VM shuts RabbitMQ down
+        # SIGTERM to the server's process group (setsid made it; `kill -SIG -PGID`: dash has no `--`): the Erlang VM shuts RabbitMQ down
         # cleanly, without `rabbitmqctl stop` (another VM boot); what is left after 60 s is killed
         d = peer_dir("rabbitmq")
-        return (f"if [ -f {d}/server.pgid ]; then g=$(cat {d}/server.pgid); kill -TERM -- -$g 2>/dev/null; "
-                f"i=0; while kill -0 -- -$g 2>/dev/null && [ $i -lt 600 ]; do i=$((i+1)); sleep 0.1; done; "
-                f"kill -9 -- -$g 2>/dev/null; epmd -kill > /dev/null 2>&1; fi; rm -rf {d}; true")
+        return (f"if [ -f {d}/server.pgid ]; then g=$(cat {d}/server.pgid); kill -TERM -$g 2>/dev/null; "
+                f"i=0; while kill -0 -$g 2>/dev/null && [ $i -lt 600 ]; do i=$((i+1)); sleep 0.1; done; "
+                f"kill -9 -$g 2>/dev/null; "
+                # epmd refuses to stop until it has seen the node's connection close: ask again
+                f"i=0; until epmd -kill > /dev/null 2>&1 || ! epmd -names > /dev/null 2>&1 || [ $i -ge 50 ]; do "
+                f"i=$((i+1)); sleep 0.1; done; fi; rm -rf {d}; true")
 
     def uploads(self, variant: Variant, config: dict | None = None) -> list[tuple[str, str]]:
         return [(str(self.LOAD_SCRIPT), f"{SCRATCH}/amqp_load.py")]
