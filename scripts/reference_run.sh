@@ -2,7 +2,8 @@
 # Measure the reference data: testbed reference-vm at the `reference` scale, NPB from the tarball
 # packed from its public git repository (config/npb-from-git.yaml; docs/npb.md says how to make
 # it), from a committed tree (the testbed's require_clean_tree). The run resumes: complete raw logs
-# are kept, so it can be run in parts (stop it at any time; run it again to go on).
+# are kept, so it can be run in parts (stop it at any time; run it again to go on). --keep-going:
+# a variant whose runs fail (kept as *.failed-*) does not stop the other hours of the run.
 #
 # While it runs, the new logs go to data/staging/ (the committed reference data under data/raw/
 # stays what the notebooks show until the new run is complete); commit data/staging/ as you go.
@@ -22,4 +23,4 @@ if [ "${1:-}" = "-n" ]; then
     exec .venv/bin/python -m virtrepro.plan --estimate "${args[@]:2}" "$@"
 fi
 .venv/bin/python -m virtrepro.run --cores all prepare "${args[@]}" "$@"
-exec .venv/bin/python -m virtrepro.run --cores all "${args[@]}" "$@"
+exec .venv/bin/python -m virtrepro.run --cores all --keep-going "${args[@]}" "$@"
