@@ -95,8 +95,10 @@ def save(fig, figures_dir: str | Path, paper: str, name: str) -> list[Path]:
     """Save ``fig`` as figures/<paper>/<name>.png and .pdf, its platforms named by their labels
     (:func:`name_series`) and the data's scale in a line below it; return the paths."""
     name_series(fig)
-    if DATA_SCALE:  # below the figure's own area: nothing of it is covered (bbox_inches="tight" keeps it)
-        fig.text(0.5, -0.045, f"data: {DATA_SCALE}", fontsize="small", color="#444444", ha="center", va="top")
+    if DATA_SCALE:  # below everything drawn (rotated tick labels, notes): nothing is covered
+        bottom = fig.get_tightbbox(fig.canvas.get_renderer()).y0 / fig.get_figheight()
+        fig.text(0.5, min(bottom, 0.0) - 0.02, f"data: {DATA_SCALE}", fontsize="small", color="#444444",
+                 ha="center", va="top")
     out = Path(figures_dir) / paper
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{name}.png", out / f"{name}.pdf"]
