@@ -131,6 +131,7 @@ GOOD = [
     "fast-s1024-r512-n1-split.stdout",
     "bon_csv2txt-of-data-rows-only.log",
     "bon_csv2txt-of-quiet-fast-x2.log",
+    "direct-fast-s256-x1.log",
 ]
 
 
@@ -141,3 +142,34 @@ def test_every_good_capture_parses_to_finite_non_negative_numbers():
     for name in GOOD:
         records = parse_bonnie(fixture_text(TOOL, name), name, csv2txt=name.startswith("bon_csv2txt"))
         assert records and all(r["value"] >= 0 and r["value"] == r["value"] for r in records), name
+
+
+def test_direct_fast_mode_block_tests_only():
+    # bonnie++ -D -f (the direct variant): block tests with O_DIRECT, no per-character tests;
+    # block input and seeks faster than bonnie++ times ('+++++') have no value
+    v = values(parse_bonnie(fixture_text(TOOL, "direct-fast-s256-x1.log"), "direct.log", expected_runs=1))
+    assert v[(0, "put_block")] == 149155 and v[(0, "put_block_cpu")] == 50
+    assert v[(0, "rewrite")] == 381303
+    assert v[(0, "put_block_latency")] == 1530 and v[(0, "get_block_latency")] == 46
+    assert not {(0, "putc"), (0, "getc"), (0, "get_block"), (0, "seeks")} & set(v)
+
+
+def test_direct_with_per_char_tests_is_the_tools_error():
+    # bonnie++ -D without -f: the per-character write to an O_DIRECT file fails at once
+    with pytest.raises(ToolReportedError, match=r"Can't write\(\) - disk full\?"):
+        parse_bonnie(fixture_text(TOOL, "bad-direct-per-char.log"), "bad.log")
+
+
+def test_direct_variant_runs_block_tests_only():
+    from virtrepro.benchmarks import BENCHMARKS
+
+    bonnie = BENCHMARKS["bonnie"]
+    variant = bonnie.variants({"file_sizes": ["256m"], "num_files": 0, "direct": True})[0]
+    assert " -D -f " in bonnie.command(variant)
+    assert " -D" not in bonnie.command(bonnie.variants({"file_sizes": ["256m"], "num_files": 0})[0])
+    text = fixture_text(TOOL, "direct-fast-s256-x1.log")
+    assert {r["metric"] for r in bonnie.parse_run(text, "d.log", variant.param_dict)} >= {"put_block", "rewrite"}
+    with pytest.raises(ParseError, match="per-character"):
+        fields = text.strip().split(",")
+        fields[9:11], fields[38] = ["2000", "90"], "900us"  # a putc result: value, %CPU, latency
+        bonnie.parse_run(",".join(fields) + "\n", "d.log", variant.param_dict)
