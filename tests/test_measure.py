@@ -196,3 +196,46 @@ def test_the_sidecar_records_what_the_orchestrator_and_harness_used_during_the_r
                          "resolution_s"}
     assert 0 <= used["orchestrator_share_of_a_core"] < 0.01
     assert 0 <= used["harness_cpu_s"] and 0 <= used["harness_share_of_a_core"] < 0.5
+
+
+def test_a_variant_jobs_repetitions_share_one_connection_and_read_the_load_anew(config, tmp_path, monkeypatch):
+    """The repetitions of one job reuse each instance's SSH connection (one handshake and runner);
+    the host facts are asked once, the load average every repetition; the connections are closed
+    when the job ends."""
+    from virtrepro import measure as measure_module
+    from virtrepro import testbed as testbed_module
+    from virtrepro.config import plan_variants
+
+    opened, commands = [], []
+    real_connect = testbed_module.connect
+
+    def counting_connect(host, *args, **kwargs):
+        connection = real_connect(host, *args, **kwargs)
+        opened.append(connection)
+        real_run = connection.run
+
+        def run(command, **kw):
+            commands.append(command)
+            return real_run(command, **kw)
+
+        connection.run = run
+        return connection
+
+    monkeypatch.setattr(measure_module, "connect", counting_connect)
+    config = {**config, "repetitions": 3}
+    variant = next(v for v in plan_variants(config) if v.benchmark == "sysbench_fileio")
+    variant = dataclasses.replace(variant, part=1, parts=1)
+    data = tmp_path / "data"
+    measure_module.measure_variant(variant, config, data)
+    # native: the instance is the testbed host (one connection for the run and the page-cache drop)
+    assert len(opened) == 1, [c.host for c in opened]
+    assert not opened[0].is_connected  # closed with the job
+    assert sum("loadavg=" in c for c in commands) == 1  # the facts once
+    assert commands.count("cat /proc/loadavg") == 2  # then the load, for reps 1 and 2
+    sidecars = [json.loads(r.log_path(data).with_suffix(".json").read_text()) for r in variant.runs()]
+    assert all(len(s["host"]["loadavg"].split()) == 3 for s in sidecars)
+    assert len({s["host"]["cpu_model"] for s in sidecars}) == 1
+    # outside a job each measurement connects anew
+    opened.clear()
+    measure(dataclasses.replace(variant.runs()[0], repetition=3), config, data)
+    assert len(opened) == 2 and not any(c.is_connected for c in opened)

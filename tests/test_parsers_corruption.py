@@ -153,9 +153,10 @@ def _cases() -> list[Case]:
         ("bad-nonexistent-dir.log", "Can't"),
         ("bad-size-less-than-2x-ram.log", "File size should be double RAM"),
         ("bad-root-without-u.log", 'You must use the "-u" switch'),
+        ("bad-direct-per-char.log", "Can't write()"),
     )
     runs = {"quiet-fast-s2048-n128-x2.stdout": 2, "fast-s1024-r512-n1-split.stdout": 1,
-            "bon_csv2txt-of-data-rows-only.log": 1, "bon_csv2txt-of-quiet-fast-x2.log": 2}
+            "bon_csv2txt-of-data-rows-only.log": 1, "bon_csv2txt-of-quiet-fast-x2.log": 2, "direct-fast-s256-x1.log": 1}
     for name, count in runs.items():
         stderr = name.replace(".stdout", ".stderr") if name.endswith(".stdout") else None
         cases.append(Case("bonnie++", {"text": name, "stderr": stderr},

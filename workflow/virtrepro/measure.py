@@ -17,7 +17,7 @@ import shlex
 import subprocess
 import sys
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from . import __version__, adaptive, platform_catalog, rawlog
@@ -126,14 +126,25 @@ def image_record(platform: str) -> dict | None:
 
 
 def package_versions(connection, packages) -> dict:
-    """The installed versions of Debian ``packages`` where ``connection`` leads (dpkg-query -W)."""
+    """The installed versions of Debian ``packages`` where ``connection`` leads (dpkg-query -W;
+    asked once per connection)."""
     if not packages:
         return {}
+    asked = getattr(connection, "virtrepro_packages", None)
+    if asked is None:
+        asked = {}
+        try:
+            connection.virtrepro_packages = asked
+        except AttributeError:  # an object that takes no attributes: ask every time
+            pass
+    if tuple(packages) in asked:
+        return dict(asked[tuple(packages)])
     names = " ".join(shlex.quote(p) for p in packages)
     result = connection.run(f"dpkg-query -W -f '${{Package}}=${{Version}}\\n' {names}", hide=True, warn=True,
                             in_stream=False)
     versions = dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
-    return {package: versions.get(package) for package in packages}
+    asked[tuple(packages)] = {package: versions.get(package) for package in packages}
+    return dict(asked[tuple(packages)])
 
 
 def utc_now() -> str:
@@ -141,9 +152,13 @@ def utc_now() -> str:
 
 
 def host_facts(connection) -> dict:
-    """Facts about the machine at the other end of ``connection`` (one round trip, cached per connection)."""
+    """Facts about the machine at the other end of ``connection`` (one round trip, cached per
+    connection; a cached answer gets the load average read again: it changes between repetitions)."""
     if getattr(connection, "facts", None) is not None:
-        return dict(connection.facts)
+        facts = dict(connection.facts)
+        load = connection.run("cat /proc/loadavg", hide=True, warn=True, in_stream=False).stdout.split()
+        facts["loadavg"] = " ".join(load[:3])
+        return facts
     result = connection.run(HOST_FACTS_COMMAND, hide=True, warn=True, in_stream=False)
     facts = {}
     for line in result.stdout.splitlines():
@@ -167,11 +182,68 @@ def scratch_fs(connection, directory: str) -> dict:
     return {"directory": directory, "fstype": found[0], "source": found[1], "options": found[2]}
 
 
+# endpoint -> its open connection, while one variant's repetitions run (reused_connections)
+_POOL: dict[tuple, object] | None = None
+
+
+@contextmanager
+def reused_connections():
+    """Keep every SSH connection a variant's repetitions open (each with its runner process,
+    cached host facts and tool check) for the next repetition in this process; all are closed
+    when the block ends. Outside the block every repetition connects anew. In a TCG guest a
+    connection costs about 1.5 s (handshake, runner start, host facts); the guest, its spec and
+    the command are the same from one repetition of a variant to the next."""
+    global _POOL
+    if _POOL is not None:  # nested: the outer block owns the connections
+        yield
+        return
+    _POOL = {}
+    try:
+        yield
+    finally:
+        pool, _POOL = _POOL, None
+        for connection in pool.values():
+            try:
+                connection.close()
+            except Exception:  # a connection lost with its guest: nothing left to close
+                pass
+
+
+def open_connection(stack: ExitStack, host: Host):
+    """``host``'s connection for this repetition: the variant's open one (:func:`reused_connections`)
+    while it is still connected, else a new one (closed with ``stack`` outside the block)."""
+    if _POOL is None:
+        return stack.enter_context(connect(host))
+    key = _instance_key(host)
+    connection = _POOL.get(key)
+    if connection is not None and not connection.is_connected:  # lost (its guest restarted): anew
+        try:
+            connection.close()
+        except Exception:
+            pass
+        connection = None
+    if connection is None:
+        connection = _POOL[key] = connect(host)
+    return connection
+
+
+def forget_connection(host: Host) -> None:
+    """Close ``host``'s kept connection, if any: after a timeout or a lost link its runner's state
+    is unknown, so the next repetition connects anew."""
+    connection = _POOL.pop(_instance_key(host), None) if _POOL is not None else None
+    if connection is not None:
+        try:
+            connection.close()
+        except Exception:
+            pass
+
+
 def drop_page_cache(host: Host, connection, platform) -> dict:
     """Write back and drop the testbed host's page cache before a disk run, and a VM's own too;
     a container shares the host's kernel, so the host's drop is its drop. Says what was done."""
     drop = "sync && echo 3 > /proc/sys/vm/drop_caches"
-    with connect(host) as host_connection:
+    with ExitStack() as stack:
+        host_connection = open_connection(stack, host)
         done = host_connection.run(drop, hide=True, warn=True, in_stream=False).exited == 0
     state = {"host": "dropped" if done else "not dropped (drop_caches refused)"}
     if platform.family == "full-vm":
@@ -377,8 +449,8 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
             endpoints = [stack.enter_context(platform.network_instance(i)) for i in range(count)]
         sidecar["platform"] = platform.describe()  # now with what was applied (accelerator, boot time, ...)
         sidecar["endpoint"] = endpoints[0].describe()
-        connection = stack.enter_context(connect(endpoints[0]))
-        peers = [stack.enter_context(connect(endpoint)) for endpoint in endpoints[1:]]
+        connection = open_connection(stack, endpoints[0])
+        peers = [open_connection(stack, endpoint) for endpoint in endpoints[1:]]
         sidecar["host"] = host_facts(connection)
         sidecar["tool_version"] = ensure_tools(connection, benchmark, endpoints[0])
         sidecar["benchmark_packages"] = package_versions(connection, benchmark.packages)
@@ -413,8 +485,7 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
         if benchmark.uses_scratch and host is not None:
             sidecar["page_cache"] = drop_page_cache(host, connection, platform)
         if platform.family == "full-vm" and host is not None:  # a guest's caches run on the host's (regimes)
-            with connect(host) as host_connection:
-                sidecar["testbed_host"] = host_facts(host_connection)
+            sidecar["testbed_host"] = host_facts(open_connection(stack, host))
         sidecar["started_utc"] = utc_now()
         start = time.monotonic()
         before = harness_cpu(owner_pid)
@@ -428,6 +499,9 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
         sidecar["duration_s"] = round(time.monotonic() - start, 3)
         sidecar["harness_cpu"] = harness_cpu_used(before, harness_cpu(owner_pid), sidecar["duration_s"])
         sidecar["exit_status"] = status
+    if error is not None:  # the runner's state is unknown after a timeout or a lost link
+        for endpoint in endpoints:
+            forget_connection(endpoint)
     return status, error
 
 
@@ -603,6 +677,12 @@ def measure_variant(variant: VariantPlan, config: dict, data_dir: str | Path, ow
                                + "\n  ".join(broken))
     print(f"{where}: {len(runs) - len(todo)} of {len(runs)} repetitions complete, "
           f"{len(todo)} to measure", file=sys.stderr, flush=True)
+    with reused_connections():
+        return _measure_runs(variant, todo, where, config, data_dir, owner_pid, reps)
+
+
+def _measure_runs(variant: VariantPlan, todo: list[Run], where: str, config: dict, data_dir: str | Path,
+                  owner_pid: int | None, reps: list[int] | None) -> Path | None:
     failures = []
     for number, run in enumerate(todo, 1):
         print(f"[{number}/{len(todo)}] {where} rep {run.repetition}", file=sys.stderr, flush=True)

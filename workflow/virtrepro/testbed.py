@@ -251,6 +251,7 @@ def _connection_class():
         virtrepro_host = None
         timeout_s = CONNECT_TIMEOUT_S
         facts = None  # host facts, cached per connection (virtrepro.measure.host_facts)
+        virtrepro_packages = None  # (packages) -> installed versions, asked once (virtrepro.measure.package_versions)
         _runner = None  # None: not started yet; False: unavailable on this host
         _runner_lock = None
 
