@@ -232,6 +232,8 @@ def test_a_variant_jobs_repetitions_share_one_connection_and_read_the_load_anew(
     assert not opened[0].is_connected  # closed with the job
     assert sum("loadavg=" in c for c in commands) == 1  # the facts once
     assert commands.count("cat /proc/loadavg") == 2  # then the load, for reps 1 and 2
+    # each reuse checks that the instance still answers: the cache drop of rep 0, the run and drop of reps 1-2
+    assert commands.count("true") == 5
     sidecars = [json.loads(r.log_path(data).with_suffix(".json").read_text()) for r in variant.runs()]
     assert all(len(s["host"]["loadavg"].split()) == 3 for s in sidecars)
     assert len({s["host"]["cpu_model"] for s in sidecars}) == 1
@@ -239,3 +241,19 @@ def test_a_variant_jobs_repetitions_share_one_connection_and_read_the_load_anew(
     opened.clear()
     measure(dataclasses.replace(variant.runs()[0], repetition=3), config, data)
     assert len(opened) == 2 and not any(c.is_connected for c in opened)
+
+
+def test_a_network_job_reconnects_to_instances_restarted_between_repetitions(config, tmp_path):
+    """native's network instances (namespaces with their own sshd) are stopped by the next
+    repetition's start: the kept connections to them no longer answer and are opened anew."""
+    require_tools("netperf", "netserver")
+    from virtrepro.config import plan_variants
+    from virtrepro.measure import measure_variant
+
+    config = {**config, "repetitions": 2, "benchmarks": ["netperf"]}
+    config["scales"]["quick"]["netperf"].update(rr_sizes=[1], stream_sizes=[4096], seconds=1)
+    validate_config(config)
+    variant = next(v for v in plan_variants(config) if v.benchmark == "netperf")
+    variant = dataclasses.replace(variant, part=1, parts=1)
+    marker = measure_variant(variant, config, tmp_path / "data")
+    assert marker is not None and all(r.log_path(tmp_path / "data").exists() for r in variant.runs())

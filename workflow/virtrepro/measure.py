@@ -216,7 +216,7 @@ def open_connection(stack: ExitStack, host: Host):
         return stack.enter_context(connect(host))
     key = _instance_key(host)
     connection = _POOL.get(key)
-    if connection is not None and not connection.is_connected:  # lost (its guest restarted): anew
+    if connection is not None and not _answers(connection):  # its instance was stopped or restarted
         try:
             connection.close()
         except Exception:
@@ -225,6 +225,18 @@ def open_connection(stack: ExitStack, host: Host):
     if connection is None:
         connection = _POOL[key] = connect(host)
     return connection
+
+
+def _answers(connection) -> bool:
+    """A kept connection still reaches a running shell (one round trip). An instance may be gone
+    between repetitions though its TCP connection looks open: every measurement first stops the
+    guests it does not use, a network namespace of `native` among them."""
+    if not connection.is_connected:
+        return False
+    try:
+        return connection.run("true", hide=True, warn=True, in_stream=False).exited == 0
+    except Exception:
+        return False
 
 
 def forget_connection(host: Host) -> None:
