@@ -50,6 +50,7 @@ PACKAGES = [
     "linux-image-cloud-amd64", "procps",
     # benchmarks (issue "Benchmark catalogue"); netperf and iozone3 are in non-free
     "sysbench", "iozone3", "mbw", "ioping", "netperf", "iperf3", "fio", "bonnie++", "stress-ng",
+    "lmbench",  # operating-system microbenchmarks (lat_syscall, lat_ctx, lat_mem_rd, bw_mem), non-free
     # HPCC and NPB over MPI inside and across guests (NPB binaries are built on the host)
     "hpcc", "openmpi-bin", "openssh-client", "libgfortran5", "libgomp1",
     "iputils-ping",  # handy for the VM<->VM network check; tiny
