@@ -12,19 +12,22 @@ import pytest
 from conftest import DATA
 from virtrepro import rawlog, results
 from virtrepro.parsers import ParseError, TruncatedLogError
+from virtrepro.parsers.iozone import parse_iozone
 
 IOZONE_DIR = "raw/tb/native/iozone/record-1m_sizes-1m-64m_tests-write+read"
 SYSBENCH_DIR = "raw/tb/native/sysbench_cpu/threads-1_prime-20000_seconds-10"
 SYSBENCH_2_DIR = "raw/tb/native/sysbench_cpu/threads-2_prime-10000_seconds-6"
 
 
-def place(data: Path, directory: str, rep: int, fixture: Path, status: str = "complete") -> Path:
-    """Put a capture at ``directory``/rep-<rep>.log with a sidecar that describes that place."""
+def place(data: Path, directory: str, rep: int, fixture: Path, status: str = "complete", parameters: dict | None = None) -> Path:
+    """Put a capture at ``directory``/rep-<rep>.log with a sidecar that describes that place (its
+    parameters as the key spells them, as text, unless given)."""
     target = data / directory / f"rep-{rep}.log"
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(fixture, target)
     _, testbed, platform, benchmark, variant = Path(directory).parts
-    parameters = dict(part.split("-", 1) for part in variant.split("_"))
+    if parameters is None:
+        parameters = dict(part.split("-", 1) for part in variant.split("_"))
     rawlog.sidecar_path(target).write_text(json.dumps({
         "status": status, "command": "captured", "testbed": testbed, "platform": {"name": platform},
         "benchmark": benchmark, "variant": variant, "parameters": parameters, "repetition": rep, "log": target.name,
@@ -68,14 +71,63 @@ def test_failed_run_is_kept_under_another_name(tmp_path):
 
 def test_table_has_the_documented_columns_and_real_values(data):
     frame = results.build_table(data, "tb")
-    assert list(frame.columns[: len(results.COLUMNS)]) == results.COLUMNS
+    assert list(frame.columns) == results.COLUMNS and len(frame.columns) <= 15  # issue 17: a narrow table
+    assert frame["repetition"].dtype == "int64" and frame["value"].dtype == "float64"
     cpu = frame[(frame["benchmark"] == "sysbench_cpu") & (frame["metric"] == "events_per_second")]
     assert sorted(cpu["repetition"]) == [0, 1]
     assert set(cpu["value"]) == {1141.43}
-    io = frame[(frame["benchmark"] == "iozone") & (frame["metric"] == "read") & (frame["file_size_kb"] == 32768)]
+    assert set(cpu["variant"]) == {"threads-1_prime-20000_seconds-10"}
+    io = results.view(frame, "iozone")
+    io = io[(io["metric"] == "read") & (io["file_size_kb"] == 32768)]
     assert io["value"].tolist() == [7811336]
     assert io["source_log"].tolist() == [f"{IOZONE_DIR}/rep-0.log"]
     assert set(frame["testbed"]) == {"tb"} and set(frame["platform"]) == {"native"}
+
+
+def test_each_row_is_one_record_of_its_log_as_its_parser_reads_it(data):
+    """Every row against the captured log parsed directly: metric, unit, value and the labels (the
+    table's JSON ``labels`` column), in the parser's order; the parameters as the sidecar has them."""
+    frame = results.build_table(data, "tb")
+    rows = frame[frame["source_log"] == f"{IOZONE_DIR}/rep-0.log"]
+    records = parse_iozone((DATA / "iozone" / "auto-r1m-n1m-g64m-i0-i1.log").read_text(), "capture")
+    assert len(rows) == len(records) > 1
+    for row, record in zip(rows.itertuples(), records):
+        assert (row.metric, row.unit, row.value) == (record["metric"], record["unit"], record["value"])
+        assert json.loads(row.labels) == {k: v for k, v in record.items() if k not in ("metric", "unit", "value")}
+        assert json.loads(row.parameters) == {"record": "1m", "sizes": "1m-64m", "tests": "write+read"}
+        assert json.loads(row.stopping) == {"n_repetitions": 1, "repetition_rule": "fixed", "stop_reason": "fixed count"}
+
+
+def test_view_widens_one_benchmark_into_typed_columns(tmp_path):
+    """Parameters as the sidecar typed them (ints stay ints: no notebook casts them back from text),
+    labels typed from the parser's values, the stopping facts as columns; other benchmarks' fields
+    are not there."""
+    typed = {"threads": 1, "prime": 20000, "seconds": 10}
+    place(tmp_path, SYSBENCH_DIR, 0, DATA / "sysbench" / "cpu-1thread-10s.log", parameters=typed)
+    place(tmp_path, "raw/tb/native/sysbench_cpu/threads-all_prime-10000_seconds-6", 0,
+          DATA / "sysbench" / "cpu-histogram-p99-interval.log", parameters={"threads": "all", "prime": 10000, "seconds": 6})
+    place(tmp_path, IOZONE_DIR, 0, DATA / "iozone" / "auto-r1m-n1m-g64m-i0-i1.log")
+    frame = results.build_table(tmp_path, "tb")
+    cpu = results.view(frame, "sysbench_cpu")
+    assert set(cpu["benchmark"]) == {"sysbench_cpu"} and cpu.index.isin(frame.index).all()
+    assert "file_size_kb" not in cpu.columns and not set(results.JSON_COLUMNS) & set(cpu.columns)
+    assert str(cpu["param_prime"].dtype) == "Int64" and str(cpu["param_seconds"].dtype) == "Int64"
+    assert sorted(cpu["param_prime"].unique()) == [10000, 20000]
+    # a number in one variant, a word in another: each value keeps its own type
+    assert sorted(map(repr, cpu["param_threads"].unique())) == ["'all'", "1"]
+    assert str(cpu["n_repetitions"].dtype) == "Int64" and set(cpu["stop_reason"]) == {"fixed count"}
+    assert cpu["rel_half_width"].isna().all() and cpu["measures"].isna().all()
+    one = cpu[(cpu["param_threads"] == 1) & (cpu["metric"] == "events_per_second")]
+    assert one["value"].tolist() == [1141.43] and one["cpu_max_prime"].tolist() == [20000]
+    io = results.view(frame, "iozone")
+    assert str(io["file_size_kb"].dtype) == "Int64" and str(io["record_kb"].dtype) == "Int64"
+    assert str(io["o_direct"].dtype) == "boolean" and str(io["param_record"].dtype) == "str"
+    assert set(io["file_size_kb"]) == {1024, 2048, 4096, 8192, 16384, 32768, 65536}
+    both = results.view(frame, ["sysbench_cpu", "iozone"])
+    assert len(both) == len(frame) and both["param_prime"].isna().sum() == len(io)
+    assert results.view(frame, "fio").empty
+    with pytest.raises(ValueError, match="no benchmark 'sysbench-cpu'"):
+        results.view(frame, "sysbench-cpu")
 
 
 def test_truncated_log_stops_the_table_naming_the_file(data):
@@ -117,7 +169,38 @@ def test_load_rebuild_false_never_parses(data):
 
 
 def test_a_record_label_named_like_a_column_never_replaces_it():
-    from virtrepro.results import _labels
+    """NPB's records carry their own ``benchmark`` ("EP"): view() keeps it as ``label_benchmark``."""
+    row = {column: None for column in results.COLUMNS}
+    row.update(benchmark="npb_serial", platform="native", variant="kernel-ep_class-S", metric="time", unit="s", value=1.5,
+               parameters=json.dumps({"kernel": "ep", "class": "S"}), labels=json.dumps({"benchmark": "EP", "class": "S"}),
+               stopping=json.dumps({"n_repetitions": 1}))
+    wide = results.view(pd.DataFrame([row]), "npb_serial")
+    assert wide.loc[0, "benchmark"] == "npb_serial" and wide.loc[0, "label_benchmark"] == "EP"
+    assert wide.loc[0, "class"] == "S" and wide.loc[0, "param_class"] == "S" and wide.loc[0, "param_kernel"] == "ep"
 
-    record = {"metric": "time", "unit": "s", "value": 1.5, "benchmark": "EP", "class": "S"}
-    assert _labels(record) == {"metric": "time", "unit": "s", "value": 1.5, "label_benchmark": "EP", "class": "S"}
+
+def test_a_table_of_the_old_format_is_rebuilt_or_refused_in_one_line(data):
+    """A cached table of the wide format (a column per label and param_<name> as text, the variant
+    key in ``parameters``): load() rebuilds it, as its fingerprint names another table format; told not
+    to rebuild, it refuses it in one line that names the file and what to do."""
+    paths = results.table_paths(data, "tb")
+    paths["parquet"].parent.mkdir(parents=True)
+    wide = pd.DataFrame({"testbed": ["tb"], "platform": ["native"], "benchmark": ["sysbench_cpu"],
+                         "parameters": ["threads-1_prime-20000_seconds-10"], "repetition": [0], "metric": ["events_per_second"],
+                         "unit": ["events/s"], "value": [1.0], "source_log": ["x"], "param_threads": ["1"], "threads": [1]})
+    wide.to_parquet(paths["parquet"])
+    paths["manifest"].write_text(json.dumps({"fingerprint": "the fingerprint of an older format"}))
+    with pytest.raises(results.TableError) as error:
+        results.load("tb", data, rebuild=False)
+    message = str(error.value)
+    assert "\n" not in message and message.startswith(f"{paths['parquet']}: the table has no column 'variant', 'labels'")
+    assert f"table format {results.TABLE_FORMAT}" in message and "rebuild it from the raw logs" in message
+    rebuilt = results.load("tb", data)
+    assert list(rebuilt.columns) == results.COLUMNS and 1141.43 in set(rebuilt["value"])
+    assert list(pd.read_parquet(paths["parquet"]).columns) == results.COLUMNS
+
+
+def test_the_fingerprint_names_the_table_format(data, monkeypatch):
+    before = results.fingerprint(data, "tb")
+    monkeypatch.setattr(results, "TABLE_FORMAT", results.TABLE_FORMAT - 1)
+    assert results.fingerprint(data, "tb") != before

@@ -415,7 +415,7 @@ def test_drift_between_parts_compares_a_platforms_second_part_with_its_first():
 
     rows = [("native", 1, v) for v in (10.0, 10.2, 9.8)] + [("native", 2, v) for v in (11.0, 11.2, 10.8)]
     rows += [("lxc", 1, 5.0), ("lxc", 2, 50.0), ("native", None, 1000.0)]  # another platform; a log without parts
-    table = pd.DataFrame([{"platform": p, "part": part, "value": v, "benchmark": "b", "parameters": "k",
+    table = pd.DataFrame([{"platform": p, "part": part, "value": v, "benchmark": "b", "variant": "k",
                            "metric": "m"} for p, part, v in rows])
     drift = drift_between_parts(table, "native")
     assert len(drift) == 1

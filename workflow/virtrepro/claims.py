@@ -51,8 +51,8 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   the benchmark, metric, platform or selected variant has no runs on the testbed (the note says
   which), ``not testable here`` for claims marked ``testable: false`` (with their reason). The row
   shows the strongest counterexample, or else the worst comparison.
-* **Variants.** ``where`` selects records: each key matches the ``param_<key>`` column or the
-  record label ``<key>``, compared as text; a list means each of its values. Every parameter
+* **Variants.** ``where`` selects records: each key matches the parameter ``<key>`` (the
+  ``param_<key>`` column of :func:`virtrepro.results.view`) or the record label ``<key>``, compared as text; a list means each of its values. Every parameter
   ``where`` leaves open is a variant dimension, as is a record label that varies within one raw
   log (e.g. iozone's ``file_size_kb``: one log holds every file size). The platform and the
   baseline are paired on the dimensions whose values they share; a dimension whose values
@@ -72,7 +72,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from . import metric_catalog, platform_catalog, platform_names, regimes, stats
+from . import metric_catalog, platform_catalog, platform_names, regimes, results, stats
 
 KINDS = ("overhead_at_most", "overhead_at_least", "equivalent", "better", "order", "trend", "spread", "saturation")
 # the kinds about one platform's variants or its scatter, not a relative difference of means
@@ -203,13 +203,35 @@ class NotMeasured(Exception):
     """The claim's records are not in the table; the message says which."""
 
 
-def _records(table: pd.DataFrame, check: dict, platform: str) -> pd.DataFrame:
+class _Views:
+    """A table and its benchmarks' rows widened (:func:`results.view`), each once: the claims
+    select from the same benchmark many times."""
+
+    def __init__(self, table: pd.DataFrame):
+        self.table, self._views = table, {}
+
+    def __getitem__(self, benchmark: str) -> pd.DataFrame:
+        if benchmark not in self._views:
+            self._views[benchmark] = results.view(self.table, benchmark)
+        return self._views[benchmark]
+
+
+def _views(table: pd.DataFrame | _Views) -> _Views:
+    return table if isinstance(table, _Views) else _Views(table)
+
+
+def _records(table: pd.DataFrame | _Views, check: dict, platform: str) -> pd.DataFrame:
+    """The records a check compares on ``platform``, widened (parameters as ``param_<key>``)."""
     bench, metric, where = check["benchmark"], check["metric"], check.get("where") or {}
     if platform in platform_catalog.ALIASES:  # unresolved: none of its candidates that may stand for it ran
         alias = platform_catalog.ALIASES[platform]
         wanted = [c for c in alias.candidates if platform_names.stand_in(alias.paper_platform, c)]
         raise NotMeasured(f"no {' or '.join(wanted)} runs on this testbed")
-    rows = table[(table["benchmark"] == bench) & (table["platform"] == platform)]
+    views = _views(table)
+    if bench not in set(views.table["benchmark"]):
+        raise NotMeasured(f"no {bench} runs on {platform}")
+    rows = views[bench]
+    rows = rows[rows["platform"] == platform]
     if rows.empty:
         raise NotMeasured(f"no {bench} runs on {platform}")
     if metric == "parallel_speedup":
@@ -233,7 +255,7 @@ def _dimensions(frames: list[pd.DataFrame], where: dict, exclude: set[str]) -> l
     """Variant dimensions: open parameters, labels that vary within one log, and where's keys."""
     both = pd.concat(frames)
     dims = [c for c in both.columns if c.startswith("param_") and both[c].notna().any()]
-    fixed = {"testbed", "platform", "benchmark", "parameters", "repetition", "metric", "unit", "value", "source_log"}
+    fixed = {"testbed", "platform", "benchmark", "variant", "repetition", "metric", "unit", "value", "source_log"}
     for column in both.columns:
         if column in fixed or column.startswith("param_") or column in dims or both[column].isna().all():
             continue
@@ -667,6 +689,8 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
         row.update(verdict="not testable here", note=claim.get("reason", ""), platforms="")
         return row
     kind = check["kind"]
+    views = _views(table)
+    table = views.table
     try:
         names = [resolve_platform(p, table, paper) for p, paper in zip(_check_platforms(check), papers)]
         row["platforms"] = (" > ".join(names) + " (best first)") if kind == "order" else " vs ".join(names)
@@ -674,12 +698,12 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
         row["stand_in"] = ", ".join(dict.fromkeys(relations))
         if kind in SHAPE_KINDS:
             rows, notes = {"trend": _trend_rows, "spread": _spread_rows, "saturation": _saturation_rows}[kind](
-                table, check, names, level)
+                views, check, names, level)
             row["threshold"] = check.get("threshold")
         elif kind == "order":
             rows, notes = [], []
             for better, worse in zip(names, names[1:]):
-                got, missing = _compare(table, check, better, worse, "better", 0.0, level, seed)
+                got, missing = _compare(views, check, better, worse, "better", 0.0, level, seed)
                 for r in got:
                     r["label"] = f"{better} vs {worse}" + (f", {r['label']}" if r["label"] else "")
                 rows += got
@@ -688,7 +712,7 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
             plat, base = names
             threshold = check.get("threshold", margin if kind == "equivalent" else None)
             row["threshold"] = threshold
-            rows, notes = _compare(table, check, plat, base, kind, float(threshold), level, seed)
+            rows, notes = _compare(views, check, plat, base, kind, float(threshold), level, seed)
     except NotMeasured as why:
         row.update(verdict="not measured", note=str(why))
         return row
@@ -709,14 +733,14 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
         note.append("not run: " + ", ".join(where_missing))
     if shown["ci_note"]:
         note.append(shown["ci_note"])
-    verdict, why = _regime_gate(verdict, table, check, names)
+    verdict, why = _regime_gate(verdict, views, check, names)
     if why:
         note.insert(0, why)
-    fewest = _fewest_repetitions(table, check, names)
+    fewest = _fewest_repetitions(views, check, names)
     if fewest < MIN_REPETITIONS and verdict in ("holds", "does not hold", "inconclusive"):
         verdict = TOO_FEW
         note.insert(0, f"{fewest} repetitions on a side, fewer than {MIN_REPETITIONS}")
-    flags = _flagged(_guard(table, level, load_causes()) if guard is None else guard, table, check, names)
+    flags = _flagged(_guard(table, level, load_causes()) if guard is None else guard, views, check, names)
     verdict = _gated(verdict, relations, flags)
     note = [n for n in (_analogue_note(names, papers, relations), _flag_note(flags)) if n] + note
     row.update(value=shown["value"], ci_low=shown["ci_low"], ci_high=shown["ci_high"], n_platform=shown["n_platform"],
@@ -739,7 +763,8 @@ def evaluate(claims: list[dict], table: pd.DataFrame, level: float = 0.95, margi
     guest faster than native, :func:`faster_than_native`; ``causes`` defaults to the registry).
     """
     guard = _guard(table, level, load_causes() if causes is None else causes)
-    rows = [evaluate_claim(c, table, level=level, margin=margin, seed=seed, guard=guard) for c in claims]
+    views = _Views(table)
+    rows = [evaluate_claim(c, views, level=level, margin=margin, seed=seed, guard=guard) for c in claims]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -782,7 +807,7 @@ def _regime_gate(verdict: str, table: pd.DataFrame, check: dict, platforms: list
     """A number measured in a cache is not a disk or memory number: a verdict whose records (on any of
     ``platforms``) were not measured where the paper measured (the table's ``regime`` against its
     ``measures``, :mod:`virtrepro.regimes`) is :data:`regimes.CACHE_VERDICT`, with the reason."""
-    if "regime" not in table.columns:
+    if "regime" not in _views(table).table.columns:
         return verdict, None
     used = pd.concat([_records(table, check, name) for name in platforms])
     if "measures" not in used.columns:
@@ -801,7 +826,7 @@ def _fewest_repetitions(table: pd.DataFrame, check: dict, names: list[str]) -> i
     for name in dict.fromkeys(names):
         records = _records(table, check, name)
         runs = records["source_log"] if "source_log" in records.columns else records["repetition"]
-        counts.append(int(runs.groupby(records["parameters"]).nunique().min()))
+        counts.append(int(runs.groupby(records["variant"]).nunique().min()))
     return min(counts)
 
 
@@ -901,11 +926,10 @@ def _guard(table: pd.DataFrame, level: float, causes: list[dict], margin: float 
     if table.empty or baseline not in set(table["platform"]):
         return out
     measured = table[table["value"].notna()]
-    # per benchmark first, without its empty columns: the table is wide and slow to slice
-    parts = (
-        (key, part)
-        for _, bench_part in measured.groupby("benchmark", sort=True)
-        for key, part in bench_part.dropna(axis=1, how="all").groupby(["benchmark", "metric"], sort=True)
+    parts = (  # per benchmark, widened (results.view)
+        ((bench, metric), part)
+        for bench in sorted(measured["benchmark"].unique())
+        for metric, part in results.view(measured, bench).groupby("metric", sort=True)
     )
     for (bench, metric), part in parts:
         if baseline not in set(part["platform"]) or part["platform"].nunique() < 2:
@@ -927,7 +951,7 @@ def _guard(table: pd.DataFrame, level: float, causes: list[dict], margin: float 
                      "variant": ", ".join(f"{_dim_name(d)}={v}" for d, v in zip(dims, key)),
                      "estimate": res["overhead_percent"] / 100, "ci_low": res["overhead_ci_low"] / 100, "ci_high": high,
                      "n_platform": len(guest), "n_baseline": len(native), "records": guest.index}  # fmt: skip
-            entry["cause"] = _cause(entry, table.loc[guest.index], causes)
+            entry["cause"] = _cause(entry, part.loc[guest.index], causes)
             out.append(entry)
     return out
 

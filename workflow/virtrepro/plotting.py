@@ -42,15 +42,18 @@ def note_no_ratio(ax, names, baseline: str, what: str = "") -> None:
 
 
 def regime_note(frame, scale: str | None = None) -> str:
-    """One line that says where the numbers of ``frame`` (rows of the tidy table) were measured and
-    where the paper measured them (its ``regime`` and ``measures`` columns, virtrepro.regimes), e.g.
-    "ours: in the page cache (quick scale); the paper's: on disk"; "" for rows without a regime."""
+    """One line that says where the numbers of ``frame`` (rows of the tidy table, or of its
+    ``results.view``) were measured and where the paper measured them (its ``regime`` column and the
+    benchmark's declared ``measures``, virtrepro.regimes), e.g. "ours: in the page cache (quick
+    scale); the paper's: on disk"; "" for rows without a regime."""
     from .regimes import WHERE
+    from .results import declared_measures
 
     if "regime" not in frame.columns:
         return ""
     ours = [r for r in dict.fromkeys(frame["regime"].dropna()) if r]
-    paper = [m for m in dict.fromkeys(frame["measures"].dropna()) if m] if "measures" in frame.columns else []
+    measures = frame["measures"] if "measures" in frame.columns else declared_measures(frame)
+    paper = [m for m in dict.fromkeys(measures.dropna()) if m]
     if not ours:
         return ""
     text = "ours: " + " / ".join(WHERE.get(r, r) for r in ours) + (f" ({scale} scale)" if scale else "")

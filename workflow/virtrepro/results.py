@@ -9,12 +9,20 @@ that does not parse stops the build with the parser's error, which names the
 file; it never becomes a number. So does a log whose sidecar is missing, cannot
 be read or describes another run than the log's place (:func:`check_place`),
 and a log that cannot be read.
+
+The table is narrow: one row per measured value, in the :data:`COLUMNS` every row has. What
+differs between benchmarks is kept as typed JSON objects: ``parameters`` (the variant's
+parameters as the sidecar records them: 64, "64m", true), ``labels`` (the record's own fields:
+threads, file_size_kb, ...) and ``stopping`` (its variant's repetition facts, the same on every
+row of the variant and platform). :func:`view` widens one benchmark's rows into typed columns
+for the notebooks and the claims.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -25,29 +33,35 @@ from .errors import VirtreproError
 from .parsers import ParseError
 
 # Bump when a parser or the table layout changes: every cached table is rebuilt.
-TABLE_FORMAT = 8
+TABLE_FORMAT = 9
 
 COLUMNS = [
     "testbed",
     "platform",
     "benchmark",
-    "parameters",
+    "variant",  # the variant's key: the directory name of its raw logs
+    "parameters",  # JSON object: the variant's parameters, typed as the sidecar records them
+    "labels",  # JSON object: the record's own fields beside metric, unit and value (threads, file_size_kb...)
     "repetition",
-    "part",
-    "scale",
+    "part",  # which part of the run order A B C D D C B A it was measured in (none in older logs)
+    "scale",  # quick, paper: what the numbers can carry (notebook.scale_note)
     "metric",
     "unit",
     "value",
     "source_log",
-    # per variant and platform (every row of it alike): its repetition rule (virtrepro.adaptive;
-    # "fixed" for a count), its number of complete logs, why it stopped ("width reached", "cap
-    # reached", "continue": neither yet; "fixed count") and the widest relative half-width of the
-    # t-interval of its deciding metrics (NaN for a fixed count)
-    "repetition_rule",
-    "n_repetitions",
-    "stop_reason",
-    "rel_half_width",
+    "regime",  # where it was measured (virtrepro.regimes); none for a record that is no disk or memory number
+    "stopping",  # JSON object: its variant's STOPPING facts on this platform (stopping())
 ]
+# the JSON columns, widened by view()
+JSON_COLUMNS = ("parameters", "labels", "stopping")
+# per variant and platform (every row of it alike): its repetition rule (virtrepro.adaptive; "fixed"
+# for a count), its number of complete logs, why it stopped ("width reached", "cap reached",
+# "continue": neither yet; "fixed count") and the widest relative half-width of the t-interval of
+# its deciding metrics (none for a fixed count)
+STOPPING = ("repetition_rule", "n_repetitions", "stop_reason", "rel_half_width")
+# a parameter's column in view(): param_<name>, never confused with a label of the same name
+# (sysbench_cpu's parameter threads "all" and its label threads 2)
+PARAMETER_PREFIX = "param_"
 
 
 # a final log without a sidecar that says it is complete (raised by rawlog)
@@ -70,7 +84,9 @@ def raw_logs(data_dir: str | Path, testbed: str) -> list[Path]:
 
 
 def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
-    """Records of one raw log, with the run's context from its path and sidecar, which must agree."""
+    """Rows of one raw log, with the run's context from its path and sidecar, which must agree.
+    Each row also holds the sidecar's ``repetition_rule`` (a dict or None) until :func:`stopping`
+    replaces it with the variant's facts."""
     log = Path(log)
     relative = log.relative_to(Path(data_dir))
     _, testbed, platform, benchmark, variant, name = relative.parts
@@ -86,25 +102,39 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
         "testbed": testbed,
         "platform": platform,
         "benchmark": benchmark,
-        "parameters": variant,
+        "variant": variant,
+        "parameters": _json(sidecar["parameters"], str(relative)),
         "repetition": int(rawlog.LOG_NAME.match(name).group(1)),
-        # which part of the run order A B C D D C B A it was measured in (none in logs older than the parts)
         "part": (sidecar.get("order") or {}).get("part"),
-        "scale": sidecar.get("scale"),  # quick, paper: what the numbers can carry (notebook.scale_note)
+        "scale": sidecar.get("scale"),
         "source_log": str(relative),
-        "repetition_rule": sidecar.get("repetition_rule"),  # a dict until stopping() labels it
+        "repetition_rule": sidecar.get("repetition_rule"),
     }
-    # the variant's parameters as columns of their own (param_<name>), as text: one column
-    # may hold a number for one benchmark and a word ("all") for another
-    params = {f"param_{name}": str(value) for name, value in sidecar["parameters"].items()}
-    return [{**context, **params, **_labels(record), **_regime(bench, sidecar, record)} for record in records]
+    rows = []
+    for record in records:
+        labels = {key: value for key, value in record.items() if key not in ("metric", "unit", "value")}
+        rows.append({**context, "labels": _json(labels, str(relative)), "metric": record["metric"],
+                     "unit": record.get("unit"), "value": record.get("value"),
+                     "regime": bench.regime(sidecar["parameters"], record, sidecar) or None})
+    return rows
 
 
-def _regime(bench, sidecar: dict, record: dict) -> dict:
-    """``regime``: where the record was measured (virtrepro.regimes, from the run's parameters and the
-    sidecar's facts), and ``measures``: where the paper measured it; none for other records."""
-    regime = bench.regime(sidecar["parameters"], record, sidecar)
-    return {"regime": regime, "measures": bench.measures} if regime else {}
+def _plain(value):
+    """A JSON value: a numpy scalar as its Python value, NaN as null."""
+    if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _json(fields: dict, source: str) -> str:
+    """``fields`` as a JSON object, keys sorted, without the ones that have no value."""
+    plain = {key: _plain(value) for key, value in fields.items()}
+    try:
+        return json.dumps({key: value for key, value in sorted(plain.items()) if value is not None})
+    except (TypeError, ValueError) as error:
+        raise ParseError(source, f"a field is no JSON value ({error})") from None
 
 
 def check_place(relative: Path, sidecar: dict) -> None:
@@ -132,56 +162,103 @@ def check_place(relative: Path, sidecar: dict) -> None:
                                                f"the log's place: copied or moved from elsewhere?")
 
 
-def _labels(record: dict) -> dict:
-    """A record's fields, with a label named like a table column (NPB's own ``benchmark``: "EP")
-    kept as ``label_<name>`` so that it never replaces the column."""
-    return {(f"label_{key}" if key in COLUMNS and key not in ("metric", "unit", "value") else key): value
-            for key, value in record.items()}
-
-
 def stopping(logged: list[list[dict]]) -> None:
-    """Fill in each row's repetition columns (see COLUMNS) from all rows of its variant and
+    """Fill in each row's ``stopping`` (see :data:`STOPPING`) from all rows of its variant and
     platform: ``logged`` holds one list of rows per log. The rule is the one the latest repetition's
     sidecar recorded; the decision is :func:`adaptive.decide` on the parsed records, as the
     measurement made it."""
     variants: dict[tuple, list[list[dict]]] = {}
     for rows in logged:
         if rows:
-            variants.setdefault((rows[0]["platform"], rows[0]["benchmark"], rows[0]["parameters"]), []).append(rows)
+            variants.setdefault((rows[0]["platform"], rows[0]["benchmark"], rows[0]["variant"]), []).append(rows)
     for group in variants.values():
         group.sort(key=lambda rows: rows[0]["repetition"])
         recorded = group[-1][0]["repetition_rule"]
         rule = adaptive.RepetitionRule.from_config(recorded) if isinstance(recorded, dict) else None
         if rule is None:
-            columns = {"repetition_rule": "fixed", "stop_reason": adaptive.FIXED, "rel_half_width": float("nan")}
+            facts = {"repetition_rule": "fixed", "stop_reason": adaptive.FIXED, "rel_half_width": None}
         else:
             try:
                 decision = adaptive.decide(rule, group)
             except ValueError as error:
                 raise ParseError(group[-1][0]["source_log"], str(error)) from None
-            columns = {"repetition_rule": rule.label(), "stop_reason": decision.reason,
-                       "rel_half_width": decision.rel_half_width}
+            facts = {"repetition_rule": rule.label(), "stop_reason": decision.reason,
+                     "rel_half_width": decision.rel_half_width}
+        facts = _json({**facts, "n_repetitions": len(group)}, group[-1][0]["source_log"])
         for rows in group:
             for row in rows:
-                row.update(columns, n_repetitions=len(group))
+                del row["repetition_rule"]
+                row["stopping"] = facts
 
 
 def build_table(data_dir: str | Path, testbed: str) -> pd.DataFrame:
     logged = [parse_log(log, data_dir) for log in raw_logs(data_dir, testbed)]
     stopping(logged)
-    frame = pd.DataFrame([row for rows in logged for row in rows])
-    if frame.empty:
-        return pd.DataFrame(columns=COLUMNS)
-    labels = sorted(c for c in frame.columns if c not in COLUMNS)
-    for column in labels:
-        if column.startswith("param_"):
-            continue  # labels keep their type beside the rows that lack them
-        values = frame[column].dropna()
-        if len(values) and all(isinstance(v, bool) for v in values):
-            frame[column] = frame[column].astype("boolean")
-        elif len(values) and all(isinstance(v, (int, float)) and float(v).is_integer() for v in values):
-            frame[column] = frame[column].astype("Int64")
-    return frame[COLUMNS + labels].sort_values(COLUMNS[:6]).reset_index(drop=True)
+    frame = pd.DataFrame([row for rows in logged for row in rows], columns=COLUMNS)
+    frame = frame.astype({"repetition": "int64", "part": "Int64", "value": "float64"})
+    # a log's rows keep the parser's order (a stable sort)
+    return frame.sort_values(["platform", "benchmark", "variant", "repetition"], kind="stable").reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------
+# One benchmark's rows, widened (for the notebooks and the claims)
+# ---------------------------------------------------------------------------
+
+
+def _typed(values: pd.Series) -> pd.Series:
+    """One widened field: booleans as ``boolean``, whole numbers as ``Int64``, other numbers as
+    ``float64``, text as text (missing values stay missing). A field that holds a number in one
+    variant and a word in another (sysbench_cpu's threads: 1, "all") keeps each value's own type."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return values.astype(object)
+    if all(isinstance(v, bool) for v in present):
+        return values.astype("boolean")
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return values.astype("Int64")
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return values.astype("float64")
+    if all(isinstance(v, str) for v in present):
+        return values.astype("str").where(values.notna())
+    return values.astype(object)
+
+
+def _widened(column: pd.Series, names=lambda key: key) -> pd.DataFrame:
+    """A JSON column as one typed column per key (named ``names(key)``), on the column's index."""
+    objects = [json.loads(text) for text in column]
+    keys = sorted({key for obj in objects for key in obj})
+    return pd.DataFrame({names(key): _typed(pd.Series([obj.get(key) for obj in objects], index=column.index, dtype=object))
+                         for key in keys}, index=column.index)
+
+
+def declared_measures(rows: pd.DataFrame) -> pd.Series:
+    """Where the paper measured each row's number (its benchmark's declared ``measures``, as text),
+    beside the rows that have a ``regime``; missing elsewhere and for a benchmark no declaration has."""
+    declared = rows["benchmark"].map(lambda name: BENCHMARKS[name].measures if name in BENCHMARKS else None)
+    return declared.astype("str").where(declared.notna() & rows["regime"].notna()).rename("measures")
+
+
+def view(table: pd.DataFrame, benchmark: str | list[str]) -> pd.DataFrame:
+    """The rows of ``benchmark`` (a name, or a list of names whose parameters go together such as
+    NPB's), widened: the table's columns but the JSON ones, then the variant's :data:`STOPPING`
+    facts, ``measures`` (where the paper measured it: the benchmark's declaration, beside each row
+    that has a ``regime``), each parameter as ``param_<name>`` and each label as ``<name>``
+    (``label_<name>`` for a label named like a column before it: NPB's own ``benchmark``), each a
+    typed column (:func:`_typed`). The rows keep the table's index. A benchmark with no rows gives
+    no rows; a name that is neither a benchmark nor in the table is a ``ValueError`` (a misspelt
+    name never shows as "not measured")."""
+    names = [benchmark] if isinstance(benchmark, str) else list(benchmark)
+    unknown = [name for name in names if name not in BENCHMARKS and name not in set(table["benchmark"])]
+    if unknown:
+        raise ValueError(f"no benchmark {', '.join(map(repr, unknown))} (known: {', '.join(BENCHMARKS)})")
+    rows = table[table["benchmark"].isin(names)]
+    fixed = rows.drop(columns=[c for c in JSON_COLUMNS if c in rows.columns])
+    stopping_facts = _widened(rows["stopping"]).reindex(columns=list(STOPPING))
+    measures = declared_measures(rows)
+    parameters = _widened(rows["parameters"], lambda key: PARAMETER_PREFIX + key)
+    taken = set(fixed.columns) | set(STOPPING) | {"measures"} | set(parameters.columns)
+    labels = _widened(rows["labels"], lambda key: f"label_{key}" if key in taken else key)
+    return pd.concat([fixed, stopping_facts, measures, parameters, labels], axis=1)
 
 
 def fingerprint(data_dir: str | Path, testbed: str) -> str:
@@ -236,7 +313,10 @@ def load(testbed: str, data_dir: str | Path = "data", rebuild: bool | None = Non
 
 
 def read_table(path: Path) -> pd.DataFrame:
-    """A cached table, refused with the file named when it is damaged or lacks a column."""
+    """A cached table, refused with the file named when it is damaged or lacks a column (a table of
+    an older format, such as the wide one with a column per label, when :func:`load` is told not
+    to rebuild it; otherwise its fingerprint, which includes :data:`TABLE_FORMAT`, is stale and
+    :func:`load` rebuilds it)."""
     remedy = "delete it and its .manifest.json to rebuild it from the raw logs"
     try:
         frame = pd.read_parquet(path)
@@ -244,8 +324,9 @@ def read_table(path: Path) -> pd.DataFrame:
         raise TableError(f"{path}: not a readable Parquet table ({error}); {remedy}") from None
     missing = [column for column in COLUMNS if column not in frame.columns]
     if missing:
-        raise TableError(f"{path}: the table has no column {', '.join(map(repr, missing))}; {remedy}")
-    return frame
+        raise TableError(f"{path}: the table has no column {', '.join(map(repr, missing))} (damaged, or written "
+                         f"by another version than this one's table format {TABLE_FORMAT}); {remedy}")
+    return frame[COLUMNS]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -789,19 +789,19 @@ def drift_between_parts(table: pd.DataFrame, platform: str, level: float = 0.95)
     mean_part2`` and ``ratio`` (part 2 / part 1) with its interval (:func:`ratio_ci`; NaN where the
     data carry none, with ``ci_note``). Logs measured before the parts existed (``part`` empty)
     are left out; an empty frame when none has both parts."""
-    columns = ["benchmark", "parameters", "metric", "n_part1", "n_part2", "mean_part1", "mean_part2",
+    columns = ["benchmark", "variant", "metric", "n_part1", "n_part2", "mean_part1", "mean_part2",
                "ratio", "ratio_ci_low", "ratio_ci_high", "ci_method", "ci_note"]
     if "part" not in table.columns:
         return pd.DataFrame(columns=columns)
     rows = []
     data = table[(table["platform"] == platform) & table["part"].notna()]
-    for (benchmark, parameters, metric), group in data.groupby(["benchmark", "parameters", "metric"], sort=True):
+    for (benchmark, variant, metric), group in data.groupby(["benchmark", "variant", "metric"], sort=True):
         first = group.loc[group["part"] == 1, "value"].to_numpy(dtype=float)
         second = group.loc[group["part"] == 2, "value"].to_numpy(dtype=float)
         if first.size == 0 or second.size == 0 or np.nanmean(first) <= 0:
             continue
-        interval = ratio_ci([(second, 1), (first, -1)], level=level, seed=seed_for(0, benchmark, parameters, metric))
-        rows.append({"benchmark": benchmark, "parameters": parameters, "metric": metric,
+        interval = ratio_ci([(second, 1), (first, -1)], level=level, seed=seed_for(0, benchmark, variant, metric))
+        rows.append({"benchmark": benchmark, "variant": variant, "metric": metric,
                      "n_part1": int(np.isfinite(first).sum()), "n_part2": int(np.isfinite(second).sum()),
                      "mean_part1": float(np.nanmean(first)), "mean_part2": float(np.nanmean(second)),
                      "ratio": interval.estimate, "ratio_ci_low": interval.low, "ratio_ci_high": interval.high,
