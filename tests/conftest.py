@@ -48,3 +48,18 @@ def built_image() -> Path:
     if not (image_dir() / "image.json").exists():
         subprocess.run([sys.executable, "-m", "virtrepro.guests.image", "build", str(image_dir())], check=True)
     return image_dir()
+
+
+def table_row(parameters: dict | None = None, **fields) -> dict:
+    """One row of the narrow table (virtrepro.results.COLUMNS) for a synthetic table: ``parameters``
+    the variant's (typed), every field that is no column of the table a label of the record."""
+    import json
+
+    from virtrepro import results
+
+    row = {column: fields.get(column) for column in results.COLUMNS}
+    labels = {key: value for key, value in fields.items() if key not in results.COLUMNS}
+    parameters = parameters or {}
+    row.update(variant=row["variant"] or "_".join(f"{k}-{v}" for k, v in parameters.items()) or "default",
+               parameters=json.dumps(parameters), labels=json.dumps(labels), stopping=row["stopping"] or "{}")
+    return row

@@ -119,13 +119,13 @@ def test_the_table_says_per_variant_which_rule_how_many_repetitions_why_it_stopp
         sidecar = rawlog.sidecar_path(place(tmp_path, SYSBENCH_DIR, rep, DATA / "sysbench" / "cpu-1thread-10s.log"))
         sidecar.write_text(json.dumps({**json.loads(sidecar.read_text()), "repetition_rule": rule}))
     place(tmp_path, SYSBENCH_2_DIR, 0, DATA / "sysbench" / "cpu-histogram-p99-interval.log")  # no rule: a fixed count
-    frame = results.build_table(tmp_path, "tb")
+    frame = results.view(results.build_table(tmp_path, "tb"), "sysbench_cpu")  # the facts as columns
     columns = ["repetition_rule", "n_repetitions", "stop_reason"]
-    adaptive_rows = frame[frame["parameters"] == SYSBENCH_DIR.rsplit("/", 1)[1]]
+    adaptive_rows = frame[frame["variant"] == SYSBENCH_DIR.rsplit("/", 1)[1]]
     # both logs are the same capture: events per second constant, half-width 0
     assert adaptive_rows[columns].drop_duplicates().values.tolist() == [["2to5-w0.02-c0.95", 2, WIDTH_REACHED]]
     assert set(adaptive_rows["rel_half_width"]) == {0.0}
-    fixed_rows = frame[frame["parameters"] == SYSBENCH_2_DIR.rsplit("/", 1)[1]]
+    fixed_rows = frame[frame["variant"] == SYSBENCH_2_DIR.rsplit("/", 1)[1]]
     assert fixed_rows[columns].drop_duplicates().values.tolist() == [["fixed", 1, "fixed count"]]
     assert fixed_rows["rel_half_width"].isna().all()
 
@@ -133,12 +133,12 @@ def test_the_table_says_per_variant_which_rule_how_many_repetitions_why_it_stopp
 def test_a_claim_with_fewer_than_five_repetitions_a_side_is_inconclusive_too_few_repetitions():
     import pandas as pd
 
+    from conftest import table_row
     from virtrepro import claims
 
     def records(platform, values):
-        return [{"testbed": "t", "platform": platform, "benchmark": "bench", "parameters": "default", "repetition": i,
-                 "metric": "throughput", "unit": "MB/s", "value": float(v), "source_log": f"{platform}/rep-{i}.log"}
-                for i, v in enumerate(values)]
+        return [table_row(testbed="t", platform=platform, benchmark="bench", repetition=i, metric="throughput",
+                          unit="MB/s", value=float(v), source_log=f"{platform}/rep-{i}.log") for i, v in enumerate(values)]
 
     claim = {"id": "x", "paper": "x", "source": "s", "published": "p", "testable": True,
              "check": {"kind": "overhead_at_most", "benchmark": "bench", "metric": "throughput", "platform": "lxc",
@@ -237,7 +237,7 @@ def test_an_adaptive_variant_is_measured_until_its_rule_stops_and_resumes_from_i
         # the table says the same
         from virtrepro import results
 
-        frame = results.build_table(data, "pytest-adaptive")
+        frame = results.view(results.build_table(data, "pytest-adaptive"), "sysbench_cpu")
         assert frame[["n_repetitions", "stop_reason"]].drop_duplicates().values.tolist() == [[5, CAP_REACHED]]
     finally:
         LocalTestbed("pytest-adaptive", tmp_path / "state").down()

@@ -12,6 +12,7 @@ import pytest
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
+from conftest import table_row
 from virtrepro import claims, results, stats
 
 
@@ -26,15 +27,10 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def rows(platform, benchmark, metric, unit, values, **params):
-    """One record per value, each from its own log (one repetition each), params as param_<key> text."""
-    variant = "_".join(f"{k}-{v}" for k, v in params.items()) or "default"
+    """One record per value, each from its own log (one repetition each), of the variant ``params``."""
     return [
-        {
-            "testbed": "t", "platform": platform, "benchmark": benchmark, "parameters": variant,
-            "repetition": i, "metric": metric, "unit": unit, "value": float(v),
-            "source_log": f"t/{platform}/{benchmark}/{variant}/rep-{i}.log",
-            **{f"param_{k}": str(v) for k, v in params.items()},
-        }
+        table_row(params, testbed="t", platform=platform, benchmark=benchmark, repetition=i, metric=metric, unit=unit,
+                  value=float(v), source_log=f"t/{platform}/{benchmark}/{'_'.join(f'{k}-{v}' for k, v in params.items())}/rep-{i}.log")
         for i, v in enumerate(values)
     ]  # fmt: skip
 
@@ -220,7 +216,7 @@ def test_isolation_efficiency():
     assert claims.evaluate_claim(c, data)["verdict"] == "does not hold"
     assert row["ci_method"] == "delta-log"
     # a victim never run alone cannot give an efficiency
-    alone_missing = data[~((data["platform"] == "lxc") & (data["param_neighbour"] == "none"))]
+    alone_missing = data[~((data["platform"] == "lxc") & (results.view(data, "isolation")["param_neighbour"] == "none"))]
     row = claims.evaluate_claim(c, alone_missing)
     assert row["verdict"] == "not measured" and "alone" in row["note"]
 
@@ -239,9 +235,9 @@ def test_platform_setup_dimension_and_labels_varying_within_a_log():
     for platform, scale in (("native", 1.0), ("lxc", 0.5)):
         for rep in range(3):
             for size, value in ((1024, 100 + rep), (2048, 200 + rep)):
-                logs.append({"testbed": "t", "platform": platform, "benchmark": "io", "parameters": "v", "repetition": rep,
-                             "metric": "read", "unit": "kB/s", "value": value * (scale if size == 2048 else 1.0),
-                             "source_log": f"{platform}/{rep}", "file_size_kb": size})  # fmt: skip
+                logs.append(table_row(testbed="t", platform=platform, benchmark="io", variant="v", repetition=rep,
+                                      metric="read", unit="kB/s", value=value * (scale if size == 2048 else 1.0),
+                                      source_log=f"{platform}/{rep}", file_size_kb=size))  # fmt: skip
     row = claims.evaluate_claim(claim("overhead_at_most", "io", "read", platform="lxc", baseline="native", threshold=0.1), pd.DataFrame(logs))
     assert row["verdict"] == "does not hold" and row["variant"] == "file_size_kb=2048"
     assert row["value"] == pytest.approx(0.5)

@@ -54,7 +54,7 @@ def refused(data: Path, error=ParseError) -> str:
 def test_the_copied_reference_data_builds(tmp_path):
     data = reference_copy(tmp_path, CPU)
     frame = results.build_table(data, "reference-vm")
-    assert set(frame["parameters"]) == {ONE, ALL}
+    assert set(frame["variant"]) == {ONE, ALL}
     assert len(frame[frame["metric"] == "events_per_second"]) == 10
 
 

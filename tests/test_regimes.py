@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from conftest import table_row
 from virtrepro import claims, regimes
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.benchmarks.hpc import sized_n
@@ -127,10 +128,11 @@ def test_bonnie_and_hpcc_variants_keep_their_quick_keys():
                                                       "stream_llc_multiple": 4})[0].key  # fmt: skip
 
 
-def records(platform, values, regime, measures="disk"):
-    return [{"testbed": "t", "platform": platform, "benchmark": "iozone_disk", "parameters": "v", "repetition": i,
-             "metric": "read", "unit": "kB/s", "value": float(v), "source_log": f"t/{platform}/iozone_disk/v/rep-{i}.log",
-             "regime": regime, "measures": measures} for i, v in enumerate(values)]  # fmt: skip
+def records(platform, values, regime):
+    """iozone_disk's records (the paper measured on disk: its declaration's ``measures``)."""
+    return [table_row(testbed="t", platform=platform, benchmark="iozone_disk", variant="v", repetition=i,
+                      metric="read", unit="kB/s", value=float(v), source_log=f"t/{platform}/iozone_disk/v/rep-{i}.log",
+                      regime=regime) for i, v in enumerate(values)]  # fmt: skip
 
 
 CLAIM = {"id": "x-disk", "paper": "x", "source": "Table I", "published": "p", "testable": True,
