@@ -126,6 +126,9 @@ def test_view_widens_one_benchmark_into_typed_columns(tmp_path):
     both = results.view(frame, ["sysbench_cpu", "iozone"])
     assert len(both) == len(frame) and both["param_prime"].isna().sum() == len(io)
     assert results.view(frame, "fio").empty
+    reads = results.view(frame, "iozone", metric="read")
+    assert set(reads["metric"]) == {"read"} and reads.index.equals(io.index[io["metric"] == "read"])
+    assert set(results.view(frame, "iozone", metric=["read", "write"])["metric"]) == {"read", "write"}
     with pytest.raises(ValueError, match="no benchmark 'sysbench-cpu'"):
         results.view(frame, "sysbench-cpu")
 
@@ -204,3 +207,19 @@ def test_the_fingerprint_names_the_table_format(data, monkeypatch):
     before = results.fingerprint(data, "tb")
     monkeypatch.setattr(results, "TABLE_FORMAT", results.TABLE_FORMAT - 1)
     assert results.fingerprint(data, "tb") != before
+
+
+def test_the_notebooks_read_the_table_through_view():
+    """Issue 17: a notebook selects a benchmark's rows with results.view(), whose parameters are typed
+    already: none selects by the benchmark column itself or casts a parameter back from text."""
+    import re
+
+    from conftest import REPO
+
+    notebooks = sorted((REPO / "notebooks").glob("*.ipynb"))
+    assert len(notebooks) >= 6
+    for path in notebooks:
+        code = "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code")
+        assert not re.search(r'param_\w+"\]\)?\.astype\(', code), path.name
+        assert not re.search(r'table\[\(?table\["benchmark"\]', code), path.name
+        assert 'table["parameters"]' not in code and '["parameters"].str.extract' not in code, path.name

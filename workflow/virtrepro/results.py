@@ -238,7 +238,7 @@ def declared_measures(rows: pd.DataFrame) -> pd.Series:
     return declared.astype("str").where(declared.notna() & rows["regime"].notna()).rename("measures")
 
 
-def view(table: pd.DataFrame, benchmark: str | list[str]) -> pd.DataFrame:
+def view(table: pd.DataFrame, benchmark: str | list[str], metric: str | list[str] | None = None) -> pd.DataFrame:
     """The rows of ``benchmark`` (a name, or a list of names whose parameters go together such as
     NPB's), widened: the table's columns but the JSON ones, then the variant's :data:`STOPPING`
     facts, ``measures`` (where the paper measured it: the benchmark's declaration, beside each row
@@ -246,12 +246,14 @@ def view(table: pd.DataFrame, benchmark: str | list[str]) -> pd.DataFrame:
     (``label_<name>`` for a label named like a column before it: NPB's own ``benchmark``), each a
     typed column (:func:`_typed`). The rows keep the table's index. A benchmark with no rows gives
     no rows; a name that is neither a benchmark nor in the table is a ``ValueError`` (a misspelt
-    name never shows as "not measured")."""
+    name never shows as "not measured"). ``metric``: only the rows of that metric (or those metrics)."""
     names = [benchmark] if isinstance(benchmark, str) else list(benchmark)
     unknown = [name for name in names if name not in BENCHMARKS and name not in set(table["benchmark"])]
     if unknown:
         raise ValueError(f"no benchmark {', '.join(map(repr, unknown))} (known: {', '.join(BENCHMARKS)})")
     rows = table[table["benchmark"].isin(names)]
+    if metric is not None:
+        rows = rows[rows["metric"].isin([metric] if isinstance(metric, str) else list(metric))]
     fixed = rows.drop(columns=[c for c in JSON_COLUMNS if c in rows.columns])
     stopping_facts = _widened(rows["stopping"]).reindex(columns=list(STOPPING))
     measures = declared_measures(rows)
