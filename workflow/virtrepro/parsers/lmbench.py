@@ -68,8 +68,8 @@ def parse_lmbench(text: str, source: str = "<lmbench log>", expected: dict | Non
 
     records: list[dict] = []
     section: dict | None = None  # the title a data line belongs to
-    for number_, line in enumerate(text.splitlines(), start=1):
-        where = f"line {number_}"
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        where = f"line {lineno}"
         if not line.strip():
             if section is not None and section["kind"] == "stride":
                 _close_stride(section, source)
@@ -81,9 +81,10 @@ def parse_lmbench(text: str, source: str = "<lmbench log>", expected: dict | Non
             value = number(match.group("value"), source, f"{where}: lat_syscall {match.group('name')}")
             records.append({"metric": "syscall_latency", "unit": "us", "value": value,
                             "syscall": SYSCALLS[match.group("name")]})
-            section = _unclosed(section, source)
+            _unclosed(section, source)
+            section = None
         elif line.startswith('"'):
-            section = _unclosed(section, source)
+            _unclosed(section, source)
             section = _title(line, source, where)
         else:
             pair = _PAIR.match(line)
@@ -138,7 +139,7 @@ def _unclosed(section: dict | None, source: str) -> None:
     """Another line (or the end) where a section ends: a lat_mem_rd stride without its blank line
     was cut short; any other title must have had data lines."""
     if section is None:
-        return None
+        return
     if section["kind"] == "stride":
         sizes = [p["size_mib"] for p in section["points"]]
         raise TruncatedLogError(source, f"lat_mem_rd stride {section['stride']} stops at "
@@ -146,7 +147,6 @@ def _unclosed(section: dict | None, source: str) -> None:
     if not section["points"]:
         what = f"lat_ctx size {section['size_kb']}k" if section["kind"] == "ctx" else f"bw_mem {section['operation']}"
         raise TruncatedLogError(source, f"{what} has a title and no result")
-    return None
 
 
 def _check_expected(records: list[dict], expected: dict, source: str) -> None:
