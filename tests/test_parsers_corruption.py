@@ -54,6 +54,7 @@ from virtrepro.parsers import (
     parse_sysbench,
 )
 from virtrepro.parsers.apps import parse_amqp_load, parse_openssl_speed, parse_pgbench, parse_pyperf, parse_wrk
+from virtrepro.parsers.lmbench import parse_lmbench
 
 EVERYTHING = os.environ.get("VIRTREPRO_CORRUPT_ALL") == "1"
 MAX_MIDLINE_CUTS = 12  # per capture, besides every line boundary
@@ -222,6 +223,21 @@ def _cases() -> list[Case]:
     cases.append(Case("stress-ng", {"text": "mixed-cpu-vm-matrix-10s-metrics.yaml"},
                       lambda t, s: parse_stress_ng_yaml(t["text"], s, expected_seconds=10), errors=[]))
 
+    # --- lmbench: the caller knows what the run asked for (benchmarks/lmbench.py)
+    errors = _lines("lmbench", ("bad-invalid-option.log", "Usage:"), ("bad-missing-program.log", "sh: 1:"),
+                    ("bad-stat-missing-file.log", "/var/tmp"), ("bad-lat_ctx-truncated-sigkill.log", "Killed"))
+    asked = {
+        "lat_syscall-N3-null-read-write-stat-open.log": {"syscalls": ["null", "read", "write", "stat", "open"]},
+        "lat_ctx-N3-s0-s16-p2-p8.log": {"ctx": [(0, 2), (0, 8), (16, 2), (16, 8)]},
+        "lat_mem_rd-N3-4MiB-stride64-stride128.log": {"mem_rd": {"strides": [64, 128], "mib": 4}},
+        "bw_mem-N3-64MiB-rd-wr-cp.log": {"bw_mem": [("rd", 67.11), ("wr", 67.11), ("cp", 67.11)]},
+        "quick-all-programs.log": {"syscalls": ["null", "read", "write", "stat", "open"],
+                                   "ctx": [(0, 2), (0, 8), (16, 2), (16, 8)], "mem_rd": {"strides": [128], "mib": 8},
+                                   "bw_mem": [("rd", 67.11), ("wr", 67.11), ("cp", 67.11)]},
+    }
+    for name, expected in asked.items():
+        cases.append(Case("lmbench", {"text": name}, lambda t, s, e=expected: parse_lmbench(t["text"], s, e), errors=errors))
+
     # --- lifecycle (the log is written by virtrepro itself)
     errors = []
     add("lifecycle", ["lxc.log", "podman.log"], lambda t, s: parse_lifecycle(t["text"], s), errors)
@@ -260,6 +276,7 @@ WHY = {
     "mbw": "the header lines are labels at most; every result row is reported",
     "netperf": "the header lines (column titles) are not reported",
     "stress-ng": "the info lines other than the announced duration and the dispatched hogs are not reported",
+    "lmbench": "lat_ctx's overhead on its title line is read but not reported; every other number is",
     "lifecycle": "only the '<step>_s=' lines are reported",
     "wrk": "the thread statistics' Stdev and +/- Stdev columns and the distribution's header are not reported",
     "pgbench": "initial connection time and the lines of the run's setup are not reported",
@@ -357,6 +374,7 @@ def test_every_good_capture_is_corrupted():
         "netperf": {"netserver.log"},  # the server's log holds no result
         "fio": {"two-groups.fio", "jobfile-three-groups-json-stdout.log"},  # a job file; the empty stdout of --output
         "stress-ng": {"stream1-10s-metrics-brief.log"},  # stream could not measure its rate: refused on purpose
+        "lmbench": {"README.md"},  # what each capture is
     }
     covered = {(c.tool, name) for c in CASES for name in c.files.values() if name}
     # guests/: the platform tools' own output of failed guest starts (tests/test_guest_failures.py), no results
@@ -451,10 +469,14 @@ def test_no_value_that_is_not_a_finite_number_leaves_a_parser(bad):
 
 
 def test_every_public_parser_carries_the_finite_check():
-    import virtrepro.parsers as parsers
-    from virtrepro.parsers import apps
+    import importlib
+    import pkgutil
 
-    public = [getattr(parsers, name) for name in parsers.__all__ if name.startswith("parse_") and name != "parse_hpccinf"]
-    public += [getattr(apps, name) for name in dir(apps) if name.startswith("parse_")]
+    import virtrepro.parsers as parsers
+
+    modules = [importlib.import_module(f"virtrepro.parsers.{m.name}") for m in pkgutil.iter_modules(parsers.__path__)]
+    public = {getattr(module, name) for module in modules for name in dir(module)
+              if name.startswith("parse_") and name != "parse_hpccinf" and callable(getattr(module, name))}
+    assert parse_lmbench in public and parse_wrk in public
     for parse in public:
         assert getattr(parse, "__wrapped__", None) is not None, parse.__name__

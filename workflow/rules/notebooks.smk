@@ -11,6 +11,7 @@ FIGURES = {
     "kudryavtsev2012": ["fig1-npb-cg-ft-mg-is", "fig2-npb-ep-lu", "fig3-hpcc"],
     "youseff2006": ["fig1-stream", "fig2-bonnie-relative", "fig3a-npb-relative"],
     "summary": ["overview-overhead-then-now"],
+    "microbenchmarks": ["lmbench-relative"],
 }
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SUBSYSTEMS = ("cpu", "memory", "disk", "network", "hpc", "operations", "isolation", "application")
+SUBSYSTEMS = ("cpu", "memory", "disk", "network", "hpc", "operations", "isolation", "application", "os")
 DIRECTIONS = {"higher": True, "lower": False, "none": None}
 
 
@@ -105,6 +105,12 @@ _MEASURED = {
         elapsed             s              lower
         elapsed_avg         s              lower
     """, "copy_bandwidth_avg"),
+    "lmbench": ("os", """
+        context_switch    us             lower
+        memory_bandwidth  MB/s           higher memory
+        memory_latency    ns             lower  memory
+        syscall_latency   us             lower
+    """),
     "stress_ng": ("cpu", """
         add_matrix_ops_per_second        ops/s          higher
         bogo_ops                         bogo-ops       higher

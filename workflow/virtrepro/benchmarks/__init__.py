@@ -8,31 +8,28 @@ the measurement, so runs at different scales never share a directory.
 
 from __future__ import annotations
 
-from .apps import NginxWrk, OpensslSpeed, Pgbench, Pyperformance, Rabbitmq
-from .base import HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, Variant, key_spells, peer, size_to_kb, threads_arg
-from .cpu_memory import Mbw, StressNg, SysbenchCpu, SysbenchMemory
-from .disk import Bonnie, Dd, Fio, Ioping, Iozone, IozoneDisk, SysbenchFileio
-from .hpc import Hpcc
-from .lifecycle import Lifecycle
-from .network import Iperf3, Netperf
-from .npb import NpbMpi, NpbOmp, NpbSerial
-from .thesis import CpuScaling, Isolation, MemoryScaling
+import importlib
+import pkgutil
 
-# every benchmark the configuration can name, by name (tests/test_declarations.py: every Benchmark class
-# with a name of its own is here, and the schema lists exactly these)
-BENCHMARKS: dict[str, Benchmark] = {
-    b.name: b
-    for b in (
-        SysbenchCpu(), SysbenchMemory(), Mbw(), StressNg(),
-        Iozone(), IozoneDisk(), SysbenchFileio(), Ioping(), Fio(), Bonnie(), Dd(),
-        Hpcc(),
-        Netperf(), Iperf3(),
-        NpbSerial(), NpbOmp(), NpbMpi(),
-        Lifecycle(),
-        CpuScaling(), MemoryScaling(), Isolation(),
-        NginxWrk(), Pgbench(), Rabbitmq(), Pyperformance(), OpensslSpeed(),
-    )
-}
+from .base import HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, Variant, key_spells, peer, size_to_kb, threads_arg
+
+# every module of this package declares benchmarks: importing them all is what registers them
+for _module in pkgutil.iter_modules(__path__):
+    if not _module.ispkg:
+        importlib.import_module(f"{__name__}.{_module.name}")
+
+
+def _declared(cls: type = Benchmark):
+    """Every Benchmark class that has a name of its own (an abstract base, such as Sysbench, has none)."""
+    for sub in cls.__subclasses__():
+        if "name" in vars(sub):
+            yield sub
+        yield from _declared(sub)
+
+
+# every benchmark the configuration can name, by name: a module declares a benchmark by defining its
+# class, and nothing else lists it (tests/test_declarations.py: the schema lists exactly these)
+BENCHMARKS: dict[str, Benchmark] = {cls.name: cls() for cls in sorted(_declared(), key=lambda c: c.name)}
 
 # what the benchmarks' commands use in an instance (native: the host; the others: the guest image),
 # for virtrepro.packages (no package named: dpkg says which)

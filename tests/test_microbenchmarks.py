@@ -1,0 +1,84 @@
+"""The lmbench figure (virtrepro.microbenchmarks): ratios checked against means computed here from
+the captured logs, the panels drawn with the platforms' declared colours, and a clear note when
+the data hold no lmbench runs (the committed reference data do not yet)."""
+
+from __future__ import annotations
+
+import matplotlib
+import pandas as pd
+import pytest
+
+from conftest import fixture_text
+from virtrepro import microbenchmarks, plotting
+from virtrepro.parsers.lmbench import parse_lmbench
+
+matplotlib.use("Agg")
+
+SEPARATE = ("lat_syscall-N3-null-read-write-stat-open.log", "lat_ctx-N3-s0-s16-p2-p8.log",
+            "lat_mem_rd-N3-4MiB-stride64-stride128.log", "bw_mem-N3-64MiB-rd-wr-cp.log")
+# two native repetitions: the four separate captures, and the quick scale's run of all four programs
+NATIVE = {1: [r for name in SEPARATE for r in parse_lmbench(fixture_text("lmbench", name), name)],
+          2: parse_lmbench(fixture_text("lmbench", "quick-all-programs.log"), "quick-all-programs.log")}
+# the other platforms' repetitions: native's values times these factors (repetition 1, 2)
+FACTORS = {"lxc": (2.0, 2.0), "qemu-tcg": (30.0, 50.0)}
+
+
+def table() -> pd.DataFrame:
+    rows = []
+    for platform, factors in {"native": (1.0, 1.0), **FACTORS}.items():
+        for repetition, records in NATIVE.items():
+            for record in records:
+                rows.append({**record, "value": record["value"] * factors[repetition - 1], "platform": platform,
+                             "benchmark": "lmbench", "repetition": repetition})
+    rows.append({"platform": "native", "benchmark": "mbw", "metric": "copy_bandwidth", "value": 1.0, "repetition": 1})
+    return pd.DataFrame(rows)
+
+
+def value(repetition: int, metric: str, **labels) -> float:
+    (found,) = [r["value"] for r in NATIVE[repetition] if r["metric"] == metric and labels.items() <= r.items()]
+    return found
+
+
+def test_ratios_are_each_platforms_mean_over_the_baselines():
+    rows = microbenchmarks.lmbench_rows(table())
+    frame = microbenchmarks.ratios(rows, "syscall_latency", ("syscall",), "native").set_index(["platform", "syscall"])
+    assert set(frame.index) == {(p, s) for p in FACTORS for s in ("null", "read", "write", "stat", "open")}
+    a, b = value(1, "syscall_latency", syscall="null"), value(2, "syscall_latency", syscall="null")
+    assert (a, b) == (0.1862, 0.1678)  # as printed in the two captures
+    assert frame.loc[("lxc", "null"), "ratio"] == pytest.approx(2.0)
+    assert frame.loc[("qemu-tcg", "null"), "ratio"] == pytest.approx((30 * a + 50 * b) / (a + b))
+    low, high = frame.loc[("qemu-tcg", "null"), ["low", "high"]]
+    assert low < frame.loc[("qemu-tcg", "null"), "ratio"] < high
+
+    ctx = microbenchmarks.ratios(rows, "context_switch", ("size_kb", "processes"), "native")
+    assert len(ctx) == 2 * 4  # 2 platforms x (0, 16 KiB) x (2, 8 processes)
+    one = ctx[(ctx["platform"] == "qemu-tcg") & (ctx["size_kb"] == 16) & (ctx["processes"] == 8)]["ratio"].item()
+    a, b = value(1, "context_switch", size_kb=16, processes=8), value(2, "context_switch", size_kb=16, processes=8)
+    assert a == 4.84 and one == pytest.approx((30 * a + 50 * b) / (a + b))
+
+
+def test_the_figure_has_its_four_panels_in_the_declared_colours():
+    fig = microbenchmarks.lmbench_figure(table())
+    syscalls, ctx, bandwidth, staircase = fig.axes[:4]
+    assert syscalls.get_yscale() == "log"  # 2x beside 30-50x: more than a factor of ten
+    assert "higher is better" in bandwidth.get_ylabel() and "lower is better" in ctx.get_ylabel()
+    lines = {line.get_label(): line for line in staircase.get_lines()}
+    # native 4 MiB with strides 64 and 128 (repetition 1) and 8 MiB with stride 128 (repetition 2)
+    assert set(lines) == {f"{p}, stride {s} B" for p in ("native", *FACTORS) for s in (64, 128)}
+    assert lines["qemu-tcg, stride 128 B"].get_color() == plotting.PLATFORM_COLORS["qemu-tcg"]
+    assert max(lines["native, stride 128 B"].get_xdata()) == 8.0
+    assert staircase.get_xscale() == "log" and staircase.get_yscale() == "log"
+
+
+def test_without_lmbench_runs_the_figure_says_so():
+    fig = microbenchmarks.lmbench_figure(table()[lambda t: t["benchmark"] != "lmbench"])
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert texts == [microbenchmarks.NOT_MEASURED] and "not measured in this data yet" in texts[0]
+    assert microbenchmarks.lmbench_figure(pd.DataFrame()).axes
+
+
+def test_without_the_baseline_the_ratio_panels_say_why_and_the_staircase_is_drawn():
+    fig = microbenchmarks.lmbench_figure(table()[lambda t: t["platform"] != "native"])
+    notes = [t.get_text() for ax in fig.axes[:3] for t in ax.texts]
+    assert len(notes) == 3 and all("no native runs to compare with" in n.lower() for n in notes)
+    assert len(fig.axes[3].get_lines()) == 2 * 2

@@ -1,0 +1,97 @@
+"""lmbench: the operating-system microbenchmarks that paravirtualization papers report (system
+call and context switch latency, memory load latency over array sizes, memory bandwidth), which
+show where a virtualization layer costs."""
+
+from __future__ import annotations
+
+from ..parsers.lmbench import parse_lmbench
+from .base import SCRATCH, Benchmark, Variant
+
+# Debian's lmbench keeps its programs out of PATH, in a directory per architecture
+BIN = "/usr/lib/lmbench/bin/*"
+PROGRAMS = ("lat_syscall", "lat_ctx", "lat_mem_rd", "bw_mem")
+# each program's parameters: the scale's key -> the variant key's name
+_KEYS = {
+    "lat_syscall": {"syscalls": "calls"},
+    "lat_ctx": {"ctx_sizes_kb": "ctxkb", "ctx_processes": "procs"},
+    "lat_mem_rd": {"mem_rd_mib": "rdmib", "mem_rd_strides": "strides"},
+    "bw_mem": {"bw_mem_mib": "bwmib", "bw_mem_ops": "ops"},
+}
+
+
+def _joined(value) -> str:
+    return "+".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+
+
+def _split(value: str, cast=str) -> list:
+    return [cast(part) for part in str(value).split("+")]
+
+
+class Lmbench(Benchmark):
+    """lmbench 3: the chosen programs one after the other in one run; each measurement is timed
+    ``tries`` times (``-N``; lmbench reports the median), each timing as many iterations as fill
+    ``enough`` microseconds (lmbench's ``ENOUGH``), so a run takes about as long on every platform
+    (a TCG VM does fewer iterations). ``ENOUGH`` is given rather than calibrated: lmbench's own
+    calibration at each program's start took 33 s of CPU for one null call on a busy host (0.01 s
+    with it given) and would give each platform another timing window; the timing and loop
+    overheads are not subtracted (``TIMING_O=0 LOOP_O=0``), as lmbench's own script does by default."""
+
+    name = "lmbench"
+    tool = "lmbench"
+    packages = ("lmbench",)
+    programs = tuple(f"{BIN}/{program}" for program in PROGRAMS)
+    check_command = " && ".join(f"test -x {BIN}/{program}" for program in PROGRAMS)
+    version_command = "dpkg-query -W -f='lmbench ${Version}' lmbench"
+    uses_scratch = True  # lat_syscall stat and open use a file there
+
+    @staticmethod
+    def parse(text: str, source: str) -> list[dict]:
+        return parse_lmbench(text, source)
+
+    def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        mib = int(params["mem_rd_mib"])
+        if "lat_mem_rd" in params["programs"] and mib & (mib - 1):
+            raise ValueError(f"lmbench: mem_rd_mib {mib} is not a power of two (lat_mem_rd's sizes are 2^k and "
+                             "1.5 x 2^k: the largest it measures would not be the one asked for)")
+        chosen = {key: _joined(params[scale_key]) for program in PROGRAMS if program in params["programs"]
+                  for scale_key, key in _KEYS[program].items()}
+        return [self._variant(tries=params["tries"], enough=params["enough_us"], **chosen)]
+
+    def command(self, variant: Variant) -> str:
+        p = variant.param_dict
+        n = int(p["tries"])
+        steps = [f"export ENOUGH={int(p['enough'])} TIMING_O=0 LOOP_O=0"]
+        if "calls" in p:
+            file = f"{SCRATCH}/lat_syscall.file"
+            steps.append(f"touch {file}")
+            steps += [f"{BIN}/lat_syscall -N {n} {call} {file}" for call in _split(p["calls"])]
+        if "ctxkb" in p:
+            processes = " ".join(map(str, _split(p["procs"], int)))
+            steps += [f"{BIN}/lat_ctx -N {n} -s {kb} {processes}" for kb in _split(p["ctxkb"], int)]
+        if "rdmib" in p:
+            strides = " ".join(map(str, _split(p["strides"], int)))
+            steps.append(f"{BIN}/lat_mem_rd -N {n} {int(p['rdmib'])} {strides}")
+        if "bwmib" in p:
+            for op in _split(p["ops"]):  # bw_mem does not print its operation: a title says it, as lmbench's script does
+                steps.append(f"echo '\"bw_mem {op}' >&2")
+                steps += [f"{BIN}/bw_mem -N {n} {mib}m {op}" for mib in _split(p["bwmib"], int)]
+        return " && ".join(steps)
+
+    @staticmethod
+    def expected(params: dict) -> dict:
+        """What a complete log of a run with these variant parameters holds (parse_lmbench's ``expected``)."""
+        expected = {}
+        if "calls" in params:
+            expected["syscalls"] = _split(params["calls"])
+        if "ctxkb" in params:
+            expected["ctx"] = [(kb, n) for kb in _split(params["ctxkb"], int) for n in _split(params["procs"], int)]
+        if "rdmib" in params:
+            expected["mem_rd"] = {"strides": _split(params["strides"], int), "mib": int(params["rdmib"])}
+        if "bwmib" in params:
+            # bw_mem prints the size in 10^6 bytes with two decimals
+            expected["bw_mem"] = [(op, round(mib * 1024 * 1024 / 1e6, 2))
+                                  for op in _split(params["ops"]) for mib in _split(params["bwmib"], int)]
+        return expected
+
+    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        return parse_lmbench(text, source, self.expected(params) if params else None)

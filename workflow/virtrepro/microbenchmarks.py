@@ -1,0 +1,138 @@
+"""The operating-system microbenchmarks' figure (lmbench): what each platform costs relative to
+native. One function draws it (:func:`lmbench_figure`); ``notebooks/microbenchmarks.ipynb`` calls
+it and says what it shows.
+
+Panels: system call latency, context switch latency and memory bandwidth as each platform's
+ratio to the baseline's mean (intervals from :func:`virtrepro.stats.ratio_ci`; a log axis when the
+ratios span more than a factor of ten), and lat_mem_rd's load latency over array sizes, one line
+per platform (the cache and memory staircase). Colours and labels are the platforms' declarations
+(``platform_catalog``, through :mod:`virtrepro.plotting`).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from . import platform_catalog, plotting, stats
+from .platform_names import label
+
+BENCHMARK = "lmbench"
+NOT_MEASURED = ("lmbench: not measured in this data yet\n(add lmbench to the configuration's "
+                "benchmarks and run the workflow)")
+# ratio panels: metric, the labels that tell its values apart, title, how a case is written
+RATIO_PANELS = (
+    ("syscall_latency", ("syscall",), "system call latency", lambda r: str(r["syscall"])),
+    ("context_switch", ("size_kb", "processes"), "context switch latency",
+     lambda r: f"{int(r['processes'])} proc.\n{int(r['size_kb'])} KiB"),
+    ("memory_bandwidth", ("operation", "size_mb"), "memory bandwidth (bw_mem)",
+     lambda r: f"{r['operation']}\n{r['size_mb']:g} MB"),
+)
+LOG_AXIS_SPAN = 10  # ratios spanning more than this factor are drawn on a log axis
+
+
+def lmbench_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """lmbench's rows of the tidy table, its labels as columns."""
+    if table is None or len(table) == 0 or "benchmark" not in table.columns:
+        return pd.DataFrame(columns=["platform", "metric", "value", "repetition"])
+    return table[table["benchmark"] == BENCHMARK]
+
+
+def _platforms(rows: pd.DataFrame) -> list[str]:
+    present = set(rows["platform"])
+    return [name for name in platform_catalog.NAMES if name in present]
+
+
+def ratios(rows: pd.DataFrame, metric: str, labels: tuple, baseline: str, level: float = 0.95) -> pd.DataFrame:
+    """Each platform's mean of ``metric`` over the baseline's, per case (a combination of ``labels``),
+    with its interval: columns platform, case labels, ratio, low, high, method."""
+    part = rows[rows["metric"] == metric]
+    base = part[part["platform"] == baseline]
+    out = []
+    for keys, group in part[part["platform"] != baseline].groupby(["platform", *labels], sort=False):
+        platform, case = keys[0], dict(zip(labels, keys[1:]))
+        reference = base
+        for name, value in case.items():
+            reference = reference[reference[name] == value]
+        if reference.empty:
+            continue
+        ci = stats.ratio_ci([(group["value"].to_numpy(float), 1), (reference["value"].to_numpy(float), -1)], level)
+        out.append({"platform": platform, **case, "ratio": ci.estimate, "low": ci.low, "high": ci.high, "method": ci.method})
+    return pd.DataFrame(out, columns=["platform", *labels, "ratio", "low", "high", "method"])
+
+
+def _ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level) -> None:
+    frame = ratios(rows, metric, labels, baseline, level)
+    if frame.empty:
+        plotting.unavailable(ax, f"{title}: no {label(baseline)} runs to compare with" if not rows.empty else title)
+        return
+    frame["case"] = frame.apply(case_text, axis=1)
+    order = [name for name in platform_catalog.NAMES if name in set(frame["platform"])]
+    plotting.grouped_bars(ax, frame, "case", "ratio", "low", "high", hue_order=order)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    bounds = pd.concat([frame["ratio"], frame["low"], frame["high"]]).dropna()
+    bounds = bounds[bounds > 0]
+    if not bounds.empty and bounds.max() / bounds.min() > LOG_AXIS_SPAN:
+        ax.set_yscale("log")
+    better = "higher" if metric == "memory_bandwidth" else "lower"
+    ax.set_title(title)
+    ax.set_ylabel(f"ratio to {label(baseline)} ({better} is better)")
+
+
+def _staircase(ax, rows) -> None:
+    part = rows[rows["metric"] == "memory_latency"]
+    if part.empty:
+        plotting.unavailable(ax, "lat_mem_rd: not measured")
+        return
+    strides = sorted(set(part["stride"]))
+    styles = dict(zip(strides, ["-", "--", ":", "-."] * len(strides)))
+    for platform in _platforms(part):
+        for stride in strides:
+            line = part[(part["platform"] == platform) & (part["stride"] == stride)].groupby("size_mib")["value"].mean()
+            if line.empty:
+                continue
+            name = platform if len(strides) == 1 else f"{platform}, stride {int(stride)} B"
+            ax.plot(line.index, line.to_numpy(), styles[stride], marker=".", color=plotting.PLATFORM_COLORS[platform],
+                    label=name)
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(LogLocator(base=4))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda mib, _: _size(mib)))
+    ax.set_yscale("log")
+    ax.set_xlabel("array size")
+    ax.set_ylabel("load latency (ns, mean)")
+    title = "memory load latency (lat_mem_rd)"
+    ax.set_title(title if len(strides) > 1 else f"{title}, stride {int(strides[0])} B")
+    ax.legend(fontsize="x-small", loc="upper left", framealpha=0.9)
+
+
+def _size(mib: float) -> str:
+    """An array size given in MiB, as a person writes it (512 B, 32 KiB, 8 MiB)."""
+    for unit, factor in (("MiB", 1), ("KiB", 1024), ("B", 1024 * 1024)):
+        if mib * factor >= 1 or unit == "B":
+            return f"{mib * factor:g} {unit}"
+
+
+def lmbench_figure(table: pd.DataFrame, baseline: str = platform_catalog.BASELINE, level: float = 0.95):
+    """lmbench on each platform relative to ``baseline``; a figure that says so when there is nothing to draw."""
+    import matplotlib.pyplot as plt
+
+    rows = lmbench_rows(table)
+    if rows.empty:
+        fig, ax = plt.subplots(figsize=(8, 2))
+        plotting.unavailable(ax, NOT_MEASURED)
+        return fig
+    fig, axes = plt.subplots(2, 2, figsize=(13, 9))
+    for ax, (metric, labels, title, case_text) in zip(axes.flat, RATIO_PANELS):
+        _ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level)
+    _staircase(axes.flat[3], rows)
+    handles = {}
+    for ax in axes.flat[:3]:
+        for handle, name in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(name, handle)
+    if handles:
+        fig.legend(list(handles.values()), list(handles), loc="upper center", ncol=len(handles),
+                   bbox_to_anchor=(0.5, 1.02))
+    fig.suptitle(f"lmbench: each platform relative to {label(baseline)} (means, {level:.0%} intervals)", y=1.05)
+    fig.tight_layout()
+    return fig
