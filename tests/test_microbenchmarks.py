@@ -8,7 +8,7 @@ import matplotlib
 import pandas as pd
 import pytest
 
-from conftest import fixture_text
+from conftest import fixture_text, table_row
 from virtrepro import microbenchmarks, plotting
 from virtrepro.parsers.lmbench import parse_lmbench
 
@@ -28,9 +28,9 @@ def table() -> pd.DataFrame:
     for platform, factors in {"native": (1.0, 1.0), **FACTORS}.items():
         for repetition, records in NATIVE.items():
             for record in records:
-                rows.append({**record, "value": record["value"] * factors[repetition - 1], "platform": platform,
-                             "benchmark": "lmbench", "repetition": repetition})
-    rows.append({"platform": "native", "benchmark": "mbw", "metric": "copy_bandwidth", "value": 1.0, "repetition": 1})
+                rows.append(table_row(**{**record, "value": record["value"] * factors[repetition - 1],
+                                         "platform": platform, "benchmark": "lmbench", "repetition": repetition}))
+    rows.append(table_row(platform="native", benchmark="mbw", metric="copy_bandwidth", value=1.0, repetition=1))
     return pd.DataFrame(rows)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import platform_catalog, plotting, stats
+from . import platform_catalog, plotting, results, stats
 from .platform_names import label
 
 BENCHMARK = "lmbench"
@@ -31,10 +31,10 @@ LOG_AXIS_SPAN = 10  # ratios spanning more than this factor are drawn on a log a
 
 
 def lmbench_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """lmbench's rows of the tidy table, its labels as columns."""
+    """lmbench's rows of the tidy table, its parameters and labels as columns (results.view)."""
     if table is None or len(table) == 0 or "benchmark" not in table.columns:
         return pd.DataFrame(columns=["platform", "metric", "value", "repetition"])
-    return table[table["benchmark"] == BENCHMARK]
+    return results.view(table, BENCHMARK)
 
 
 def _platforms(rows: pd.DataFrame) -> list[str]:
