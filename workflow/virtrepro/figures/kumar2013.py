@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .. import plotting, results
-from . import Drawn, figure
+from .registry import Drawn, figure
 from .common import (OVERHEAD, baseline_first, ci_label, compare, comparable, no_comparison, one_legend, panels,
                      ratio_rows, summarize)
 
@@ -22,8 +22,8 @@ def _vs_baseline(ax, s, label: str) -> None:
 
 @figure(PAPER, "fig4-cpu-overhead", title="Kumar 2013 Figs. 4.1-4.4 (CPU)", benchmarks=["sysbench_cpu"],
         claims=["kumar2013-cpu-*"],
-        caption="sysbench cpu events per second per platform with one thread and with every core, mean with its "
-                "confidence interval.")
+        caption='Kumar 2013 thesis Figs. 4.1-4.4: sysbench CPU events per second per platform with one thread and '
+                'with every core, mean with Student-t confidence intervals.')
 def cpu_overhead(table, s) -> Drawn:
     cpu = results.view(table, "sysbench_cpu", metric="events_per_second")
     summary = summarize(cpu, ["platform", "threads"], s)
@@ -44,8 +44,8 @@ def cpu_overhead(table, s) -> Drawn:
 
 
 @figure(PAPER, "fig4-8-network-bandwidth", title="Kumar 2013 Fig. 4.8", benchmarks=["iperf3"],
-        claims=[], caption="iperf3 TCP throughput between two instances of each platform, receiver side, mean with "
-                           "its confidence interval.")
+        claims=[], caption='Kumar 2013 thesis Fig. 4.8: iperf3 TCP bandwidth between two instances of each platform (receiver '
+                'side), mean with Student-t confidence intervals.')
 def network(table, s) -> Drawn:
     net = results.view(table, "iperf3", metric="throughput")
     net = net[net["side"] == "receiver"] if "side" in net.columns else net
@@ -83,8 +83,10 @@ def disk_panels(table) -> list[tuple[str, str, pd.DataFrame]]:
 
 @figure(PAPER, "fig4-9-to-4-11-disk", title="Kumar 2013 Figs. 4.9-4.11", benchmarks=["sysbench_fileio", "dd"],
         claims=["kumar2013-disk-*"],
-        caption="Disk throughput per platform: sysbench fileio sequential and random read/write, and a disk copy "
-                "with dd, mean with its confidence interval.")
+        caption='Kumar 2013 thesis Figs. 4.9-4.11: sysbench fileio sequential read and write (4.9) and random '
+                "read/write (4.10) in each platform's own file system, and a disk copy with dd (4.11: write with "
+                '``conv=fdatasync``, read back with ``iflag=direct``); mean MiB/s (dd: MB/s) with confidence '
+                'intervals.')
 def disk(table, s) -> Drawn:
     fig, axes = panels(3, 14, 4)
     compared = []
@@ -132,8 +134,10 @@ def relative_performance(compared: pd.DataFrame, higher: bool) -> pd.DataFrame:
 
 @figure(PAPER, "apps-relative-performance", title="Kumar 2013 application workloads",
         benchmarks=sorted({b for b, *_ in APP_METRICS}), claims=[],
-        caption="Application workloads (nginx, pgbench, RabbitMQ, Python, OpenSSL) relative to the baseline "
-                "platform, above 1 = faster, with its confidence interval.")
+        caption='Kumar 2013 thesis section 1.2, application workloads (the thesis gives no numbers for them): nginx '
+                'under wrk, PostgreSQL under pgbench, RabbitMQ under a publisher/consumer load, pyperformance and '
+                'openssl speed, each server in a second instance of the platform; performance of each platform '
+                'relative to the baseline (above 1 = faster) with confidence intervals.')
 def apps(table, s) -> Drawn:
     rows = []
     for benchmark, metric, label, higher in APP_METRICS:
@@ -168,8 +172,8 @@ STEPS = ["provision", "boot", "reboot", "clone", "destroy"]
 
 @figure(PAPER, "tables5-operational-flexibility", title="Kumar 2013 Tables 5.1-5.3", benchmarks=["lifecycle"],
         claims=["kumar2013-lifecycle-*"],
-        caption="Seconds to provision, boot, reboot, clone and destroy a guest of each platform (log scale), mean "
-                "with its confidence interval.")
+        caption='Kumar 2013 thesis Tables 5.1-5.3 as a figure: seconds to provision, boot, reboot, clone and destroy '
+                'a guest of each platform (log scale), mean with Student-t confidence intervals.')
 def lifecycle(table, s) -> Drawn:
     life = results.view(table, "lifecycle")
     summary = summarize(life, ["platform", "metric"], s)
@@ -212,8 +216,9 @@ def cpu_scaling(table, s) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 @figure(PAPER, "fig4-1-4-4-cpu-vcpus", title="Kumar 2013 Figs. 4.1-4.4 (vCPUs)", benchmarks=["cpu_scaling"],
-        claims=[], caption="sysbench cpu events per second relative to the baseline in guests of 1, 2, 4 and 8 vCPUs "
-                           "(hatched: more vCPUs than host CPUs), with its confidence interval.")
+        claims=[], caption='Kumar 2013 thesis Figs. 4.1-4.4: sysbench cpu with 1, 2, 4 and 8 vCPUs (threads = vCPUs), events per'
+                ' second of each platform relative to native at the same count, with Fieller confidence intervals; '
+                'hatched bars ran oversubscribed.')
 def cpu_vcpus(table, s) -> Drawn:
     scaling, relative = cpu_scaling(table, s)
     fig, axes = panels(len(VCPU_COUNTS), 12, 3.8)
@@ -260,8 +265,9 @@ def memory_scaling(table, s) -> pd.DataFrame:
 
 
 @figure(PAPER, "fig4-5-4-7-memory", title="Kumar 2013 Figs. 4.5-4.7", benchmarks=["memory_scaling"],
-        claims=[], caption="sysbench memory throughput relative to the baseline in guests with memory below, equal "
-                           "to and above the host's, with its confidence interval.")
+        claims=[], caption='Kumar 2013 thesis Figs. 4.5-4.7: sysbench memory read and write throughput in guests with memory '
+                "below, equal to and above the host's (containers: memory limit), relative to native, with Fieller "
+                'confidence intervals.')
 def memory(table, s) -> Drawn:
     relative = memory_scaling(table, s)
     chosen = [("Fig. 4.6: guest < host", lambda f: f < 1), ("Fig. 4.5: guest = host", lambda f: f == 1),
@@ -311,8 +317,9 @@ def isolation_efficiency(table, s) -> pd.DataFrame:
 
 @figure(PAPER, "fig6-2-6-5-isolation", title="Kumar 2013 Figs. 6.2-6.5", benchmarks=["isolation"],
         claims=["kumar2013-isolation-*"],
-        caption="Isolation efficiency (the victim's performance beside a neighbour stressing the same resource / "
-                "alone) for CPU, memory, network and disk, with and without resource limits.")
+        caption='Kumar 2013 thesis Figs. 6.2-6.5: isolation efficiency (victim performance beside a neighbour '
+                'stressing the same resource / alone) for CPU, memory, network and disk, with resource limits off and'
+                ' on, with Fieller confidence intervals.')
 def isolation(table, s) -> Drawn:
     efficiency = isolation_efficiency(table, s)
     resources = [("cpu", "Fig. 6.2: CPU"), ("memory", "Fig. 6.3: memory"), ("network", "Fig. 6.4: network"),

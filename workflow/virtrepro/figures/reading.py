@@ -11,7 +11,7 @@ import pandas as pd
 
 from .. import claims, plotting, results
 from ..notebook import check_parameters, scale_note
-from . import Drawn, Setting, by_paper, draw
+from .registry import Drawn, Setting, by_paper, draw
 
 
 class Notebook:

@@ -10,7 +10,7 @@ import seaborn as sns
 
 from .. import plotting, results
 from ..platform_catalog import BASELINE, has
-from . import Drawn, figure
+from .registry import Drawn, figure
 from .common import at_size, footnote, lines_with_bands, netperf, npb_missing, npb_relative_bars, npb_relative_time, \
     stand_in_present, summarize
 
@@ -20,8 +20,8 @@ PAPER = "regola2010"
 @figure(PAPER, "fig2-netperf-latency-throughput", title="Regola 2010 Fig. 2", benchmarks=["netperf"],
         claims=["regola2010-netperf-*", "regola2010-abstract-*", "regola2010-conclusion-io-*",
                 "regola2010-conclusion-os-virtualization-only-way"],
-        caption="netperf latency (half round trip) and TCP throughput over the message size between two instances "
-                "of each platform, mean with its confidence interval (log scales).")
+        caption='Regola 2010 Fig. 2: netperf latency and TCP throughput per platform between two instances (log '
+                'scale).')
 def fig2(table, s) -> Drawn:
     latency, throughput = netperf(table, s)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
@@ -82,8 +82,8 @@ def disk_tables(table, s) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 
 @figure(PAPER, "table2-iozone-disk-formats", title="Regola 2010 Tables I-II", benchmarks=["iozone_disk"],
         claims=["regola2010-iozone-*", "regola2010-os-virtualization-near-native-io-podman"],
-        caption="IOZone throughput (MB/s) per platform, VM disk format and host cache mode, ours beside the "
-                "paper's Tables I and II.")
+        caption='Regola 2010 Table II redrawn: IOZone disk throughput by platform, VM image format (raw, qcow2, vmdk)'
+                ' and host cache mode (none, writeback, writethrough).')
 def table2(table, s) -> Drawn:
     disk, ours, paper = disk_tables(table, s)
     side_by_side = pd.concat({"ours": ours, "paper": paper}, axis=1).swaplevel(axis=1)[
@@ -108,8 +108,9 @@ def table2(table, s) -> Drawn:
 @figure(PAPER, "fig4-5-npb-relative-time", title="Regola 2010 Figs. 4-5", benchmarks=["npb_omp", "npb_mpi"],
         claims=["regola2010-npb-*", "regola2010-os-virtualization-near-native-cpu-podman",
                 "regola2010-conclusion-cpu-overhead-eliminated-kvm"],
-        caption="NPB running time relative to the baseline platform: OpenMP with one thread and with every core "
-                "(Fig. 4), MPI with the most processes on one and on several instances (Fig. 5).")
+        caption='Regola 2010 Figs. 4-5 redrawn: NPB running time relative to the baseline platform per kernel, for '
+                'OpenMP with one thread and with the most threads run (Fig. 4a-b), and MPI with the most processes in'
+                ' one instance and across two instances (Fig. 5).')
 def fig4_5(table, s) -> Drawn:
     npb = results.view(table, ["npb_omp", "npb_mpi"], metric="time")
     chosen = []

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from .. import claims, metric_catalog, platform_catalog, plotting, results, stats
-from . import Drawn, figure
+from .registry import Drawn, figure
 
 PAPER = "summary"
 
@@ -123,8 +123,9 @@ def then(reference_dir: str | Path) -> pd.DataFrame:
 
 
 @figure(PAPER, "overview-overhead-then-now", title="Overview", benchmarks=sorted({b for b, _ in SUBSYSTEM}),
-        caption="Median overhead against native by platform family (containers, full VMs) and subsystem: the "
-                "papers' published numbers (then) beside ours (today), each number a dot (symlog scale).")
+        caption='Overhead against native by platform family (container, full VM) and subsystem (CPU, memory, disk, '
+                "network, MPI): the papers' published relative numbers (then) beside our comparisons on this testbed "
+                '(today); dots are single comparisons, bars their median, symmetric-log axis, positive = worse.')
 def overview(table, s) -> Drawn:
     ours = today(table, s.baseline)
     columns = ["family", "subsystem", "era", "overhead_percent"]
