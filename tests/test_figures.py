@@ -111,7 +111,8 @@ def test_every_figure_draws_the_reference_table(key, table, tmp_path):
     plt.close(drawn.fig)
     assert sorted(p.name for p in drawn.paths) == [f"{key[1]}.pdf", f"{key[1]}.png"]
     assert all((tmp_path / key[0] / p.name).stat().st_size > 0 for p in drawn.paths)
-    assert drawn._repr_png_()[:4] == b"\x89PNG"
+    link = drawn._repr_markdown_()
+    assert link.startswith(f"![{key[1]}](") and Path(link[link.index("(") + 1:-1]).resolve() == (tmp_path / key[0] / f"{key[1]}.png").resolve()
     assert drawn.text() or not drawn.numbers
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -51,9 +52,11 @@ class Drawn:
     def __repr__(self) -> str:
         return "figure " + ", ".join(Path(p).name for p in self.paths) if self.paths else "figure (not written)"
 
-    def _repr_png_(self):  # a notebook shows the figure as written
+    def _repr_markdown_(self):
+        """A notebook shows the figure as written, by a link relative to its working directory (the
+        notebook's own stores no image: the PNG is in figures/<paper>/ beside it)."""
         png = [p for p in self.paths if Path(p).suffix == ".png"]
-        return Path(png[0]).read_bytes() if png else None
+        return f"![{Path(png[0]).stem}]({Path(os.path.relpath(png[0])).as_posix()})" if png else None
 
 
 @dataclass(frozen=True)
