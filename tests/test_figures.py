@@ -69,7 +69,7 @@ def test_captions_are_written_from_the_registry(tmp_path):
     assert set(written) == set(figures.FIGURES)
     fig = figures.get("walters2008", "fig1-netperf-latency-bandwidth")
     text = written[("walters2008", fig.id)].read_text()
-    assert text.startswith(fig.caption) and text.rstrip().endswith("Notebook ``walters2008``.")
+    assert text == f"Walters 2008 Fig. 1: {fig.caption} Notebook ``walters2008``.\n" and fig.title == "Walters 2008 Fig. 1"
     assert all(f.caption and f.title and f.benchmarks for f in figures.FIGURES.values())
 
 

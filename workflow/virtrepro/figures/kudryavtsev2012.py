@@ -59,17 +59,16 @@ NPB_CLAIMS = ["kudryavtsev2012-numa-kvm-overhead-1-5pct-npb", "kudryavtsev2012-n
 
 
 @figure(PAPER, "fig1-npb-cg-ft-mg-is", title="Kudryavtsev 2012 Fig. 1", benchmarks=["npb_mpi"], claims=NPB_CLAIMS,
-        caption='Kudryavtsev 2012 Fig. 1: NPB (MPI) CG, FT, MG and IS run-time overhead against the baseline platform'
-                " per process count, one panel per kernel, with Fieller confidence intervals at the paper's 97 % "
-                "level; the paper's 1-5 % (NUMA guest) and 10-60 % (no NUMA) ranges as bands. When NPB was not run, "
-                'the panel says why.')
+        caption='NPB (MPI) CG, FT, MG and IS run-time overhead against the baseline platform per process count, one '
+                "panel per kernel, with Fieller confidence intervals at the paper's 97 % level; the paper's 1-5 % "
+                '(NUMA guest) and 10-60 % (no NUMA) ranges as bands. When NPB was not run, the panel says why.')
 def fig1(table, s) -> Drawn:
     return npb_figure(table, s, ["cg", "ft", "mg", "is"], "NPB CG, FT, MG, IS (Fig. 1)")
 
 
 @figure(PAPER, "fig2-npb-ep-lu", title="Kudryavtsev 2012 Fig. 2", benchmarks=["npb_mpi"], claims=NPB_CLAIMS,
-        caption='Kudryavtsev 2012 Fig. 2: NPB (MPI) EP and LU run-time overhead against the baseline platform per '
-                'process count, with Fieller confidence intervals at 97 %. When NPB was not run, the panel says why.')
+        caption='NPB (MPI) EP and LU run-time overhead against the baseline platform per process count, with Fieller '
+                'confidence intervals at 97 %. When NPB was not run, the panel says why.')
 def fig2(table, s) -> Drawn:
     return npb_figure(table, s, ["ep", "lu"], "NPB EP, LU (Fig. 2)")
 
@@ -83,9 +82,9 @@ HPCC = {"hpl_gflops": "HPL", "single_stream_triad": "STREAM single", "star_strea
 @figure(PAPER, "fig3-hpcc", title="Kudryavtsev 2012 Fig. 3", benchmarks=["hpcc"],
         claims=["kudryavtsev2012-numa-kvm-overhead-1-5pct-stream", "kudryavtsev2012-numa-kvm-overhead-1-5pct-randomaccess",
                 "kudryavtsev2012-randomaccess-ep-*"],
-        caption='Kudryavtsev 2012 Fig. 3: HPCC overhead against the baseline platform (positive = worse): HPL, STREAM'
-                ' triad single and EP, RandomAccess single, EP and MPI, PingPong latency and bandwidth, with Fieller '
-                "confidence intervals at 97 %; the paper's ranges as bands.")
+        caption='HPCC overhead against the baseline platform (positive = worse): HPL, STREAM triad single and EP, '
+                'RandomAccess single, EP and MPI, PingPong latency and bandwidth, with Fieller confidence intervals '
+                "at 97 %; the paper's ranges as bands.")
 def fig3(table, s) -> Drawn:
     hpcc = results.view(table, "hpcc", metric=list(HPCC))
     fig, ax = plt.subplots(figsize=(10, 4))

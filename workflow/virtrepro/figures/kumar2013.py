@@ -20,10 +20,10 @@ def _vs_baseline(ax, s, label: str) -> None:
     ax.set_ylabel(f"{label} relative to {s.baseline} ({s.confidence:.0%} CI)")
 
 
-@figure(PAPER, "fig4-cpu-overhead", title="Kumar 2013 Figs. 4.1-4.4 (CPU)", benchmarks=["sysbench_cpu"],
+@figure(PAPER, "fig4-cpu-overhead", title="Kumar 2013 thesis Figs. 4.1-4.4", benchmarks=["sysbench_cpu"],
         claims=["kumar2013-cpu-*"],
-        caption='Kumar 2013 thesis Figs. 4.1-4.4: sysbench CPU events per second per platform with one thread and '
-                'with every core, mean with Student-t confidence intervals.')
+        caption='sysbench CPU events per second per platform with one thread and with every core, mean with Student-t'
+                ' confidence intervals.')
 def cpu_overhead(table, s) -> Drawn:
     cpu = results.view(table, "sysbench_cpu", metric="events_per_second")
     summary = summarize(cpu, ["platform", "threads"], s)
@@ -43,9 +43,9 @@ def cpu_overhead(table, s) -> Drawn:
                        f"overhead vs {s.baseline} (%)": compared[["threads"] + OVERHEAD]}, digits=1)
 
 
-@figure(PAPER, "fig4-8-network-bandwidth", title="Kumar 2013 Fig. 4.8", benchmarks=["iperf3"],
-        claims=[], caption='Kumar 2013 thesis Fig. 4.8: iperf3 TCP bandwidth between two instances of each platform (receiver '
-                'side), mean with Student-t confidence intervals.')
+@figure(PAPER, "fig4-8-network-bandwidth", title="Kumar 2013 thesis Fig. 4.8", benchmarks=["iperf3"],
+        claims=[], caption='iperf3 TCP bandwidth between two instances of each platform (receiver side), mean with Student-t '
+                'confidence intervals.')
 def network(table, s) -> Drawn:
     net = results.view(table, "iperf3", metric="throughput")
     net = net[net["side"] == "receiver"] if "side" in net.columns else net
@@ -81,12 +81,11 @@ def disk_panels(table) -> list[tuple[str, str, pd.DataFrame]]:
     ]
 
 
-@figure(PAPER, "fig4-9-to-4-11-disk", title="Kumar 2013 Figs. 4.9-4.11", benchmarks=["sysbench_fileio", "dd"],
+@figure(PAPER, "fig4-9-to-4-11-disk", title="Kumar 2013 thesis Figs. 4.9-4.11", benchmarks=["sysbench_fileio", "dd"],
         claims=["kumar2013-disk-*"],
-        caption='Kumar 2013 thesis Figs. 4.9-4.11: sysbench fileio sequential read and write (4.9) and random '
-                "read/write (4.10) in each platform's own file system, and a disk copy with dd (4.11: write with "
-                '``conv=fdatasync``, read back with ``iflag=direct``); mean MiB/s (dd: MB/s) with confidence '
-                'intervals.')
+        caption="sysbench fileio sequential read and write (4.9) and random read/write (4.10) in each platform's own "
+                'file system, and a disk copy with dd (4.11: write with ``conv=fdatasync``, read back with '
+                '``iflag=direct``); mean MiB/s (dd: MB/s) with confidence intervals.')
 def disk(table, s) -> Drawn:
     fig, axes = panels(3, 14, 4)
     compared = []
@@ -132,11 +131,10 @@ def relative_performance(compared: pd.DataFrame, higher: bool) -> pd.DataFrame:
                            relative_high=to_relative(compared["overhead_ci_low"]))
 
 
-@figure(PAPER, "apps-relative-performance", title="Kumar 2013 application workloads",
-        benchmarks=sorted({b for b, *_ in APP_METRICS}), claims=[],
-        caption='Kumar 2013 thesis section 1.2, application workloads (the thesis gives no numbers for them): nginx '
-                'under wrk, PostgreSQL under pgbench, RabbitMQ under a publisher/consumer load, pyperformance and '
-                'openssl speed, each server in a second instance of the platform; performance of each platform '
+@figure(PAPER, "apps-relative-performance", title="Kumar 2013 thesis section 1.2", claims=[],
+        benchmarks=sorted({b for b, *_ in APP_METRICS}),
+        caption='application workloads (the thesis gives no numbers for them): nginx under wrk, PostgreSQL under pgbench, RabbitMQ under a publisher/consumer load, pyperformance '
+                'and openssl speed, each server in a second instance of the platform; performance of each platform '
                 'relative to the baseline (above 1 = faster) with confidence intervals.')
 def apps(table, s) -> Drawn:
     rows = []
@@ -170,10 +168,10 @@ def apps(table, s) -> Drawn:
 STEPS = ["provision", "boot", "reboot", "clone", "destroy"]
 
 
-@figure(PAPER, "tables5-operational-flexibility", title="Kumar 2013 Tables 5.1-5.3", benchmarks=["lifecycle"],
+@figure(PAPER, "tables5-operational-flexibility", title="Kumar 2013 thesis Tables 5.1-5.3 as a figure", benchmarks=["lifecycle"],
         claims=["kumar2013-lifecycle-*"],
-        caption='Kumar 2013 thesis Tables 5.1-5.3 as a figure: seconds to provision, boot, reboot, clone and destroy '
-                'a guest of each platform (log scale), mean with Student-t confidence intervals.')
+        caption='seconds to provision, boot, reboot, clone and destroy a guest of each platform (log scale), mean '
+                'with Student-t confidence intervals.')
 def lifecycle(table, s) -> Drawn:
     life = results.view(table, "lifecycle")
     summary = summarize(life, ["platform", "metric"], s)
@@ -215,10 +213,9 @@ def cpu_scaling(table, s) -> tuple[pd.DataFrame, pd.DataFrame]:
     return scaling, pd.DataFrame(rows, columns=columns)
 
 
-@figure(PAPER, "fig4-1-4-4-cpu-vcpus", title="Kumar 2013 Figs. 4.1-4.4 (vCPUs)", benchmarks=["cpu_scaling"],
-        claims=[], caption='Kumar 2013 thesis Figs. 4.1-4.4: sysbench cpu with 1, 2, 4 and 8 vCPUs (threads = vCPUs), events per'
-                ' second of each platform relative to native at the same count, with Fieller confidence intervals; '
-                'hatched bars ran oversubscribed.')
+@figure(PAPER, "fig4-1-4-4-cpu-vcpus", title="Kumar 2013 thesis Figs. 4.1-4.4", benchmarks=["cpu_scaling"],
+        claims=[], caption='sysbench cpu with 1, 2, 4 and 8 vCPUs (threads = vCPUs), events per second of each platform relative'
+                ' to native at the same count, with Fieller confidence intervals; hatched bars ran oversubscribed.')
 def cpu_vcpus(table, s) -> Drawn:
     scaling, relative = cpu_scaling(table, s)
     fig, axes = panels(len(VCPU_COUNTS), 12, 3.8)
@@ -264,10 +261,9 @@ def memory_scaling(table, s) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-@figure(PAPER, "fig4-5-4-7-memory", title="Kumar 2013 Figs. 4.5-4.7", benchmarks=["memory_scaling"],
-        claims=[], caption='Kumar 2013 thesis Figs. 4.5-4.7: sysbench memory read and write throughput in guests with memory '
-                "below, equal to and above the host's (containers: memory limit), relative to native, with Fieller "
-                'confidence intervals.')
+@figure(PAPER, "fig4-5-4-7-memory", title="Kumar 2013 thesis Figs. 4.5-4.7", benchmarks=["memory_scaling"],
+        claims=[], caption="sysbench memory read and write throughput in guests with memory below, equal to and above the host's"
+                ' (containers: memory limit), relative to native, with Fieller confidence intervals.')
 def memory(table, s) -> Drawn:
     relative = memory_scaling(table, s)
     chosen = [("Fig. 4.6: guest < host", lambda f: f < 1), ("Fig. 4.5: guest = host", lambda f: f == 1),
@@ -315,11 +311,10 @@ def isolation_efficiency(table, s) -> pd.DataFrame:
     return frame.rename(columns={"ratio": "efficiency", "ratio_ci_low": "ci_low", "ratio_ci_high": "ci_high"})[columns]
 
 
-@figure(PAPER, "fig6-2-6-5-isolation", title="Kumar 2013 Figs. 6.2-6.5", benchmarks=["isolation"],
+@figure(PAPER, "fig6-2-6-5-isolation", title="Kumar 2013 thesis Figs. 6.2-6.5", benchmarks=["isolation"],
         claims=["kumar2013-isolation-*"],
-        caption='Kumar 2013 thesis Figs. 6.2-6.5: isolation efficiency (victim performance beside a neighbour '
-                'stressing the same resource / alone) for CPU, memory, network and disk, with resource limits off and'
-                ' on, with Fieller confidence intervals.')
+        caption='isolation efficiency (victim performance beside a neighbour stressing the same resource / alone) for'
+                ' CPU, memory, network and disk, with resource limits off and on, with Fieller confidence intervals.')
 def isolation(table, s) -> Drawn:
     efficiency = isolation_efficiency(table, s)
     resources = [("cpu", "Fig. 6.2: CPU"), ("memory", "Fig. 6.3: memory"), ("network", "Fig. 6.4: network"),

@@ -75,7 +75,7 @@ class Figure:
                 and any(fnmatch.fnmatchcase(c["id"], pattern) for pattern in self.claims)]
 
     def report_caption(self) -> str:
-        return f"{self.caption} Notebook ``{self.paper}``.\n"
+        return f"{self.title}: {self.caption} Notebook ``{self.paper}``.\n"
 
 
 # (paper, id) -> Figure, in the order the papers' modules declare them

@@ -20,8 +20,7 @@ PAPER = "regola2010"
 @figure(PAPER, "fig2-netperf-latency-throughput", title="Regola 2010 Fig. 2", benchmarks=["netperf"],
         claims=["regola2010-netperf-*", "regola2010-abstract-*", "regola2010-conclusion-io-*",
                 "regola2010-conclusion-os-virtualization-only-way"],
-        caption='Regola 2010 Fig. 2: netperf latency and TCP throughput per platform between two instances (log '
-                'scale).')
+        caption='netperf latency and TCP throughput per platform between two instances (log scale).')
 def fig2(table, s) -> Drawn:
     latency, throughput = netperf(table, s)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
@@ -80,10 +79,10 @@ def disk_tables(table, s) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     return disk, ours, paper
 
 
-@figure(PAPER, "table2-iozone-disk-formats", title="Regola 2010 Tables I-II", benchmarks=["iozone_disk"],
+@figure(PAPER, "table2-iozone-disk-formats", title="Regola 2010 Table II redrawn", benchmarks=["iozone_disk"],
         claims=["regola2010-iozone-*", "regola2010-os-virtualization-near-native-io-podman"],
-        caption='Regola 2010 Table II redrawn: IOZone disk throughput by platform, VM image format (raw, qcow2, vmdk)'
-                ' and host cache mode (none, writeback, writethrough).')
+        caption='IOZone disk throughput by platform, VM image format (raw, qcow2, vmdk) and host cache mode (none, '
+                'writeback, writethrough).')
 def table2(table, s) -> Drawn:
     disk, ours, paper = disk_tables(table, s)
     side_by_side = pd.concat({"ours": ours, "paper": paper}, axis=1).swaplevel(axis=1)[
@@ -105,12 +104,12 @@ def table2(table, s) -> Drawn:
     return Drawn(fig, numbers, digits=1)
 
 
-@figure(PAPER, "fig4-5-npb-relative-time", title="Regola 2010 Figs. 4-5", benchmarks=["npb_omp", "npb_mpi"],
+@figure(PAPER, "fig4-5-npb-relative-time", title="Regola 2010 Figs. 4-5 redrawn", benchmarks=["npb_omp", "npb_mpi"],
         claims=["regola2010-npb-*", "regola2010-os-virtualization-near-native-cpu-podman",
                 "regola2010-conclusion-cpu-overhead-eliminated-kvm"],
-        caption='Regola 2010 Figs. 4-5 redrawn: NPB running time relative to the baseline platform per kernel, for '
-                'OpenMP with one thread and with the most threads run (Fig. 4a-b), and MPI with the most processes in'
-                ' one instance and across two instances (Fig. 5).')
+        caption='NPB running time relative to the baseline platform per kernel, for OpenMP with one thread and with '
+                'the most threads run (Fig. 4a-b), and MPI with the most processes in one instance and across two '
+                'instances (Fig. 5).')
 def fig4_5(table, s) -> Drawn:
     npb = results.view(table, ["npb_omp", "npb_mpi"], metric="time")
     chosen = []

@@ -123,9 +123,9 @@ def then(reference_dir: str | Path) -> pd.DataFrame:
 
 
 @figure(PAPER, "overview-overhead-then-now", title="Overview", benchmarks=sorted({b for b, _ in SUBSYSTEM}),
-        caption='Overhead against native by platform family (container, full VM) and subsystem (CPU, memory, disk, '
-                "network, MPI): the papers' published relative numbers (then) beside our comparisons on this testbed "
-                '(today); dots are single comparisons, bars their median, symmetric-log axis, positive = worse.')
+        caption="overhead against native by platform family (container, full VM) and subsystem (CPU, memory, disk, "
+                "network, MPI): the papers' published relative numbers (then) beside our comparisons on this testbed (today); dots "
+                'are single comparisons, bars their median, symmetric-log axis, positive = worse.')
 def overview(table, s) -> Drawn:
     ours = today(table, s.baseline)
     columns = ["family", "subsystem", "era", "overhead_percent"]

@@ -20,9 +20,8 @@ PAPER_BANDWIDTH = {"OpenVZ": 35.3, "VMware Server": 25.9}
 
 @figure(PAPER, "fig1-netperf-latency-bandwidth", title="Walters 2008 Fig. 1", benchmarks=["netperf"],
         claims=["walters2008-netperf-*"],
-        caption='Walters 2008 Fig. 1: (a) netperf TCP_RR one-way latency over the message sizes (log scale), (b) '
-                'TCP_STREAM bandwidth as a percentage of the baseline platform, between two instances of each '
-                'platform.')
+        caption='(a) netperf TCP_RR one-way latency over the message sizes (log scale), (b) TCP_STREAM bandwidth as a'
+                ' percentage of the baseline platform, between two instances of each platform.')
 def fig1(table, s) -> Drawn:
     latency, bandwidth = netperf_summaries(table, s)
     size = "message size (bytes)"
@@ -83,8 +82,7 @@ def iozone_summary(table, s) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 @figure(PAPER, "fig2-iozone-reader-writer", title="Walters 2008 Fig. 2", benchmarks=["iozone"],
         claims=["walters2008-iozone-*", "walters2008-conclusion-openvz-low-overhead-file-system"],
-        caption='Walters 2008 Fig. 2: IOZone writer and reader bandwidth over the file sizes with 1 MB records per '
-                'platform (log scale).')
+        caption='IOZone writer and reader bandwidth over the file sizes with 1 MB records per platform (log scale).')
 def fig2(table, s) -> Drawn:
     io, summary = iozone_summary(table, s)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
@@ -117,12 +115,12 @@ def fig2(table, s) -> Drawn:
     return Drawn(fig, numbers, digits=1)
 
 
-@figure(PAPER, "fig3-npb-relative-time", title="Walters 2008 Fig. 3", benchmarks=["npb_serial", "npb_omp"],
+@figure(PAPER, "fig3-npb-relative-time", title="Walters 2008 Fig. 3 redrawn", benchmarks=["npb_serial", "npb_omp"],
         claims=["walters2008-npb-serial-*", "walters2008-npb-omp-*", "walters2008-conclusion-openvz-low-overhead-npb",
                 "walters2008-conclusion-vmware-reasonable-cpu"],
-        caption="Walters 2008 Fig. 3 redrawn: run time of each NPB kernel relative to the baseline platform's (1 = as"
-                ' fast as the baseline), (a) serial, (b) OpenMP on every core. Empty panels say why (for example NPB '
-                'not available on the testbed).')
+        caption="run time of each NPB kernel relative to the baseline platform's (1 = as fast as the baseline), (a) "
+                'serial, (b) OpenMP on every core. Empty panels say why (for example NPB not available on the '
+                'testbed).')
 def fig3(table, s) -> Drawn:
     npb = results.view(table, ["npb_serial", "npb_omp"], metric="time")
     fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=True)
@@ -142,11 +140,11 @@ def fig3(table, s) -> Drawn:
     return Drawn(fig, numbers)
 
 
-@figure(PAPER, "fig4-npb-mpi-scaling", title="Walters 2008 Fig. 4", benchmarks=["npb_mpi"],
+@figure(PAPER, "fig4-npb-mpi-scaling", title="Walters 2008 Fig. 4 redrawn", benchmarks=["npb_mpi"],
         claims=["walters2008-npb-mpi-*", "walters2008-conclusion-vmware-unable-to-cope-mpi"],
-        caption='Walters 2008 Fig. 4 redrawn: NPB MPI run time (mean with its Student-t interval) against the number '
-                'of MPI processes for EP, BT, CG and SP, per platform; solid lines in one instance, dashed across two'
-                ' instances of the platform over its private network.')
+        caption='NPB MPI run time (mean with its Student-t interval) against the number of MPI processes for EP, BT, '
+                'CG and SP, per platform; solid lines in one instance, dashed across two instances of the platform '
+                'over its private network.')
 def fig4(table, s) -> Drawn:
     mpi = results.view(table, "npb_mpi", metric="time")
     fig, axes = plt.subplots(1, 4, figsize=(15, 3.8))

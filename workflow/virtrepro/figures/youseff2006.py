@@ -13,8 +13,8 @@ STREAM = ["single_stream_copy", "single_stream_scale", "single_stream_add", "sin
 
 
 @figure(PAPER, "fig1-stream", title="Youseff 2006 Fig. 1", benchmarks=["hpcc"], claims=["youseff2006-stream-*"],
-        caption="Youseff 2006 Fig. 1: STREAM copy, scale, add and triad bandwidth (HPCC's single-process STREAM, "
-                'GB/s) per platform, mean with Student-t confidence intervals.')
+        caption="STREAM copy, scale, add and triad bandwidth (HPCC's single-process STREAM, GB/s) per platform, mean "
+                'with Student-t confidence intervals.')
 def fig1(table, s) -> Drawn:
     stream = results.view(table, "hpcc", metric=STREAM)
     stream = stream.assign(operation=stream["metric"].str.removeprefix("single_stream_"))
@@ -36,9 +36,9 @@ BONNIE = ["putc", "put_block", "rewrite", "getc", "get_block", "seeks"]
 
 
 @figure(PAPER, "fig2-bonnie-relative", title="Youseff 2006 Fig. 2", benchmarks=["bonnie"], claims=["youseff2006-bonnie-*"],
-        caption='Youseff 2006 Fig. 2: Bonnie++ rates (per-character and block output, rewrite, per-character and '
-                "block input, seeks) of each platform divided by the baseline platform's mean, per file size, with "
-                'Fieller intervals of the ratio.')
+        caption='Bonnie++ rates (per-character and block output, rewrite, per-character and block input, seeks) of '
+                "each platform divided by the baseline platform's mean, per file size, with Fieller intervals of the "
+                'ratio.')
 def fig2(table, s) -> Drawn:
     bonnie = results.view(table, "bonnie", metric=BONNIE)
     tests = compare(bonnie, s, ["param_size", "metric"])
@@ -60,8 +60,8 @@ def fig2(table, s) -> Drawn:
 
 
 @figure(PAPER, "fig3a-npb-relative", title="Youseff 2006 Fig. 3(a)", benchmarks=["npb_mpi"], claims=["youseff2006-npb-*"],
-        caption='Youseff 2006 Fig. 3(a): NPB (MPI) total time and Mop/s of EP, IS, MG, LU and CG relative to the '
-                'baseline platform, with Fieller intervals of the ratio. When NPB was not run, the panel says why.')
+        caption='NPB (MPI) total time and Mop/s of EP, IS, MG, LU and CG relative to the baseline platform, with '
+                'Fieller intervals of the ratio. When NPB was not run, the panel says why.')
 def fig3a(table, s) -> Drawn:
     npb = results.view(table, "npb_mpi", metric=["time", "mops_total"])
     npb = npb[npb["param_kernel"].isin(["ep", "is", "mg", "lu", "cg"]) & (npb["param_nodes"] == 1)] if len(npb) else npb
