@@ -97,7 +97,7 @@ def disk(table, s) -> Drawn:
         part = summarize(records, ["platform", "operation"], s)
         plotting.grouped_bars(ax, part, "operation", "mean", "ci_low", "ci_high", order=sorted(part["operation"].unique()),
                               hue_order=baseline_first(part["platform"], s.baseline))
-        ax.legend()
+        ax.legend(title="platform")
         ax.set_ylabel(f"{records['unit'].iloc[0]}, {ci_label(s)}")
         if comparable(records, s.baseline):
             compared.append(compare(records, s, ["operation"]).assign(figure=number))
@@ -158,7 +158,7 @@ def apps(table, s) -> Drawn:
         ax.set_ylabel(f"performance relative to {s.baseline} ({s.confidence:.0%} CI)")
         ax.tick_params(axis="x", rotation=30)
         plt.setp(ax.get_xticklabels(), ha="right", rotation_mode="anchor")
-        ax.legend()
+        ax.legend(title="platform")
     ax.set_title(f"Application workloads relative to {s.baseline} (thesis section 1.2) on testbed {s.testbed!r}")
     fig.tight_layout()
     columns = ["workload", "platform", "n_platform", "relative", "relative_low", "relative_high", "verdict"]
@@ -186,7 +186,7 @@ def lifecycle(table, s) -> Drawn:
         ax.set_yscale("log")
         ax.set_xlabel("step")
         ax.set_ylabel(f"seconds (log scale), {ci_label(s)}")
-        ax.legend()
+        ax.legend(title="platform")
         numbers[f"mean seconds per step (n per cell: {summary['n'].min()} to {summary['n'].max()})"] = (
             summary.pivot_table(index="platform", columns="metric", values="mean").reindex(columns=STEPS))
     ax.set_title(f"Operational flexibility (thesis Tables 5.1-5.3) on testbed {s.testbed!r}")
