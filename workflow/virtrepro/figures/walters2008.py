@@ -62,7 +62,7 @@ def fig1(table, s) -> Drawn:
             smallest, lat = at_size(latency, min)
             numbers["ours"] = pd.DataFrame({
                 f"{smallest}-byte latency (us)": lat,
-                f"latency / {s.baseline}": lat / lat[s.baseline],
+                f"latency / {s.baseline}": lat / lat.get(s.baseline, float("nan")),
                 f"bandwidth at {largest} B (% of {s.baseline})": percent,
             })
         else:
