@@ -243,3 +243,22 @@ def test_walters_marks_the_papers_bandwidth_on_the_stand_in():
 
     assert stand_in_present("OpenVZ", ["podman", "lxc", "native"]) == "lxc"
     assert stand_in_present("VMware Server", ["native"]) is None
+
+
+def test_the_notebook_says_what_its_numbers_carry_and_reports_its_papers_claims(table, monkeypatch, tmp_path):
+    from virtrepro.figures.reading import Notebook
+
+    monkeypatch.setattr(results, "load", lambda testbed, data_dir: table)
+    nb = Notebook("kudryavtsev2012", testbed="reference-vm", data_dir=SETTING.data_dir, reference_dir=SETTING.reference_dir,
+                  figures_dir=str(tmp_path), confidence=0.97, baseline="native")
+    about = nb.about().splitlines()
+    assert about[0].startswith("scale of the data: quick")
+    assert f"platforms measured: {', '.join(sorted(set(table['platform'])))}" in about
+    probe = json.loads((ROOT / "data" / "raw" / "reference-vm" / "probes" / "qemu-accel.json").read_text())
+    assert about[-1] == f"QEMU accelerator probe: {probe['reason']}"
+    verdicts = nb.verdicts()
+    listed = yaml.safe_load((ROOT / "data" / "reference" / "claims.yaml").read_text())
+    assert sorted(verdicts["id"]) == sorted(c["id"] for c in listed if c["paper"] == "kudryavtsev2012")
+    assert nb.claims().splitlines()[0].startswith("claim")
+    drawn = nb.draw("fig3-hpcc")
+    assert (tmp_path / "kudryavtsev2012" / "fig3-hpcc.png").is_file() and drawn.numbers

@@ -11,7 +11,7 @@ import pandas as pd
 
 from .. import claims, plotting, results
 from ..notebook import check_parameters, scale_note
-from .registry import Drawn, Setting, by_paper, draw
+from .registry import Drawn, Setting, draw
 
 
 class Notebook:
@@ -40,6 +40,7 @@ class Notebook:
         return "\n".join(lines)
 
     def view(self, benchmark, metric=None) -> pd.DataFrame:
+        """One benchmark's rows of the table, widened (results.view): for a reader's own look."""
         return results.view(self.table, benchmark, metric=metric)
 
     def draw(self, id: str) -> Drawn:
@@ -49,9 +50,6 @@ class Notebook:
         plt.close(drawn.fig)
         print("written:", ", ".join(Path(p).name for p in drawn.paths))
         return drawn
-
-    def figures(self) -> list[str]:
-        return by_paper().get(self.paper, [])
 
     def published(self, columns: list[str], width: int = 60) -> str:
         """The paper's published numbers (data/reference/<paper>.csv) that the text states."""
