@@ -402,14 +402,28 @@ def test_notebook_parameters_are_checked(change, expected):
 
 
 def test_every_notebook_checks_its_parameters_before_anything_else():
+    """Each notebook's first code cell opens its paper with every parameter (figures.reading.Notebook),
+    which checks them before it loads the table."""
     for path in sorted((REPO / "notebooks").glob("*.ipynb")):
         cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
         first = "".join(cells[1]["source"])  # cells[0] holds the parameters
-        assert first.index("check_parameters(") < first.index("results.load("), path.name
         parameters = "".join(cells[0]["source"])
         names = [line.split("=")[0].strip() for line in parameters.splitlines() if "=" in line and not line.startswith("#")]
-        call = first[first.index("check_parameters("):first.index(")", first.index("check_parameters("))]
+        start = first.index(f'Notebook("{path.stem}", ')
+        call = first[start:first.index(")", start)]
         assert all(f"{name}={name}" in call for name in names), (path.name, names)
+
+
+def test_the_notebook_checks_its_parameters_before_it_loads_the_table(tmp_path, monkeypatch):
+    from virtrepro import results
+    from virtrepro.figures.reading import Notebook
+    from virtrepro.notebook import ParameterError
+
+    loaded = []
+    monkeypatch.setattr(results, "load", lambda *a, **k: loaded.append(a))
+    with pytest.raises(ParameterError, match="confidence"):
+        Notebook("walters2008", **{**PARAMETERS, "figures_dir": str(tmp_path), "confidence": 1.5})
+    assert loaded == []
 
 
 def execute(notebook: str, tmp_path: Path, **parameters):

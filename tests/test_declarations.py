@@ -4,7 +4,6 @@ no platform name is written in code outside the declarations."""
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from pathlib import Path
@@ -99,26 +98,11 @@ def test_the_search_finds_a_platform_name():
     assert _without_comment('x = 1  # "lxc" here') == "x = 1  "
 
 
-# Notebook code that still names platforms. The figures-as-code work moves these into virtrepro
-# modules; a line that goes must leave this list (the test fails on a stale entry too), and no
-# new one may come. `baseline = "native"` is each notebook's papermill parameter, a user's choice.
+# Notebook code that still names platforms (the figures are code in virtrepro.figures now): a line
+# that goes must leave this list (the test fails on a stale entry too), and no new one may come.
+# `baseline = "native"` is each notebook's papermill parameter, a user's choice.
 NOTEBOOK_LINES_LEFT = {
-    ("kudryavtsev2012", 'vm_logs = table[table["platform"].str.startswith("qemu") & table["benchmark"].isin(["hpcc", "npb_mpi"])]'),
     ("kumar2013", 'skipped = BENCHMARKS[name].skipped(configured[scale][name], "qemu-tcg")'),
-    ("regola2010", 'if net.empty or "native" not in set(net["platform"]):'),
-    ("regola2010", 'print(pd.DataFrame({f"latency performance, {smallest} B (% of native)": lat["native"] / lat * 100,'),
-    ("regola2010", 'f"throughput, {largest} B (% of native)": tp / tp["native"] * 100}).round(1).to_string())'),
-    ("regola2010", 'published = published[~((published["source"] == "Table II") & (published["platform_in_paper"] == "native"))]'),
-    ("regola2010", 'vm = vm[0] if vm else "qemu"'),
-    ("regola2010", 'if row["platform_in_paper"] == "native":'),
-    ("regola2010", 'return "native"'),
-    ("regola2010", 'return "lxc"'),
-    ("regola2010", 'if "native" in ours.index:'),
-    ("regola2010", 'print((ours.div(ours.loc["native"], axis=1) * 100).round(0).drop(index="native").to_string(na_rep="-"))'),
-    ("summary", 'NATIVE = {"native", "base", "host", "CHAOS", "RHEL2.6.12", "RHEL2.6.9", "CHAOS+RHEL2.6.9+RHEL2.6.12"}'),
-    ("walters2008", 'for platform, paper_value, label in [("lxc", 35.3, "OpenVZ 35.3 %"), ("qemu-tcg", 25.9, "VMware Server 25.9 %")]:'),
-    ("walters2008", '"paper\'s platform": ["native", "OpenVZ", "VMware Server", "Xen"],'),
-    ("walters2008", '"ours": ["native", "lxc", "qemu-tcg", "not available here"],'),
 }
 
 
@@ -139,17 +123,11 @@ def test_notebooks_name_no_new_platform_and_the_list_of_those_left_is_current():
 
 def test_summary_families_come_from_the_declarations():
     """The summary's FAMILY map is derived (a platform missing from it silently dropped out)."""
-    source = next(
-        "".join(c["source"]) for c in json.loads((ROOT / "notebooks" / "summary.ipynb").read_text())["cells"]
-        if c["cell_type"] == "code" and "FAMILY = " in "".join(c["source"])
-    )
-    line = next(l for l in source.splitlines() if l.startswith("FAMILY = "))
-    namespace = {"platform_catalog": platform_catalog}
-    exec(line, namespace)  # noqa: S102  (the notebook's own line)
+    from virtrepro.figures import summary
+
     guests = {s.name for s in platform_catalog.PLATFORMS if s.family != platform_catalog.NATIVE}
-    assert set(namespace["FAMILY"]) == guests
-    assert set(namespace["FAMILY"].values()) <= set(platform_catalog.FAMILY_LABELS.values())
-    ast.parse(source)
+    assert set(summary.FAMILY) == guests
+    assert set(summary.FAMILY.values()) <= set(platform_catalog.FAMILY_LABELS.values())
 
 
 # --- benchmarks' metrics (virtrepro.metric_catalog) ---------------------------------------------
@@ -229,18 +207,11 @@ def test_direction_comes_from_the_declaration_and_an_unknown_metric_is_an_error(
         claims.higher_is_better("no_such_metric")
 
 
-def _summary_cell(marker: str) -> str:
-    cells = json.loads((ROOT / "notebooks" / "summary.ipynb").read_text())["cells"]
-    return next("".join(c["source"]) for c in cells if c["cell_type"] == "code" and marker in "".join(c["source"]))
-
-
 def test_the_summary_overview_selects_metrics_the_table_has():
     """The overview's metrics come from the declarations: ("mbw", "bandwidth") and ("fio", "bandwidth"),
     which the notebook once looked up, match no metric, and memory bandwidth and fio dropped out."""
-    lines = [l for l in _summary_cell("SUBSYSTEM = ").splitlines() if l.startswith(("SUBSYSTEM_LABELS = ", "SUBSYSTEM = "))]
-    namespace = {"metric_catalog": metric_catalog}
-    exec("\n".join(lines), namespace)  # noqa: S102  (the notebook's own lines)
-    overview = namespace["SUBSYSTEM"]
+    from virtrepro.figures.summary import SUBSYSTEM as overview
+
     assert all(metric in metric_catalog.METRICS.get(bench, {}) for bench, metric in overview)
     measured = {(b, m) for b, m, _ in _table_metrics()}
     assert {("mbw", "copy_bandwidth_avg"), ("fio", "bw")} <= set(overview) & measured
@@ -286,25 +257,7 @@ def test_the_paper_scale_sets_every_benchmark():
     assert set(config["scales"]["paper"]) >= set(config["benchmarks"])
 
 
-def _registered_figures() -> dict:
-    text = (WORKFLOW / "rules" / "notebooks.smk").read_text()
-    start = text.index("FIGURES = {")
-    node = ast.parse(text[start:text.index("\n}\n", start) + 2])
-    return ast.literal_eval(node.body[0].value)
-
-
-def test_the_figure_registry_names_what_the_notebooks_save_and_has_captions():
-    figures = _registered_figures()
-    assert set(figures) == set(_schema()["properties"]["notebooks"]["items"]["enum"])
-    saved = re.compile(r'plotting\.save\(fig, figures_dir, "([a-z0-9]+)", "([a-z0-9-]+)"\)')
-    for paper, names in figures.items():
-        source = "\n".join("".join(c["source"]) for c in json.loads((ROOT / "notebooks" / f"{paper}.ipynb").read_text())["cells"]
-                           if c["cell_type"] == "code")
-        literal = {name for notebook, name in saved.findall(source) if notebook == paper}
-        assert literal <= set(names), f"{paper}: saved but not registered: {sorted(literal - set(names))}"
-        assert all(f'"{name}"' in source for name in names), paper  # a registered figure the notebook names
-        for name in names:
-            assert (WORKFLOW / "report" / f"{paper}-{name}.rst").is_file(), f"no caption for {paper} {name}"
+# the figures: tests/test_figures.py (the registry in virtrepro.figures, the notebooks and notebooks.smk agree)
 
 
 def test_the_kvm_probe_selects_one_of_the_alias_candidates():

@@ -1,4 +1,4 @@
-"""The lmbench figure (virtrepro.microbenchmarks): ratios checked against means computed here from
+"""The lmbench figure (virtrepro.figures.microbenchmarks): ratios checked against means computed here from
 the captured logs, the panels drawn with the platforms' declared colours, and a clear note when
 the data hold no lmbench runs (the committed reference data do not yet)."""
 
@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from conftest import fixture_text, table_row
-from virtrepro import microbenchmarks, plotting
+from virtrepro import plotting
+from virtrepro.figures import microbenchmarks
 from virtrepro.parsers.lmbench import parse_lmbench
 
 matplotlib.use("Agg")

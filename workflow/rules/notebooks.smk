@@ -1,23 +1,18 @@
 # Notebooks: each paper's notebook executed with papermill into an executed
 # copy; the notebook writes its figures into figures/<paper>/.
 
-# The figures each notebook writes (as .png and .pdf).
-FIGURES = {
-    "walters2008": ["fig1-netperf-latency-bandwidth", "fig2-iozone-reader-writer", "fig3-npb-relative-time", "fig4-npb-mpi-scaling"],
-    "kumar2013": ["fig4-cpu-overhead", "fig4-8-network-bandwidth", "tables5-operational-flexibility",
-                  "fig4-1-4-4-cpu-vcpus", "fig4-5-4-7-memory", "fig4-9-to-4-11-disk", "fig6-2-6-5-isolation",
-                  "apps-relative-performance"],
-    "regola2010": ["fig2-netperf-latency-throughput", "table2-iozone-disk-formats", "fig4-5-npb-relative-time"],
-    "kudryavtsev2012": ["fig1-npb-cg-ft-mg-is", "fig2-npb-ep-lu", "fig3-hpcc"],
-    "youseff2006": ["fig1-stream", "fig2-bonnie-relative", "fig3a-npb-relative"],
-    "summary": ["overview-overhead-then-now"],
-    "microbenchmarks": ["lmbench-relative"],
-}
+from virtrepro import figures as figure_registry
+
+# The figures each notebook writes (.png and .pdf) and their report captions: one declaration per
+# figure in virtrepro.figures (a paper's notebook draws them); the captions are written from it.
+FIGURES = figure_registry.by_paper()
+CAPTIONS = figure_registry.write_captions(Path(".snakemake") / "report-captions")
 
 
 def report_figure(paper, name):
-    """A figure's PNG as a `snakemake --report` item: caption workflow/report/<paper>-<name>.rst, category the paper."""
-    return report(f"{FIGURES_DIR}/{paper}/{name}.png", caption=f"../report/{paper}-{name}.rst", category=paper)
+    """A figure's PNG as a `snakemake --report` item: its registered caption, category the paper."""
+    caption = os.path.relpath(CAPTIONS[(paper, name)].resolve(), Path(workflow.basedir) / "workflow" / "rules")
+    return report(f"{FIGURES_DIR}/{paper}/{name}.png", caption=caption, category=paper)
 
 
 def notebook_outputs():

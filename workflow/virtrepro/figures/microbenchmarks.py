@@ -1,6 +1,6 @@
 """The operating-system microbenchmarks' figure (lmbench): what each platform costs relative to
-native. One function draws it (:func:`lmbench_figure`); ``notebooks/microbenchmarks.ipynb`` calls
-it and says what it shows.
+native. One function draws it (:func:`lmbench_figure`), registered as figure ``lmbench-relative`` of
+the ``microbenchmarks`` notebook, which draws it and says what it shows.
 
 Panels: system call latency, context switch latency and memory bandwidth as each platform's
 ratio to the baseline's mean (intervals from :func:`virtrepro.stats.ratio_ci`; a log axis when the
@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import platform_catalog, plotting, results, stats
-from .platform_names import label
+from .. import platform_catalog, plotting, results, stats
+from ..platform_names import label
+from .registry import Drawn, figure
 
 BENCHMARK = "lmbench"
 NOT_MEASURED = ("lmbench: not measured in this data yet\n(add lmbench to the configuration's "
@@ -111,6 +112,20 @@ def _size(mib: float) -> str:
     for unit, factor in (("MiB", 1), ("KiB", 1024), ("B", 1024 * 1024)):
         if mib * factor >= 1 or unit == "B":
             return f"{mib * factor:g} {unit}"
+
+
+@figure("microbenchmarks", "lmbench-relative", title="lmbench", benchmarks=[BENCHMARK],
+        caption="System call and context switch latency and memory bandwidth of each platform relative to the "
+                "baseline's mean (with the interval of the ratio), and lat_mem_rd's load latency over the array size "
+                "(the cache and memory staircase), one line per platform.")
+def lmbench_relative(table: pd.DataFrame, s) -> Drawn:
+    fig = lmbench_figure(table, s.baseline, s.confidence)
+    rows = lmbench_rows(table)
+    numbers = {}
+    for metric, labels, _, _ in RATIO_PANELS:
+        if not rows.empty:
+            numbers[f"{metric} / {s.baseline}"] = ratios(rows, metric, labels, s.baseline, s.confidence)
+    return Drawn(fig, numbers, digits=3)
 
 
 def lmbench_figure(table: pd.DataFrame, baseline: str = platform_catalog.BASELINE, level: float = 0.95):

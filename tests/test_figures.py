@@ -1,0 +1,264 @@
+"""Figures as code (virtrepro.figures): the registry agrees with the notebooks, notebooks.smk, the schema and
+the claims, and each figure function draws the committed reference table with the numbers that pandas
+computes from the table directly (the JSON columns read with json, not through results.view)."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+import yaml
+
+from virtrepro import claims, figures, results
+from virtrepro.figures import Setting, kumar2013, regola2010, summary, walters2008, youseff2006
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = ROOT / "data" / "tables" / "reference-vm.parquet"
+SETTING = Setting(testbed="reference-vm", data_dir=str(ROOT / "data"), reference_dir=str(ROOT / "data" / "reference"))
+
+
+def _notebook_code(paper: str) -> str:
+    cells = json.loads((ROOT / "notebooks" / f"{paper}.ipynb").read_text())["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+
+
+def _claims() -> list[dict]:
+    return claims.load_claims(ROOT / "data" / "reference" / "claims.yaml")
+
+
+@pytest.fixture(scope="module")
+def table() -> pd.DataFrame:
+    return results.read_table(TABLE)
+
+
+def _labels(rows: pd.DataFrame, key: str) -> pd.Series:
+    return rows["labels"].map(lambda text: json.loads(text).get(key))
+
+
+def _parameter(rows: pd.DataFrame, key: str) -> pd.Series:
+    return rows["parameters"].map(lambda text: json.loads(text).get(key))
+
+
+# --- the registry, the notebooks, notebooks.smk, the schema and the claims agree -------------------
+
+
+def test_every_registered_figure_is_drawn_by_its_notebook_and_nothing_else_is_saved():
+    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    assert set(figures.by_paper()) == set(schema["properties"]["notebooks"]["items"]["enum"])
+    for paper, ids in figures.by_paper().items():
+        code = _notebook_code(paper)
+        drawn = re.findall(r'nb\.draw\("([a-z0-9-]+)"\)', code)
+        assert sorted(drawn) == sorted(ids), paper  # each registered figure once, and only those
+        assert "plotting.save(" not in code and "savefig(" not in code, paper  # a figure is drawn in one place
+
+
+def test_the_workflow_lists_the_registered_figures_without_copying_them():
+    text = (ROOT / "workflow" / "rules" / "notebooks.smk").read_text()
+    assert "by_paper()" in text and "write_captions(" in text
+    assert not [name for _, name in figures.FIGURES if f'"{name}"' in text]
+    assert not (ROOT / "workflow" / "report").exists()  # captions come from the registry
+
+
+def test_captions_are_written_from_the_registry(tmp_path):
+    written = figures.write_captions(tmp_path)
+    assert set(written) == set(figures.FIGURES)
+    fig = figures.get("walters2008", "fig1-netperf-latency-bandwidth")
+    text = written[("walters2008", fig.id)].read_text()
+    assert text == f"Walters 2008 Fig. 1: {fig.caption} Notebook ``walters2008``.\n" and fig.title == "Walters 2008 Fig. 1"
+    assert all(f.caption and f.title and f.benchmarks for f in figures.FIGURES.values())
+
+
+def test_a_figure_names_the_claims_it_tests_and_reads_their_benchmarks():
+    found = _claims()
+    by_id = {c["id"]: c for c in found}
+    for fig in figures.FIGURES.values():
+        for pattern in fig.claims:
+            assert [c for c in found if c["paper"] == fig.paper and fnmatch.fnmatchcase(c["id"], pattern)], (fig.id, pattern)
+        for claim_id in fig.claim_ids(found):
+            check = by_id[claim_id].get("check")
+            if check:
+                assert check["benchmark"] in fig.benchmarks, (fig.id, claim_id)
+
+
+def test_every_testable_claim_on_a_drawn_benchmark_has_its_figure():
+    found = _claims()
+    tested = {i for fig in figures.FIGURES.values() for i in fig.claim_ids(found)}
+    drawn = {(fig.paper, b) for fig in figures.FIGURES.values() for b in fig.benchmarks}
+    missing = [c["id"] for c in found if c.get("testable") and (c["paper"], c["check"]["benchmark"]) in drawn
+               and c["id"] not in tested]
+    assert missing == []
+
+
+def test_the_registry_refuses_a_figure_twice():
+    fig = figures.get("walters2008", "fig1-netperf-latency-bandwidth")
+    with pytest.raises(ValueError, match="twice"):
+        figures.figure(fig.paper, fig.id, title="t", caption="c", benchmarks=["netperf"])(lambda table, s: None)
+    with pytest.raises(KeyError, match="registered"):
+        figures.get("walters2008", "no-such-figure")
+
+
+# --- every figure draws the committed table ------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", list(figures.FIGURES), ids=lambda key: "/".join(key))
+def test_every_figure_draws_the_reference_table(key, table, tmp_path):
+    drawn = figures.draw(*key, table, SETTING, tmp_path)
+    plt.close(drawn.fig)
+    assert sorted(p.name for p in drawn.paths) == [f"{key[1]}.pdf", f"{key[1]}.png"]
+    assert all((tmp_path / key[0] / p.name).stat().st_size > 0 for p in drawn.paths)
+    link = drawn._repr_markdown_()
+    assert link.startswith(f"![{key[1]}](") and Path(link[link.index("(") + 1:-1]).resolve() == (tmp_path / key[0] / f"{key[1]}.png").resolve()
+    assert drawn.text() or not drawn.numbers
+
+
+def _numbers(key, table, name_start):
+    drawn = figures.get(*key).draw(table, SETTING)
+    plt.close(drawn.fig)
+    return next(v for k, v in drawn.numbers.items() if k.startswith(name_start))
+
+
+def test_walters_fig1_latency_and_bandwidth_are_the_means_of_the_table(table):
+    rows = table[table["benchmark"] == "netperf"]
+    lat = rows[rows["metric"] == "half_round_trip_latency"]
+    expected = lat.groupby([lat["platform"], _labels(lat, "request_size").rename("size")])["value"].mean()
+    shown = _numbers(("walters2008", "fig1-netperf-latency-bandwidth"), table, "one-way latency")
+    assert len(expected) == shown.size > 0
+    for (platform, size), mean in expected.items():
+        assert shown.loc[size, platform] == pytest.approx(mean)
+    bw = rows[rows["metric"] == "throughput"]
+    size = _labels(bw, "message_size")
+    largest = bw[size == size.max()].groupby("platform")["value"].mean()
+    ours = _numbers(("walters2008", "fig1-netperf-latency-bandwidth"), table, "ours")
+    for platform, mean in largest.items():
+        assert ours.loc[platform].filter(like="bandwidth").iloc[0] == pytest.approx(mean / largest["native"] * 100)
+
+
+def test_walters_fig2_bandwidth_is_mb_per_s_of_1_mb_records(table):
+    rows = table[(table["benchmark"] == "iozone") & table["metric"].isin(["read", "write"])]
+    rows = rows[_labels(rows, "record_kb") == 1024]
+    key = [rows["platform"], rows["metric"].map({"read": "reader", "write": "writer"}),
+           (_labels(rows, "file_size_kb") // 1024).rename("mb")]
+    expected = rows.groupby(key)["value"].mean() / 1024
+    shown = _numbers(("walters2008", "fig2-iozone-reader-writer"), table, "mean bandwidth")
+    assert len(expected) == shown.size > 0
+    for (platform, test, mb), mean in expected.items():
+        assert shown.loc[(test, mb), platform] == pytest.approx(mean)
+
+
+def test_kumar_lifecycle_seconds_are_the_means_per_step(table):
+    rows = table[table["benchmark"] == "lifecycle"]
+    expected = rows.groupby(["platform", "metric"])["value"].mean()
+    shown = _numbers(("kumar2013", "tables5-operational-flexibility"), table, "mean seconds")
+    assert list(shown.columns) == kumar2013.STEPS
+    for (platform, step), mean in expected.items():
+        if step in kumar2013.STEPS:
+            assert shown.loc[platform, step] == pytest.approx(mean)
+
+
+def test_kumar_isolation_efficiency_is_the_ratio_of_means_beside_a_neighbour_and_alone(table):
+    rows = table[(table["benchmark"] == "isolation") & (table["metric"] == "events_per_second")]
+    rows = rows[_parameter(rows, "resource") == "cpu"]
+    neighbour, limits = _parameter(rows, "neighbour"), _parameter(rows, "limits")
+    shown = _numbers(("kumar2013", "fig6-2-6-5-isolation"), table, "isolation").set_index(["resource", "platform", "limits"])
+    checked = 0
+    for (platform, limit), group in rows.groupby([rows["platform"], limits]):
+        stressed = group[neighbour[group.index] == "stress"]["value"].mean()
+        alone = group[neighbour[group.index] == "none"]["value"].mean()
+        assert shown.loc[("cpu", platform, limit), "efficiency"] == pytest.approx(stressed / alone)
+        checked += 1
+    assert checked >= 4
+
+
+def test_kumar_cpu_vcpus_is_each_platform_over_the_baseline_per_vcpu_count(table):
+    rows = table[(table["benchmark"] == "cpu_scaling") & (table["metric"] == "events_per_second")]
+    vcpus = _parameter(rows, "vcpus")
+    means = rows.groupby([vcpus.rename("vcpus"), rows["platform"]])["value"].mean()
+    shown = _numbers(("kumar2013", "fig4-1-4-4-cpu-vcpus"), table, "events/s").set_index(["vcpus", "platform"])
+    assert len(shown) == len(means) - means.index.get_level_values("platform").tolist().count("native") > 0
+    for (n, platform), mean in means.items():
+        if platform != "native":
+            assert shown.loc[(n, platform), "ratio"] == pytest.approx(mean / means[(n, "native")])
+
+
+def test_regola_table2_is_mb_per_s_per_configuration_beside_the_paper(table):
+    rows = table[(table["benchmark"] == "iozone_disk") & table["metric"].isin(list(regola2010.OPS))]
+    disk, cache = _parameter(rows, "disk"), _parameter(rows, "cache")
+    config = [p if d == "host" else f"{p} {d} {c}" for p, d, c in zip(rows["platform"], disk, cache)]
+    expected = rows.groupby([pd.Series(config, index=rows.index, name="c"), rows["metric"]])["value"].mean() / 1024
+    shown = _numbers(("regola2010", "table2-iozone-disk-formats"), table, "MB/s")
+    for (configuration, metric), mean in expected.items():
+        assert shown.loc[configuration, (regola2010.OPS[metric], "ours")] == pytest.approx(mean)
+    published = pd.read_csv(ROOT / "data" / "reference" / "regola2010.csv")
+    native_read = published[(published["source"] == "Table I") & (published["platform_in_paper"] == "native")
+                            & (published["metric"] == "read")]["value"].iloc[0]
+    assert shown.loc["native", ("Read", "paper")] == pytest.approx(native_read)
+    openvz = published[(published["platform_in_paper"] == "OpenVZ") & (published["metric"] == "write")]["value"].iloc[0]
+    assert shown.loc["lxc", ("Write", "paper")] == pytest.approx(openvz)  # OpenVZ's row is drawn beside lxc's
+
+
+def test_youseff_stream_ratio_is_platform_over_baseline(table):
+    rows = table[(table["benchmark"] == "hpcc") & (table["metric"] == "single_stream_triad")]
+    means = rows.groupby("platform")["value"].mean()
+    shown = _numbers(("youseff2006", "fig1-stream"), table, "tests").set_index(["operation", "platform"])
+    for platform, mean in means.drop("native").items():
+        assert shown.loc[("triad", platform), "ratio"] == pytest.approx(mean / means["native"])
+    assert set(youseff2006.STREAM) >= {"single_stream_triad"}
+
+
+def test_summary_overview_compares_memory_bandwidth_and_fio(table):
+    """The overview once looked up ("mbw", "bandwidth") and ("fio", "bandwidth"), which match no
+    metric: memory bandwidth and fio dropped out unnoticed. Both are in it now, with the overhead
+    pandas computes for one of them."""
+    today = summary.today(table, "native")
+    assert {"mbw", "fio"} <= set(today["benchmark"])
+    assert set(today.loc[today["benchmark"] == "mbw", "subsystem"]) == {"memory"}
+    assert set(today.loc[today["benchmark"] == "fio", "subsystem"]) == {"disk"}
+    (metric,) = {m for b, m in summary.SUBSYSTEM if b == "mbw"}
+    rows = table[(table["benchmark"] == "mbw") & (table["metric"] == metric)]
+    variant = rows["variant"]
+    means = rows.groupby([variant, rows["platform"]])["value"].mean()
+    expected = sorted((1 - means[(v, "lxc")] / means[(v, "native")]) * 100 for v in variant.unique())
+    ours = sorted(today[(today["benchmark"] == "mbw") & (today["platform"] == "lxc")]["overhead_percent"])
+    assert ours == pytest.approx(expected)
+
+
+def test_summary_then_pairs_the_papers_numbers_with_their_native_value():
+    then = summary.then(ROOT / "data" / "reference")
+    assert set(then["family"]) <= {summary.CONTAINER, summary.FULL_VM} and len(then) > 10
+    published = pd.read_csv(ROOT / "data" / "reference" / "regola2010.csv")
+    table1 = published[published["source"] == "Table I"].set_index(["platform_in_paper", "metric"])["value"]
+    expected = (1 - table1[("OpenVZ", "read")] / table1[("native", "read")]) * 100
+    regola = then[(then["paper"] == "regola2010") & (then["platform"] == "OpenVZ")]["overhead_percent"]
+    assert any(v == pytest.approx(expected) for v in regola)
+
+
+def test_walters_marks_the_papers_bandwidth_on_the_stand_in():
+    assert walters2008.PAPER_BANDWIDTH == {"OpenVZ": 35.3, "VMware Server": 25.9}
+    from virtrepro.figures.common import stand_in_present
+
+    assert stand_in_present("OpenVZ", ["podman", "lxc", "native"]) == "lxc"
+    assert stand_in_present("VMware Server", ["native"]) is None
+
+
+def test_the_notebook_says_what_its_numbers_carry_and_reports_its_papers_claims(table, monkeypatch, tmp_path):
+    from virtrepro.figures.reading import Notebook
+
+    monkeypatch.setattr(results, "load", lambda testbed, data_dir: table)
+    nb = Notebook("kudryavtsev2012", testbed="reference-vm", data_dir=SETTING.data_dir, reference_dir=SETTING.reference_dir,
+                  figures_dir=str(tmp_path), confidence=0.97, baseline="native")
+    about = nb.about().splitlines()
+    assert about[0].startswith("scale of the data: quick")
+    assert f"platforms measured: {', '.join(sorted(set(table['platform'])))}" in about
+    probe = json.loads((ROOT / "data" / "raw" / "reference-vm" / "probes" / "qemu-accel.json").read_text())
+    assert about[-1] == f"QEMU accelerator probe: {probe['reason']}"
+    verdicts = nb.verdicts()
+    listed = yaml.safe_load((ROOT / "data" / "reference" / "claims.yaml").read_text())
+    assert sorted(verdicts["id"]) == sorted(c["id"] for c in listed if c["paper"] == "kudryavtsev2012")
+    assert nb.claims().splitlines()[0].startswith("claim")
+    drawn = nb.draw("fig3-hpcc")
+    assert (tmp_path / "kudryavtsev2012" / "fig3-hpcc.png").is_file() and drawn.numbers

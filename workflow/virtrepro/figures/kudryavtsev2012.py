@@ -1,0 +1,125 @@
+"""Kudryavtsev 2012, Virtualizing HPC applications using modern hypervisors: NPB (Figs. 1-2) and HPCC (Fig. 3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from .. import claims, plotting, rawlog, results
+from ..platform_catalog import FULL_VM, get
+from .registry import Drawn, figure
+from .common import OVERHEAD, compare, comparable, footnote, no_comparison, npb_missing
+
+PAPER = "kudryavtsev2012"
+NPB_BY = ["param_kernel", "param_class", "param_nodes", "param_procs"]
+
+
+def npb_overhead(table, s) -> tuple[pd.DataFrame, str]:
+    """NPB (MPI) run time overhead against the baseline per kernel, class, instances and processes,
+    and why there is none."""
+    npb = results.view(table, "npb_mpi", metric="time")
+    why = npb_missing(s, "npb_mpi") if npb.empty else f"npb_mpi: an overhead needs {s.baseline!r} and a second platform"
+    compared = compare(npb, s, NPB_BY, higher_is_better=False)
+    return compared.assign(procs=compared["param_procs"]), why
+
+
+def npb_figure(table, s, kernels: list[str], title: str) -> Drawn:
+    compared, why = npb_overhead(table, s)
+    if compared.empty:  # one line on why, in one panel
+        fig, ax = plt.subplots(figsize=(8, 2))
+        plotting.unavailable(ax, why)
+        ax.set_title(f"{title} on testbed {s.testbed!r}")
+        return Drawn(fig, {"overhead": why})
+    fig, axes = plt.subplots(1, len(kernels), figsize=(3.2 * len(kernels), 3.6), sharey=True, squeeze=False)
+    for ax, kernel in zip(axes[0], kernels):
+        part = compared[compared["param_kernel"] == kernel]
+        if part.empty:
+            plotting.unavailable(ax, f"{kernel.upper()}: not run")
+            continue
+        part = part[part["param_nodes"] == part["param_nodes"].min()]  # one instance, as the paper's single-node points
+        ax.axhspan(1, 5, color="tab:green", alpha=0.15, label="paper: 1-5 % (NUMA)")
+        ax.axhspan(10, 60, color="tab:red", alpha=0.10, label="paper: 10-60 % (no NUMA)")
+        plotting.grouped_bars(ax, part, "procs", "overhead_percent", "overhead_ci_low", "overhead_ci_high",
+                              order=sorted(part["procs"].unique()))
+        ax.axhline(0, color="black", linewidth=0.8)
+        plotting.note_no_ratio(ax, part.loc[part["mean_baseline"] == 0, "procs"].unique(), s.baseline, "processes")
+        ax.set_title(f"{kernel.upper()} class {part['param_class'].iloc[0]}")
+        ax.set_xlabel("MPI processes")
+    axes[0][0].set_ylabel(f"overhead vs {s.baseline} (%), {s.confidence:.0%} CI")
+    axes[0][-1].legend(fontsize="small")
+    fig.suptitle(f"{title} on testbed {s.testbed!r}")
+    shown = compared[compared["param_kernel"].isin(kernels)]
+    return Drawn(fig, {f"run time overhead vs {s.baseline} (%)": shown[NPB_BY + OVERHEAD]}, digits=1)
+
+
+NPB_CLAIMS = ["kudryavtsev2012-numa-kvm-overhead-1-5pct-npb", "kudryavtsev2012-no-numa-*", "kudryavtsev2012-mg8-*",
+              "kudryavtsev2012-vm-run-times-more-scattered"]
+
+
+@figure(PAPER, "fig1-npb-cg-ft-mg-is", title="Kudryavtsev 2012 Fig. 1", benchmarks=["npb_mpi"], claims=NPB_CLAIMS,
+        caption='NPB (MPI) CG, FT, MG and IS run-time overhead against the baseline platform per process count, one '
+                "panel per kernel, with Fieller confidence intervals at the paper's 97 % level; the paper's 1-5 % "
+                '(NUMA guest) and 10-60 % (no NUMA) ranges as bands. When NPB was not run, the panel says why.')
+def fig1(table, s) -> Drawn:
+    return npb_figure(table, s, ["cg", "ft", "mg", "is"], "NPB CG, FT, MG, IS (Fig. 1)")
+
+
+@figure(PAPER, "fig2-npb-ep-lu", title="Kudryavtsev 2012 Fig. 2", benchmarks=["npb_mpi"], claims=NPB_CLAIMS,
+        caption='NPB (MPI) EP and LU run-time overhead against the baseline platform per process count, with Fieller '
+                'confidence intervals at 97 %. When NPB was not run, the panel says why.')
+def fig2(table, s) -> Drawn:
+    return npb_figure(table, s, ["ep", "lu"], "NPB EP, LU (Fig. 2)")
+
+
+HPCC = {"hpl_gflops": "HPL", "single_stream_triad": "STREAM single", "star_stream_triad": "STREAM EP",
+        "single_random_access": "RandomAccess single", "star_random_access": "RandomAccess EP",
+        "mpi_random_access": "RandomAccess MPI", "avg_ping_pong_latency": "PingPong latency",
+        "avg_ping_pong_bandwidth": "PingPong bandwidth"}
+
+
+@figure(PAPER, "fig3-hpcc", title="Kudryavtsev 2012 Fig. 3", benchmarks=["hpcc"],
+        claims=["kudryavtsev2012-numa-kvm-overhead-1-5pct-stream", "kudryavtsev2012-numa-kvm-overhead-1-5pct-randomaccess",
+                "kudryavtsev2012-randomaccess-ep-*"],
+        caption='HPCC overhead against the baseline platform (positive = worse): HPL, STREAM triad single and EP, '
+                'RandomAccess single, EP and MPI, PingPong latency and bandwidth, with Fieller confidence intervals '
+                "at 97 %; the paper's ranges as bands.")
+def fig3(table, s) -> Drawn:
+    hpcc = results.view(table, "hpcc", metric=list(HPCC))
+    fig, ax = plt.subplots(figsize=(10, 4))
+    compared = pd.DataFrame()
+    if not comparable(hpcc, s.baseline):
+        plotting.unavailable(ax, no_comparison("hpcc", s))
+    else:
+        hpcc = hpcc.assign(higher_is_better=[claims.higher_is_better(m, u) for m, u in zip(hpcc["metric"], hpcc["unit"])])
+        compared = compare(hpcc, s, ["metric"], higher_is_better="higher_is_better")
+        compared["test"] = compared["metric"].map(HPCC)
+        ax.axhspan(1, 5, color="tab:green", alpha=0.15, label="paper: 1-5 % (NUMA)")
+        order = [t for t in HPCC.values() if t in set(compared["test"])]
+        if "RandomAccess EP" in order:
+            i = order.index("RandomAccess EP")
+            ax.fill_between([i - 0.45, i + 0.45], 45, 50, color="tab:red", alpha=0.3, label="paper: RandomAccess EP 45-50 % (no NUMA)")
+        plotting.grouped_bars(ax, compared, "test", "overhead_percent", "overhead_ci_low", "overhead_ci_high", order=order)
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.tick_params(axis="x", labelrotation=20)
+        ax.set_ylabel(f"overhead vs {s.baseline} (%), {s.confidence:.0%} CI")
+        ax.legend(fontsize="small")
+    ax.set_title(f"HPCC (Fig. 3) on testbed {s.testbed!r}")
+    footnote(fig, results.view(table, "hpcc"))
+    shown = compared[["test"] + OVERHEAD[:-1]] if len(compared) else no_comparison("hpcc", s)
+    return Drawn(fig, {f"overhead vs {s.baseline} (%)": shown}, digits=1)
+
+
+def guest_knobs(table, s) -> pd.DataFrame:
+    """The KVM guest settings each VM run of hpcc and npb_mpi applied (NUMA nodes, huge pages, vCPU pinning),
+    from the first log's sidecar."""
+    vm_logs = table[table["platform"].map(lambda p: get(p).family == FULL_VM) & table["benchmark"].isin(["hpcc", "npb_mpi"])]
+    knobs = []
+    for (platform, benchmark), logs in vm_logs.groupby(["platform", "benchmark"]):
+        sidecar = rawlog.read_sidecar(Path(s.data_dir) / logs["source_log"].iloc[0])
+        spec, applied = sidecar["platform"].get("spec", {}), sidecar["platform"].get("applied", {})
+        knobs.append({"platform": platform, "benchmark": benchmark, "vcpus": spec.get("vcpus"),
+                      "numa_nodes": applied.get("numa_nodes"), "hugepages": applied.get("hugepages"),
+                      "vcpu_pinning": applied.get("vcpu_pinning", "off")})
+    return pd.DataFrame(knobs, columns=["platform", "benchmark", "vcpus", "numa_nodes", "hugepages", "vcpu_pinning"])

@@ -1,0 +1,134 @@
+"""The figure registry: :func:`figure` declares a figure, :data:`FIGURES` holds them (see the package)."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from ..platform_catalog import BASELINE
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A notebook's parameters that a figure reads."""
+
+    testbed: str = "reference-vm"
+    data_dir: str | Path = "data"
+    reference_dir: str | Path = "data/reference"
+    confidence: float = 0.95
+    baseline: str = BASELINE
+    margin: float = 0.05
+
+
+@dataclass(repr=False)
+class Drawn:
+    """A drawn figure and the numbers a reader wants beside it (name -> table, or a line of text)."""
+
+    fig: object
+    numbers: dict = field(default_factory=dict)
+    digits: int = 2
+    paths: list = field(default_factory=list)
+
+    def text(self, *names: str) -> str:
+        parts = []
+        for name, shown in self.numbers.items():
+            if names and not name.startswith(names):
+                continue
+            if isinstance(shown, pd.DataFrame):
+                index = any(name is not None for name in shown.index.names)
+                shown = "(none)" if shown.empty else shown.round(self.digits).to_string(index=index, na_rep="-")
+            parts.append(f"{name}:\n{shown}")
+        return "\n\n".join(parts)
+
+    def show(self, *names: str) -> None:
+        """Print the numbers (a notebook's checked output): all, or those whose name starts with one of ``names``."""
+        print(self.text(*names))
+
+    def __repr__(self) -> str:
+        return "figure " + ", ".join(Path(p).name for p in self.paths) if self.paths else "figure (not written)"
+
+    def _repr_markdown_(self):
+        """A notebook shows the figure as written, by a link relative to its working directory (the
+        notebook's own stores no image: the PNG is in figures/<paper>/ beside it)."""
+        png = [p for p in self.paths if Path(p).suffix == ".png"]
+        return f"![{Path(png[0]).stem}]({Path(os.path.relpath(png[0])).as_posix()})" if png else None
+
+
+@dataclass(frozen=True)
+class Figure:
+    paper: str
+    id: str  # its file name under figures/<paper>/ (.png and .pdf)
+    title: str
+    caption: str  # what it shows, for the report
+    benchmarks: tuple  # the benchmarks it reads
+    claims: tuple  # patterns over claim ids (fnmatch) of the claims it tests
+    draw: Callable = field(repr=False, compare=False)
+
+    def claim_ids(self, claims: list[dict]) -> list[str]:
+        """The ids of ``claims`` (claims.load_claims) this figure tests."""
+        return [c["id"] for c in claims if c["paper"] == self.paper
+                and any(fnmatch.fnmatchcase(c["id"], pattern) for pattern in self.claims)]
+
+    def report_caption(self) -> str:
+        return f"{self.title}: {self.caption} Notebook ``{self.paper}``.\n"
+
+
+# (paper, id) -> Figure, in the order the papers' modules declare them
+FIGURES: dict[tuple[str, str], Figure] = {}
+
+
+def figure(paper: str, id: str, *, title: str, caption: str, benchmarks, claims=()):
+    """Register the decorated function as figure ``id`` of ``paper``."""
+
+    def register(draw: Callable) -> Callable:
+        if (paper, id) in FIGURES:
+            raise ValueError(f"figure {paper}/{id} registered twice")
+        FIGURES[(paper, id)] = Figure(paper, id, title, caption, tuple(benchmarks), tuple(claims), draw)
+        return draw
+
+    return register
+
+
+def by_paper() -> dict[str, list[str]]:
+    """Each paper's figure ids, in their order."""
+    out: dict[str, list[str]] = {}
+    for paper, name in FIGURES:
+        out.setdefault(paper, []).append(name)
+    return out
+
+
+def get(paper: str, id: str) -> Figure:
+    try:
+        return FIGURES[(paper, id)]
+    except KeyError:
+        raise KeyError(f"no figure {id!r} of {paper!r} (registered: {', '.join(by_paper().get(paper, []))})") from None
+
+
+def draw(paper: str, id: str, table: pd.DataFrame, setting: Setting, figures_dir: str | Path) -> Drawn:
+    """Draw figure ``id`` of ``paper`` from ``table`` and save it as figures_dir/<paper>/<id>.png/.pdf."""
+    from .. import plotting
+
+    drawn = get(paper, id).draw(table, setting)
+    drawn.paths = plotting.save(drawn.fig, figures_dir, paper, id)
+    return drawn
+
+
+def write_captions(directory: str | Path) -> dict[tuple[str, str], Path]:
+    """Each figure's report caption as <directory>/<paper>-<id>.rst (rewritten only when it changed)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for key, fig in FIGURES.items():
+        path = directory / f"{fig.paper}-{fig.id}.rst"
+        text = fig.report_caption()
+        if not path.is_file() or path.read_text() != text:
+            path.write_text(text)
+        out[key] = path
+    return out
+
+

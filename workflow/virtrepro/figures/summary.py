@@ -1,0 +1,157 @@
+"""The summary's overview: overhead by platform family and subsystem, the papers' numbers (then) beside ours (today)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from .. import claims, metric_catalog, platform_catalog, plotting, results, stats
+from .registry import Drawn, figure
+
+PAPER = "summary"
+
+# which metric stands for which subsystem in the overview, declared with the benchmarks' metrics
+SUBSYSTEM_LABELS = {"cpu": "CPU", "memory": "memory", "disk": "disk", "network": "network", "hpc": "MPI"}
+SUBSYSTEM = {key: SUBSYSTEM_LABELS[subsystem] for key, subsystem in metric_catalog.overview().items()}
+SUBSYSTEMS = list(SUBSYSTEM_LABELS.values())
+# every platform but the native ones, with its family's name (declared once: virtrepro.platform_catalog)
+FAMILY = {p.name: platform_catalog.FAMILY_LABELS[p.family] for p in platform_catalog.PLATFORMS
+          if p.family != platform_catalog.NATIVE}
+CONTAINER, FULL_VM = (platform_catalog.FAMILY_LABELS[f] for f in (platform_catalog.CONTAINER, platform_catalog.FULL_VM))
+TODAY, THEN = "today (ours)", "then (papers)"
+ERA_COLORS = {THEN: "#bbbbbb", TODAY: "#3b6ea5"}
+
+# the papers' platforms by family, and the names of their native baselines
+PAPER_FAMILY = {"OpenVZ": CONTAINER, "LXC": CONTAINER, "Linux Containers": CONTAINER, "Xen": FULL_VM,
+                "KVM": FULL_VM, "KVM/QEMU": FULL_VM, "VMWare Server": FULL_VM, "VMware Server": FULL_VM,
+                "Palacios": FULL_VM, "Kitten/Palacios": FULL_VM, "KVM and Palacios": FULL_VM, "EC2": FULL_VM}
+PAPER_NATIVE = {platform_catalog.BASELINE, "base", "host", "CHAOS", "RHEL2.6.12", "RHEL2.6.9", "CHAOS+RHEL2.6.9+RHEL2.6.12"}
+
+
+def today(table: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """Our overhead (%, positive = worse) of every container and VM against ``baseline`` at the same variant,
+    for each metric that stands for a subsystem; an undeclared metric in the table is an error."""
+    metric_catalog.require_declared(zip(table["benchmark"], table["metric"]))
+    keys = pd.Series(list(zip(table["benchmark"], table["metric"])), index=table.index)
+    ours = table[keys.isin(list(SUBSYSTEM))]
+    rows = []
+    if len(ours) and baseline in set(ours["platform"]):
+        for (bench, metric), part in ours.groupby(["benchmark", "metric"]):
+            part = results.view(part, bench)  # its parameters and labels as columns
+            part["higher_is_better"] = [claims.higher_is_better(m, u) for m, u in zip(part["metric"], part["unit"])]
+            variant = [c for c in part.columns if c.startswith("param_") and part[c].notna().any()]
+            labels = [c for c in ("file_size_kb", "stressor") if c in part.columns and part[c].notna().any()]
+            compared = stats.compare_to_baseline(part, baseline, by=variant + labels, higher_is_better="higher_is_better")
+            rows.append(compared.assign(subsystem=SUBSYSTEM[(bench, metric)], benchmark=bench, metric=metric))
+    out = pd.concat(rows) if rows else pd.DataFrame(columns=["platform", "subsystem", "overhead_percent", "benchmark", "metric"])
+    out = out[out["platform"].isin(list(FAMILY)) & out["overhead_percent"].notna()]
+    return out.assign(family=out["platform"].map(FAMILY), era=TODAY)
+
+
+def paper_subsystem(benchmark: str, metric: str) -> str | None:
+    if benchmark in ("netperf", "iperf3"):
+        return "network"
+    if benchmark in ("iozone", "iozone_disk", "bonnie", "sysbench_fileio", "fio", "dd"):
+        return "disk"
+    if benchmark == "npb_mpi" or metric.startswith("mpi_") or "ping_pong" in metric:
+        return "MPI"
+    if "stream" in metric or "random_access" in metric or benchmark in ("sysbench_memory", "mbw"):
+        return "memory"
+    if benchmark in ("npb_serial", "npb_omp", "sysbench_cpu", "hpcc", "stress_ng"):
+        return "CPU"
+    return None
+
+
+def paper_overhead(kind: str, value: float, higher: bool) -> float | None:
+    """A published relative number as an overhead in percent, positive = worse."""
+    if kind == "overhead":
+        return value
+    if kind == "improvement":
+        return -value
+    if kind == "of_baseline":
+        return 100 - value if higher else value - 100
+    if kind == "ratio":
+        return (1 - value) * 100 if higher else (value - 1) * 100
+    return None  # abs_difference, overhead_change_across_process_counts: no signed overhead
+
+
+def absolute_pairs(published: pd.DataFrame) -> list:
+    """Overheads from absolute published values: each platform against the native value the same
+    paper gives in the same table or sentence for the same benchmark, metric and parameters."""
+    rows = published[published["available"].astype(bool)] if "available" in published.columns else published
+    if "parameters" in rows.columns:
+        rows = rows[~rows["parameters"].fillna("").str.contains("relative=")]
+    rows = rows[pd.to_numeric(rows["value"], errors="coerce").notna()]
+    out = []
+    key = ["paper", "source", "benchmark", "metric"] + [c for c in ("parameters",) if c in rows.columns]
+    for _, group in rows.groupby(key, dropna=False):
+        base = group[group["platform_in_paper"].isin(PAPER_NATIVE)]
+        if len(base) != 1:
+            continue  # no native value (or several): nothing to pair
+        base_value = float(base["value"].iloc[0])
+        for _, row in group[~group["platform_in_paper"].isin(PAPER_NATIVE)].iterrows():
+            higher = claims.higher_is_better(row["metric"], row["unit"])
+            ratio = float(row["value"]) / base_value
+            out.append((row, (1 - ratio) * 100 if higher else (ratio - 1) * 100))
+    return out
+
+
+def then(reference_dir: str | Path) -> pd.DataFrame:
+    """The papers' overheads against a native baseline (percent, positive = worse) by family and subsystem."""
+    out = []
+
+    def add(row, value):
+        family = PAPER_FAMILY.get(row["platform_in_paper"])
+        subsystem = paper_subsystem(row["benchmark"], row["metric"])
+        if family and subsystem and value is not None:
+            out.append({"paper": row["paper"], "platform": row["platform_in_paper"], "family": family,
+                        "subsystem": subsystem, "overhead_percent": value, "era": THEN})
+
+    for csv in sorted(Path(reference_dir).glob("*.csv")):
+        published = pd.read_csv(csv)
+        for row, value in absolute_pairs(published):
+            add(row, value)
+        if "parameters" not in published.columns:
+            continue  # regola2010.csv (Tables I, II): absolute MB/s only, paired above
+        for _, row in published[published["available"] & published["parameters"].str.contains("relative=", na=False)].iterrows():
+            p = dict(kv.split("=", 1) for kv in row["parameters"].split(";") if "=" in kv)
+            if p.get("baseline") in PAPER_NATIVE:
+                add(row, paper_overhead(p["relative"], float(row["value"]), claims.higher_is_better(row["metric"])))
+    return pd.DataFrame(out, columns=["paper", "platform", "family", "subsystem", "overhead_percent", "era"])
+
+
+@figure(PAPER, "overview-overhead-then-now", title="Overview", benchmarks=sorted({b for b, _ in SUBSYSTEM}),
+        caption="overhead against native by platform family (container, full VM) and subsystem (CPU, memory, disk, "
+                "network, MPI): the papers' published relative numbers (then) beside our comparisons on this testbed (today); dots "
+                'are single comparisons, bars their median, symmetric-log axis, positive = worse.')
+def overview(table, s) -> Drawn:
+    ours = today(table, s.baseline)
+    columns = ["family", "subsystem", "era", "overhead_percent"]
+    both = pd.concat([ours[columns], then(s.reference_dir)[columns]])
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for ax, family in zip(axes, [CONTAINER, FULL_VM]):
+        part = both[both["family"] == family]
+        if part.empty:
+            plotting.unavailable(ax, f"no {family} numbers")
+            continue
+        med = part.groupby(["subsystem", "era"], as_index=False)["overhead_percent"].median()
+        plotting.grouped_bars(ax, med, "subsystem", "overhead_percent", hue="era", order=SUBSYSTEMS,
+                              hue_order=list(ERA_COLORS), colors=ERA_COLORS)
+        for i, era in enumerate(ERA_COLORS):
+            dots = part[part["era"] == era]
+            ax.scatter([SUBSYSTEMS.index(x) + (i - 0.5) * 0.4 for x in dots["subsystem"]], dots["overhead_percent"],
+                       s=10, color="black", zorder=3)
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_yscale("symlog", linthresh=10)
+        ax.set_xlim(-0.5, len(SUBSYSTEMS) - 0.5)
+        measured = sorted(ours.loc[ours["family"] == family, "platform"].unique())
+        ax.set_title(f"{family} (ours: {', '.join(plotting.platform_label(p) for p in measured) or 'none'})", fontsize="small")
+    axes[0].set_ylabel(f"overhead vs {s.baseline} (%), positive = worse")
+    axes[1].legend(fontsize="small")
+    fig.suptitle(f"Overhead by platform family and subsystem: the papers vs testbed {s.testbed!r}")
+    overview_numbers = both.groupby(["family", "subsystem", "era"])["overhead_percent"].agg(["count", "median", "min", "max"])
+    return Drawn(fig, {"overhead (%) by family, subsystem and era": overview_numbers,
+                       "today, per benchmark": ours.groupby(["family", "subsystem", "benchmark"])["overhead_percent"].median()
+                       .unstack("family")}, digits=1)
