@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import re
 from pathlib import Path
 
@@ -262,3 +263,31 @@ def test_the_notebook_says_what_its_numbers_carry_and_reports_its_papers_claims(
     assert nb.claims().splitlines()[0].startswith("claim")
     drawn = nb.draw("fig3-hpcc")
     assert (tmp_path / "kudryavtsev2012" / "fig3-hpcc.png").is_file() and drawn.numbers
+
+
+def test_a_notebooks_parameters_default_in_one_place():
+    """Every notebook's parameters cell sets each parameter to None; Notebook fills in DEFAULTS, and a
+    parameter papermill passes wins over it."""
+    from virtrepro.figures.reading import DEFAULTS, Notebook
+
+    for paper in figures.by_paper():
+        nb = json.loads((ROOT / "notebooks" / f"{paper}.ipynb").read_text())
+        (cell,) = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+        assert "".join(cell["source"]).splitlines()[-1] == " = ".join([*DEFAULTS, "None"]), paper
+    cwd = os.getcwd()
+    os.chdir(ROOT / "notebooks")
+    try:
+        nb = Notebook("walters2008", testbed=None, data_dir=None, reference_dir=None, figures_dir="/nonexistent/x",
+                      confidence=0.9, baseline=None, margin=None)
+    finally:
+        os.chdir(cwd)
+    assert (nb.setting.testbed, nb.setting.confidence, nb.setting.baseline) == ("reference-vm", 0.9, "native")
+    os.chdir(ROOT / "notebooks")
+    try:  # Kudryavtsev 2012's intervals are 97 % ones unless papermill says otherwise
+        assert Notebook("kudryavtsev2012", figures_dir="x").setting.confidence == 0.97
+        assert Notebook("walters2008", figures_dir="x").setting.confidence == 0.95
+    finally:
+        os.chdir(cwd)
+    assert nb.figures_dir == "/nonexistent/x" and str(nb.setting.data_dir) == "../data"
+    with pytest.raises(TypeError, match="no parameter colour"):
+        Notebook("walters2008", colour="red")

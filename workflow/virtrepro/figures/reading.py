@@ -14,19 +14,38 @@ from ..notebook import check_parameters, scale_note
 from .registry import Drawn, Setting, draw
 
 
-class Notebook:
-    """A paper's notebook: ``Notebook("walters2008", testbed=testbed, ...)`` with the papermill parameters.
-    A wrong parameter stops here (notebook.ParameterError), before any figure is written."""
+# The notebooks' parameters when papermill sets none (a notebook's parameters cell sets each to None):
+# the committed reference run; paths relative to notebooks/, where Jupyter and the workflow run them.
+DEFAULTS = {
+    "testbed": Setting.testbed,  # which testbed's raw logs to read (data/raw/<testbed>/)
+    "data_dir": "../data",  # where raw/ and tables/ live
+    "reference_dir": "../data/reference",  # the papers' published numbers and claims
+    "figures_dir": "../figures",  # figures are written to <figures_dir>/<paper>/
+    "confidence": Setting.confidence,  # level of the confidence intervals
+    "baseline": Setting.baseline,  # overheads are relative to this platform
+    "margin": Setting.margin,  # equivalence margin of claims without their own threshold
+}
+# a paper's own defaults over those (Kudryavtsev 2012 gives 97 % Student-t intervals)
+PAPER_DEFAULTS = {"kudryavtsev2012": {"confidence": 0.97}}
 
-    def __init__(self, paper: str, *, testbed, data_dir, reference_dir, figures_dir, confidence, baseline, margin=None):
-        check_parameters(testbed=testbed, data_dir=data_dir, reference_dir=reference_dir, figures_dir=figures_dir,
-                         confidence=confidence, baseline=baseline, margin=margin)
-        self.paper, self.figures_dir = paper, figures_dir
-        kw = {} if margin is None else {"margin": margin}
-        self.setting = Setting(testbed, data_dir, reference_dir, confidence, baseline, **kw)
+
+class Notebook:
+    """A paper's notebook: ``Notebook("walters2008", testbed=testbed, ...)`` with the papermill parameters
+    (None: :data:`DEFAULTS`, or the paper's :data:`PAPER_DEFAULTS`). A wrong parameter stops here (notebook.ParameterError), before any figure
+    is written."""
+
+    def __init__(self, paper: str, **parameters):
+        unknown = set(parameters) - set(DEFAULTS)
+        if unknown:
+            raise TypeError(f"Notebook: no parameter {', '.join(sorted(unknown))} (known: {', '.join(DEFAULTS)})")
+        defaults = {**DEFAULTS, **PAPER_DEFAULTS.get(paper, {})}
+        p = {name: default if parameters.get(name) is None else parameters[name] for name, default in defaults.items()}
+        check_parameters(**p)
+        self.paper, self.figures_dir = paper, p["figures_dir"]
+        self.setting = Setting(p["testbed"], p["data_dir"], p["reference_dir"], p["confidence"], p["baseline"], p["margin"])
         plotting.style()
         # raw logs -> tidy table (results.load: cached in data/tables/, rebuilt when a log changes)
-        self.table = results.load(testbed, data_dir)
+        self.table = results.load(p["testbed"], p["data_dir"])
         self.scale = scale_note(self.table)  # also the figures' footer (plotting.DATA_SCALE)
 
     def about(self) -> str:
