@@ -216,6 +216,7 @@ def _cases() -> list[Case]:
     seconds = {"cpu1-verify-perf-5s.log": 5, "cpu2-matrixprod-10s-metrics-brief.log": 10,
                "cpu2-matrixprod-5s-metrics-brief-split.stderr": 5, "hdd1-256M-10s-metrics-brief-times.log": 10,
                "mixed-cpu-vm-matrix-10s-metrics-yaml.log": 10, "cpu2-matrixprod-5s-container-late-start.log": 5,
+               "vm2-256M-1s-tcg-late-start.log": 1,
                "stream1-10s-metrics-brief-memory-rate.log": 10}
     for name, timeout in seconds.items():
         cases.append(Case("stress-ng", {"text": name},

@@ -87,7 +87,10 @@ for _platform in PLATFORMS:
         resources:
             measurement_slots=1,
         localrule: True
+        # a failed repetition (kept as rep-<k>.failed-<time>.log) is measured once more; the
+        # repetitions already complete are kept; the log holds both attempts
+        retries: 1
         shell:
             f"{sys.executable} -m virtrepro.measure --data-dir {DATA} --platform {{params.platform}}"
             " --testbed {wildcards.testbed} --benchmark {wildcards.benchmark}"
-            " --variant {wildcards.variant:q} --part {wildcards.part} --expect-marker {output.marker:q} 2>&1 | tee {log}"
+            " --variant {wildcards.variant:q} --part {wildcards.part} --expect-marker {output.marker:q} 2>&1 | tee -a {log}"

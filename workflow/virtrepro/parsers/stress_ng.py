@@ -94,10 +94,10 @@ def _check_stream_means(records: list[dict], means: list[tuple[str, float, int]]
 
 
 def _check_duration(requested: float | None, actual: float, expected: float | None, source: str, what: str,
-                    tolerance: float = 0.01) -> None:
-    """Reject a run that lasted less than asked, allowing ``tolerance`` (a fraction, at least 0.1 s)."""
+                    tolerance: float = 0.01, slack: float = 0.1) -> None:
+    """Reject a run that lasted less than asked, allowing ``tolerance`` (a fraction, at least ``slack`` s)."""
     for wanted, origin in ((requested, "stress-ng announced"), (expected, "the caller requested")):
-        if wanted is not None and actual + max(0.1, tolerance * wanted) < wanted:
+        if wanted is not None and actual + max(slack, tolerance * wanted) < wanted:
             raise TruncatedLogError(
                 source, f"stress-ng {what} {actual:g}s but {origin} {wanted:g}s per stressor: the run was cut short (signal?)"
             )
@@ -199,9 +199,12 @@ def parse_stress_ng(
             stressor = row.group("stressor")
             labels = {"stressor": stressor, "instances": instances.get(stressor)}
             # a stressor's real time is the mean over its instances, which start one after another:
-            # under contention (a container, a busy host) it is a little below the timeout although
-            # the run was complete; a run cut short shows in the whole run's time (checked above)
-            _check_duration(requested, float(row.group("real")), expected_seconds, source, f"{stressor} ran for", tolerance=0.1)
+            # under contention (a container, a busy host) it is below the timeout although the run
+            # was complete, by a start delay that does not scale with the run (0.19 s of a 1 s run
+            # for vm workers mapping 256 MB in a TCG guest); a run cut short shows in the whole
+            # run's time (checked above)
+            _check_duration(requested, float(row.group("real")), expected_seconds, source, f"{stressor} ran for",
+                            tolerance=0.1, slack=0.5)
             for metric, key, unit in (
                 ("bogo_ops", "ops", "bogo-ops"),
                 ("real_time", "real", "s"),
