@@ -291,3 +291,21 @@ def test_a_notebooks_parameters_default_in_one_place():
     assert nb.figures_dir == "/nonexistent/x" and str(nb.setting.data_dir) == "../data"
     with pytest.raises(TypeError, match="no parameter colour"):
         Notebook("walters2008", colour="red")
+
+
+def test_an_empty_panels_reason_stays_inside_its_panel():
+    """Two side-by-side empty panels with a long reason: each text's box lies within its own half."""
+    from virtrepro import plotting
+
+    fig, axes = plt.subplots(1, 2, figsize=(14, 4))
+    reason = "no NPB runs: NPB was skipped (NPB 3.4.1 could not be downloaded from a long address (URLError: " \
+             "[Errno -2] Name or service not known); set npb.tarball to a local copy of the tarball (see docs/npb.md))"
+    for ax in axes:
+        plotting.unavailable(ax, reason)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    left, right = (ax.texts[0].get_window_extent(renderer) for ax in axes)
+    assert left.x1 < right.x0  # no overlap
+    assert left.x1 <= fig.bbox.width / 2 + 5 and right.x0 >= fig.bbox.width / 2 - 5
+    assert " ".join(axes[0].texts[0].get_text().split()) == " ".join(reason.split())  # nothing cut
+    plt.close(fig)

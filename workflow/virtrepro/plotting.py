@@ -26,8 +26,16 @@ def platform_palette(platforms) -> dict:
 
 
 def unavailable(ax, reason: str) -> None:
-    """An empty panel that says in one line why the figure cannot be drawn (no data, no such platform...)."""
-    ax.text(0.5, 0.5, reason, ha="center", va="center", wrap=True)
+    """An empty panel that says why the figure cannot be drawn (no data, no such platform...), its
+    text wrapped to the panel's own width (matplotlib's wrap=True wraps to the figure's, so the
+    texts of side-by-side panels overlap)."""
+    import textwrap
+
+    inches = ax.get_position().width * ax.figure.get_figwidth()
+    size = 9
+    columns = max(20, int(inches * 72 / (size * 0.6)))  # a character is about 0.6 em wide
+    text = "\n".join(textwrap.fill(part, columns) for part in reason.split("\n"))
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=size, transform=ax.transAxes)
     ax.set_axis_off()
 
 
