@@ -147,13 +147,16 @@ def test_bad_config_names_the_key_and_the_real_problem(config, change, expected)
     assert str(error.value).startswith(expected)
 
 
-def test_snakemake_still_fills_the_schemas_defaults_under_each_kind_of_testbed(config):
+def test_snakemake_still_fills_the_schemas_defaults_under_each_kind_of_testbed(config, tmp_path):
     """The workflow runs Snakemake's validate after ours, to fill defaults (it needs every
-    subschema of `properties` to be a mapping, also under the `if`/`then` on a testbed's kind)."""
+    subschema of `properties` to be a mapping, also under the `if`/`then` on a testbed's kind),
+    on the schema the declarations complete, written to a file as the workflow does."""
     from snakemake.utils import validate
 
+    from virtrepro.config import write_schema
+
     config["testbeds"]["far"] = dict(SSH)
-    validate(config, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
+    validate(config, str(write_schema(tmp_path)))
     assert config["testbeds"]["far"]["hosts"] == [{"hostname": "node1", "port": 22, "user": "root"}]
     assert config["guest"]["disk_format"] == "qcow2" and config["testbeds"]["local"] == {"kind": "local"}
 

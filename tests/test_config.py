@@ -105,6 +105,22 @@ def test_guest_spec_is_validated(config):
         validate_config(bad)
 
 
+@pytest.mark.parametrize("scale", ["quick", "reference", "paper"])
+def test_a_run_larger_than_its_guest_is_refused_before_anything_runs(config, scale):
+    """mbw holds two arrays of array_mib: at 1024 MiB in a 2 GiB container the OOM killer stopped it
+    part way. 1536 MiB (two arrays of 768) is the most 75 % of 2048 MiB leaves to one run."""
+    config["scale"], config["benchmarks"] = scale, ["mbw"]
+    config["scales"][scale]["mbw"]["array_mib"] = 768
+    validate_config(config)
+    config["scales"][scale]["mbw"]["array_mib"] = 769
+    with pytest.raises(ConfigError, match=rf"'scales.{scale}.mbw': variant \S+_mib-769 holds 1538 MiB .* 2048 MiB"):
+        validate_config(config)
+    config["guest"]["memory_mb"] = 4096  # a larger guest takes it
+    validate_config(config)
+    config["platforms"], config["guest"]["memory_mb"] = ["native"], 1024  # the host has no guest size
+    validate_config(config)
+
+
 def test_every_guest_instance_used_by_the_harness_has_a_private_address():
     from virtrepro.guests.network import address
     from virtrepro.platforms.guest import LIFECYCLE_INDEX

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from pathlib import Path
 
+import pytest
 import yaml
 
 from virtrepro import platform_catalog, platform_names, plotting
@@ -34,8 +36,11 @@ def test_each_declared_platform_has_one_class_and_the_class_its_declaration():
 
 
 def test_the_schema_enum_is_the_declared_platforms():
-    schema = yaml.safe_load((WORKFLOW / "schemas" / "config.schema.yaml").read_text())
-    assert set(schema["properties"]["platforms"]["items"]["enum"]) == set(platform_catalog.config_names())
+    from virtrepro.config import schema
+
+    assert schema()["properties"]["platforms"]["items"]["enum"] == list(platform_catalog.config_names())
+    written = (WORKFLOW / "schemas" / "config.schema.yaml").read_text()  # no second list there to drift
+    assert not [name for name in platform_catalog.config_names() if re.search(rf"\b{name}\b", written)]
 
 
 def test_figures_addresses_and_stand_ins_cover_every_platform():
@@ -225,7 +230,9 @@ from virtrepro.benchmarks import base as benchmark_base  # noqa: E402
 
 
 def _schema():
-    return yaml.safe_load((WORKFLOW / "schemas" / "config.schema.yaml").read_text())
+    from virtrepro.config import schema
+
+    return schema()
 
 
 def _named_benchmark_classes():
@@ -247,8 +254,40 @@ def test_the_benchmark_registry_holds_every_benchmark_class():
 
 def test_the_schema_lists_the_registered_benchmarks():
     schema = _schema()
-    assert set(schema["properties"]["benchmarks"]["items"]["enum"]) == set(BENCHMARKS)
+    assert schema["properties"]["benchmarks"]["items"]["enum"] == list(BENCHMARKS)
     assert set(schema["$defs"]["scale"]["properties"]) == set(BENCHMARKS)
+    written = yaml.safe_load((WORKFLOW / "schemas" / "config.schema.yaml").read_text())
+    assert "enum" not in written["properties"]["benchmarks"]["items"] and written["$defs"]["scale"]["properties"] == {}
+
+
+def test_each_benchmark_declares_its_parameters_and_the_schema_holds_them():
+    """A benchmark's parameters are declared in its class and nowhere else: its entry in the schema
+    is exactly its declaration and the repetitions, and every $ref in it resolves."""
+    import jsonschema
+
+    schema = _schema()
+    for name, benchmark in BENCHMARKS.items():
+        entry = schema["$defs"]["scale"]["properties"][name]
+        declared = yaml.safe_load(textwrap.dedent(benchmark.parameters)) or {}
+        assert entry["required"] == ["repetitions", *declared.get("required", [])], name
+        assert set(entry["properties"]) == {"repetitions", *(declared.get("properties") or {})}, name
+        assert entry["additionalProperties"] is False
+        for ref in re.findall(r"'\$ref': '#/\$defs/(\w+)'", repr(entry)):
+            assert ref in schema["$defs"], (name, ref)
+    jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_a_parameter_the_declaration_does_not_type_is_refused():
+    """Typed: a wrong type or an undeclared parameter stops the configuration, naming the key."""
+    from virtrepro.config import ConfigError, validate_config
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config["scales"]["quick"]["mbw"]["array_mib"] = "128"
+    with pytest.raises(ConfigError, match="'scales.quick.mbw.array_mib': '128' is not of type 'integer'"):
+        validate_config(config)
+    config["scales"]["quick"]["mbw"].update(array_mib=128, arrays=2)
+    with pytest.raises(ConfigError, match="'arrays' was unexpected"):
+        validate_config(config)
 
 
 def test_the_paper_scale_sets_every_benchmark():

@@ -104,6 +104,17 @@ def test_failing_tool_never_becomes_a_log(config, tmp_path, monkeypatch):
     assert json.loads(failed[0].with_suffix(".json").read_text())["status"] == "failed"
 
 
+def test_a_killed_run_says_it_was_killed(config, tmp_path, monkeypatch):
+    """The OOM killer ends a run with SIGKILL (mbw at 1024 MiB arrays in a 2 GiB container printed
+    only "Killed"): the error names the exit status and what it means, beside the parser's complaint."""
+    run = run_of(config, "mbw")
+    monkeypatch.setattr(type(BENCHMARKS["mbw"]), "command", lambda self, v: "mbw -n 2 16 | head -3; kill -KILL $$")
+    with pytest.raises(MeasurementError, match=r"mbw exited with status 137: killed \(SIGKILL: the out-of-memory killer"):
+        measure(run, config, tmp_path / "data")
+    assert not run.log_path(tmp_path / "data").exists()
+    assert "Getting down to business" in next(run.log_path(tmp_path / "data").parent.glob("rep-0.failed-*.log")).read_text()
+
+
 def test_a_run_past_its_timeout_is_killed_and_fails(config, tmp_path, monkeypatch):
     """The remote side enforces the timeout too: the tool does not keep running after the job gives up."""
     import subprocess

@@ -2,10 +2,11 @@
 
 import json
 import os
+from pathlib import Path
 
 from virtrepro import platform_catalog
 from virtrepro.errors import ProbeRecordError, read_probe_record
-from virtrepro.config import ConfigError, QEMU_AUTO, plan_variants, resolve_platforms, validate_config
+from virtrepro.config import ConfigError, QEMU_AUTO, plan_variants, resolve_platforms, validate_config, write_schema
 from virtrepro.guests import image_dir
 from virtrepro.guests.image import IMAGE_FILES
 from virtrepro.testbed import RemoteTestbed, default_state_dir, testbed_from_config
@@ -14,8 +15,8 @@ try:
     validate_config(config)
 except ConfigError as error:
     stop(error)  # Snakefile
-# fills in defaults of optional keys
-validate(config, "../schemas/config.schema.yaml")
+# fills in defaults of optional keys (the schema as the declarations complete it: virtrepro.config.schema)
+validate(config, str(write_schema(Path(".snakemake") / "virtrepro").resolve()))
 
 TESTBED = config["testbed"]
 DATA = config["data_dir"].rstrip("/")

@@ -6,8 +6,10 @@ The package is shared by the Snakemake rules, the notebooks and the tests:
 - ``testbed``     hosts reachable over SSH (the embedded local testbed included)
 - ``platforms``   where a benchmark runs on a host (native, containers, VMs)
 - ``benchmarks``  what runs: command lines, tool installation, parser choice
-- ``platform_catalog``, ``metric_catalog``  each platform and each benchmark's metrics declared
-  once, as plain data (standard library only), for every module that lists or compares them
+- ``platform_catalog``  each platform declared once, as plain data (standard library only), for
+  every module that lists or compares platforms
+- ``metric_catalog``  every metric: what each benchmark class declares (``metrics``: how) and
+  the papers' own metrics
 - ``parsers``     pure functions from a tool's text output to records
 - ``rawlog``      atomic raw logs with provenance sidecars
 - ``results``     the tidy table (one per testbed) built from raw logs

@@ -22,6 +22,31 @@ class ConfigError(VirtreproError, ValueError):
     """The configuration does not match the schema or refers to something undefined."""
 
 
+def schema(path: Path = SCHEMA_PATH) -> dict:
+    """The configuration's JSON schema: ``workflow/schemas/config.schema.yaml`` with what the
+    declarations say filled in: the names of the benchmarks (:mod:`virtrepro.benchmarks`) and
+    platforms (:mod:`virtrepro.platform_catalog`), and each benchmark's parameters in a scale
+    (``Benchmark.parameters``)."""
+    composed = yaml.safe_load(Path(path).read_text())
+    composed["properties"]["benchmarks"]["items"]["enum"] = list(BENCHMARKS)
+    composed["properties"]["platforms"]["items"]["enum"] = list(platform_catalog.config_names())
+    composed["$defs"]["scale"]["properties"] = {name: b.parameter_schema() for name, b in BENCHMARKS.items()}
+    return composed
+
+
+def write_schema(directory: str | Path) -> Path:
+    """Write :func:`schema` as YAML into ``directory`` (for Snakemake's ``validate``, which reads a
+    file); the path of the file."""
+    target = Path(directory) / "config.schema.yaml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(schema(), sort_keys=False)
+    if not target.exists() or target.read_text() != text:
+        partial = target.with_name(f".{target.name}.{os.getpid()}")
+        partial.write_text(text)
+        os.replace(partial, target)  # whole, for a workflow that reads it meanwhile
+    return target
+
+
 def _key_path(error) -> str:
     path = ".".join(str(part) for part in error.absolute_path)
     return path or "<top level>"
@@ -60,10 +85,30 @@ def check_semantics(config: dict) -> None:
             raise ConfigError(f"config key 'scales.{scale_name}.{name}.repetitions': {error}") from None
         for platform in platforms:
             try:
-                BENCHMARKS[name].variants(scale[name], platform)
+                variants = BENCHMARKS[name].variants(scale[name], platform)
             except ValueError as error:
                 message = str(error).removeprefix(f"{name}: ")
                 raise ConfigError(f"config key 'scales.{scale_name}.{name}': {message}") from None
+            if platform_catalog.BY_NAME[platform].sized_guest:
+                _check_fits(config, scale_name, name, variants)
+
+
+# the share of a guest's memory one benchmark run may hold: the rest is its operating system's
+GUEST_MEMORY_SHARE = 0.75
+
+
+def _check_fits(config: dict, scale_name: str, name: str, variants: list) -> None:
+    """A run that needs more memory than its guest has is killed by the kernel's OOM killer part way
+    (mbw at 1024 MiB arrays in a 2 GiB container printed "Killed"): refuse it before anything runs."""
+    for variant in variants:
+        need = BENCHMARKS[name].memory_mib(variant)
+        guest_mb = BENCHMARKS[name].guest_overrides(variant).get("memory_mb", config.get("guest", {}).get("memory_mb"))
+        if need is not None and guest_mb is not None and need > GUEST_MEMORY_SHARE * guest_mb:
+            raise ConfigError(
+                f"config key 'scales.{scale_name}.{name}': variant {variant.key} holds {need} MiB at once, more than "
+                f"{GUEST_MEMORY_SHARE:.0%} of the guest's {guest_mb} MiB (guest.memory_mb): lower its size or raise "
+                "the guest's memory"
+            )
 
 
 def validate_config(config: dict, schema_path: Path = SCHEMA_PATH) -> dict:
@@ -77,8 +122,7 @@ def validate_config(config: dict, schema_path: Path = SCHEMA_PATH) -> dict:
 
     if not isinstance(config, dict):
         raise ConfigError(f"the configuration is {type(config).__name__}, not a mapping of keys to values")
-    schema = yaml.safe_load(Path(schema_path).read_text())
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = jsonschema.Draft202012Validator(schema(schema_path))
     errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
     if errors:
         detail, message = _describe(jsonschema.exceptions.best_match(errors))

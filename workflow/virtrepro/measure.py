@@ -409,8 +409,9 @@ def measure(
             records = benchmark.parse_run(text, str(log), run.variant.param_dict)
         except ParseError as exc:
             error = str(exc)
-    if error is None and status != 0:
-        error = f"{log}: {benchmark.tool} exited with status {status}"
+    if status not in (0, None):  # the exit status often says more than the parser's complaint
+        exited = f"{benchmark.tool} exited with status {status}{_status_meaning(status)}"
+        error = f"{log}: {exited}" if error is None else f"{error} ({exited})"
     if error is not None:
         failed = rawlog.keep_failed(partial, log, {**sidecar, "error": error}, sidecar["ended_utc"].replace(":", ""))
         say(f"FAILED: {error} (output kept in {failed})")
@@ -423,6 +424,17 @@ def measure(
         raise MeasurementError(f"run not kept as {log.name}, output kept in {failed}: {exc}") from None
     say(f"done in {sidecar['duration_s']} s: {log} ({len(records)} records)")
     return log
+
+
+def _status_meaning(status: int) -> str:
+    """What a shell's exit status above 128 says: the signal that ended the command."""
+    if status == 137:
+        return ": killed (SIGKILL: the out-of-memory killer when a run needs more memory than it may have, or a time limit)"
+    if status == 124:
+        return ": stopped by its time limit"
+    if 128 < status < 160:
+        return f": ended by signal {status - 128}"
+    return ""
 
 
 def is_complete(log: Path) -> bool:

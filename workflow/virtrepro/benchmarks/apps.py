@@ -53,6 +53,25 @@ class NginxWrk(Benchmark):
     """nginx serving one static file of ``file_kb`` KiB to wrk (HTTP/1.1 keep-alive)."""
 
     name = "nginx_wrk"
+    parameters = """
+        required: [file_kb, connections, threads, seconds]
+        properties:
+          file_kb: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 1, maximum: 1048576}}
+          connections: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 1, maximum: 10000}}
+          threads: {$ref: "#/$defs/count_or_all"}
+          seconds: {type: integer, minimum: 1}
+    """
+    metric_declaration = ("application", """
+        latency_avg     ms             lower
+        latency_max     ms             lower
+        latency_p50     ms             lower
+        latency_p75     ms             lower
+        latency_p90     ms             lower
+        latency_p99     ms             lower
+        requests        requests       higher
+        requests_per_s  requests/s     higher
+        transfer        MiB/s          higher
+    """)
     tool = "wrk"
     packages = ("nginx", "wrk")
     programs = ("nginx", "wrk", "ss")
@@ -111,6 +130,19 @@ class Pgbench(Benchmark):
     the server side before the run, so only the timed run is in the log)."""
 
     name = "pgbench"
+    parameters = """
+        required: [modes, scale, clients, seconds]
+        properties:
+          modes: {type: array, minItems: 1, uniqueItems: true, items: {enum: [tpcb, select]}}
+          scale: {type: integer, minimum: 1, description: "pgbench -s (1 = 100000 accounts, about 16 MB)"}
+          clients: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 1, maximum: 1000}}
+          seconds: {type: integer, minimum: 1}
+    """
+    metric_declaration = ("application", """
+        latency_avg   ms             lower
+        tps           transactions/s higher
+        transactions  transactions   higher
+    """)
     tool = "pgbench"
     packages = ("postgresql",)
     programs = ("/usr/lib/postgresql/*/bin/pgbench", "/usr/lib/postgresql/*/bin/initdb", "/usr/lib/postgresql/*/bin/pg_ctl", "runuser")
@@ -178,6 +210,21 @@ class Rabbitmq(Benchmark):
     acknowledge them (``tools/amqp_load.py``, Python with Debian's pika, uploaded per run)."""
 
     name = "rabbitmq"
+    parameters = """
+        required: [messages, sizes, producers, consumers]
+        properties:
+          messages: {type: integer, minimum: 1}
+          sizes: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 8}}
+          producers: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 1, maximum: 64}}
+          consumers: {type: integer, minimum: 1, maximum: 64}
+    """
+    metric_declaration = ("application", """
+        latency_mean    ms             lower
+        latency_p50     ms             lower
+        latency_p95     ms             lower
+        latency_p99     ms             lower
+        messages_per_s  messages/s     higher
+    """)
     tool = "rabbitmq"
     packages = ("rabbitmq-server", "python3-pika")
     programs = ("/usr/lib/rabbitmq/bin/rabbitmq-server", "epmd", "setsid", "ss",
@@ -255,6 +302,24 @@ class Pyperformance(Benchmark):
     the guests need no package index. ``mode``: fast, default or rigorous (pyperf's options)."""
 
     name = "pyperformance"
+    parameters = """
+        required: [benchmarks, mode]
+        properties:
+          benchmarks:
+            type: array
+            minItems: 1
+            uniqueItems: true
+            description: names of pyperformance benchmarks that need nothing beyond the standard library and pyperf
+            items: {enum: [chaos, deepcopy, deltablue, fannkuch, float, go, hexiom, json_dumps, json_loads, logging,
+                           nbody, nqueens, pathlib, pickle_pure_python, pidigits, raytrace, regex_compile, regex_dna,
+                           regex_effbot, regex_v8, richards, scimark, spectral_norm, unpack_sequence, generators,
+                           coroutines]}
+          mode: {enum: [fast, default, rigorous]}
+    """
+    metric_declaration = ("application", """
+        time        s              lower
+        time_stdev  s              lower
+    """)
     tool = "pyperformance"
     packages = ("python3", "python3-psutil")
     programs = ("/usr/bin/python3", "/usr/lib/python3/dist-packages/psutil/__init__.py")
@@ -311,6 +376,26 @@ class OpensslSpeed(Benchmark):
     Wall-clock time (``-elapsed``), since user CPU time hides what a hypervisor steals."""
 
     name = "openssl_speed"
+    parameters = """
+        required: [algorithms, seconds]
+        properties:
+          algorithms:
+            type: array
+            minItems: 1
+            uniqueItems: true
+            description: digests and ciphers (run through EVP) or rsaN / dsaN (sign and verify)
+            items: {type: string, pattern: "^([a-z0-9]+(-[a-z0-9]+)*|(rsa|dsa)[0-9]+)$"}
+          seconds: {type: integer, minimum: 1}
+          block_bytes:
+            type: [integer, "null"]
+            minimum: 1
+            description: one block size for digests and ciphers (openssl speed -bytes); absent or null, its six sizes
+    """
+    metric_declaration = ("cpu", """
+        sign_per_s    operations/s   higher
+        throughput    kB/s           higher
+        verify_per_s  operations/s   higher
+    """)
     tool = "openssl"
     packages = ("openssl",)
     programs = ("openssl",)

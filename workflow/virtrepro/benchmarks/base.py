@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .. import metric_catalog
+from .. import metrics as metric_declarations
 from ..layout import SCRATCH_DIR
 # Commands write their files into SCRATCH; measure replaces it with a directory of
 # its own per run (under SCRATCH_DIR), created before and removed after the run, so
@@ -75,11 +76,34 @@ class Benchmark:
     # memory); None: no paper's disk or memory number stands beside it
     measures: str | None = None
 
+    # its parameters in a scale of the configuration, besides ``repetitions``: a JSON schema in YAML
+    # (``required``, ``properties``; ``$ref`` to the configuration schema's ``$defs``), read by
+    # :meth:`parameter_schema` into the configuration's schema (virtrepro.config.schema)
+    parameters: str
+    # what it reports: (subsystem, table of "metric unit higher|lower|none" lines, *overview metrics),
+    # read by virtrepro.metrics; every metric its parser reports (tests/test_declarations.py)
+    metric_declaration: tuple
+
     @property
     def metrics(self) -> dict:
         """What it reports, by metric name: unit, which direction is better, subsystem
-        (declared in :mod:`virtrepro.metric_catalog`)."""
-        return metric_catalog.metrics(self.name)
+        (its ``metric_declaration``)."""
+        return metric_declarations.read_declaration(self.name, self.metric_declaration)
+
+    def parameter_schema(self) -> dict:
+        """The JSON schema of its entry in a scale: its declared ``parameters`` and ``repetitions``."""
+        import yaml
+
+        declared = yaml.safe_load(textwrap.dedent(self.parameters)) or {}
+        if not isinstance(declared, dict) or set(declared) - {"required", "properties", "oneOf", "anyOf", "allOf"}:
+            raise TypeError(f"{self.name}: parameters must declare required, properties (and oneOf...): {declared!r}")
+        return {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["repetitions", *declared.get("required", [])],
+            **{key: value for key, value in declared.items() if key not in ("required", "properties")},
+            "properties": {"repetitions": {"$ref": "#/$defs/repetitions"}, **(declared.get("properties") or {})},
+        }
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         raise NotImplementedError
@@ -125,6 +149,11 @@ class Benchmark:
     def guest_overrides(self, variant: Variant) -> dict:
         """Changes to the configured guest spec that this variant needs (disk format, memory...)."""
         return {}
+
+    def memory_mib(self, variant: Variant) -> int | None:
+        """The memory one run holds at once, MiB, where it is large enough to matter against a
+        guest's memory size (checked when the configuration is read); None: small."""
+        return None
 
     def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         """Parse one run's log, checking it against the run's parameters where the tool's output alone

@@ -7,6 +7,25 @@ from ..parsers import ParseError, parse_mbw, parse_stress_ng, parse_sysbench
 from .base import SCRATCH, Benchmark, Variant, size_to_kb, threads_arg
 
 
+# what sysbench reports, for each benchmark that runs it (Benchmark.metric_declaration)
+SYSBENCH_METRICS = """
+    events_per_second      events/s       higher
+    fsyncs_per_second      ops/s          higher
+    latency_avg            ms             lower
+    latency_max            ms             lower
+    latency_p95            ms             lower
+    latency_p99            ms             lower
+    operations_per_second  ops/s          higher
+    read_throughput        MiB/s          higher
+    reads_per_second       ops/s          higher
+    throughput             MiB/s          higher
+    total_events           events         higher
+    total_time             s              lower
+    write_throughput       MiB/s          higher
+    writes_per_second      ops/s          higher
+"""
+
+
 class Sysbench(Benchmark):
     """What every sysbench test shares: the tool, its package and its parser, which checks the
     options a run echoes and its total time against the run's parameters (:meth:`expected`)."""
@@ -39,6 +58,14 @@ class SysbenchCpu(Sysbench):
     """sysbench cpu: prime-number verification, events per second (thesis 4.2 CPU overhead)."""
 
     name = "sysbench_cpu"
+    parameters = """
+        required: [threads, cpu_max_prime, seconds]
+        properties:
+          threads: {$ref: "#/$defs/counts_or_all"}
+          cpu_max_prime: {type: integer, minimum: 3}
+          seconds: {type: integer, minimum: 1}
+    """
+    metric_declaration = ("cpu", SYSBENCH_METRICS, "events_per_second")
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [
@@ -74,6 +101,16 @@ class SysbenchMemory(Sysbench):
     """sysbench memory: sequential read and write bandwidth (thesis Figs. 4.5-4.7 memory overhead)."""
 
     name = "sysbench_memory"
+    parameters = """
+        required: [operations, block_sizes, threads, total_size, seconds]
+        properties:
+          operations: {type: array, minItems: 1, uniqueItems: true, items: {enum: [read, write]}}
+          block_sizes: {type: array, minItems: 1, uniqueItems: true, items: {type: string, pattern: "^[0-9]+[KMG]$"}}
+          threads: {$ref: "#/$defs/counts_or_all"}
+          total_size: {type: string, pattern: "^[0-9]+[KMG]$"}
+          seconds: {type: integer, minimum: 1}
+    """
+    metric_declaration = ("memory", SYSBENCH_METRICS, "throughput")
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [
@@ -94,6 +131,18 @@ class Mbw(Benchmark):
     """mbw: memory copy bandwidth with memcpy, a byte loop and block copies (thesis chapter 4 memory)."""
 
     name = "mbw"
+    parameters = """
+        required: [runs, array_mib]
+        properties:
+          runs: {type: integer, minimum: 1}
+          array_mib: {type: integer, minimum: 1}
+    """
+    metric_declaration = ("memory", """
+        copy_bandwidth      MiB/s          higher
+        copy_bandwidth_avg  MiB/s          higher
+        elapsed             s              lower
+        elapsed_avg         s              lower
+    """, "copy_bandwidth_avg")
     tool = "mbw"
     packages = ("mbw",)
     programs = ("mbw",)
@@ -123,6 +172,10 @@ class Mbw(Benchmark):
         p = variant.param_dict
         return f"mbw -n {int(p['runs'])} {int(p['mib'])}"
 
+    def memory_mib(self, variant: Variant) -> int:
+        """mbw allocates two arrays of the size given (source and destination of each copy)."""
+        return 2 * int(variant.param_dict["mib"])
+
 
 class StressNg(Benchmark):
     """stress-ng: a CPU and a memory (vm) stressor, bogo ops per second (thesis chapter 6 stressors).
@@ -134,6 +187,46 @@ class StressNg(Benchmark):
     """
 
     name = "stress_ng"
+    parameters = """
+        required: [stressors, workers, cpu_method, vm_bytes, seconds]
+        properties:
+          stressors: {type: array, minItems: 1, uniqueItems: true, items: {enum: [cpu, vm]}}
+          workers: {$ref: "#/$defs/counts_or_all"}
+          cpu_method: {type: string, pattern: "^[a-z0-9_]+$"}
+          vm_bytes: {type: string, pattern: "^[0-9]+[KMG]$"}
+          seconds: {type: integer, minimum: 1}
+    """
+    metric_declaration = ("cpu", """
+        add_matrix_ops_per_second        ops/s          higher
+        bogo_ops                         bogo-ops       higher
+        bogo_ops_per_second_real         bogo-ops/s     higher
+        bogo_ops_per_second_usr_sys      bogo-ops/s     higher
+        copy_matrix_ops_per_second       ops/s          higher
+        cpu_used_per_instance            %              higher
+        div_matrix_ops_per_second        ops/s          higher
+        frobenius_matrix_ops_per_second  ops/s          higher
+        hadamard_matrix_ops_per_second   ops/s          higher
+        identity_matrix_ops_per_second   ops/s          higher
+        mean_matrix_ops_per_second       ops/s          higher
+        memory_read_rate                 MB/s           higher
+        memory_write_rate                MB/s           higher
+        mflops                           Mflop/s        higher
+        mult_matrix_ops_per_second       ops/s          higher
+        negate_matrix_ops_per_second     ops/s          higher
+        prod_matrix_ops_per_second       ops/s          higher
+        read_rate                        MB/s           higher
+        read_write_combined_rate         MB/s           higher
+        real_time                        s              lower
+        rss_max                          KB             lower
+        run_time                         s              lower
+        square_matrix_ops_per_second     ops/s          higher
+        sub_matrix_ops_per_second        ops/s          higher
+        sys_time                         s              lower
+        trans_matrix_ops_per_second      ops/s          higher
+        usr_time                         s              lower
+        write_rate                       MB/s           higher
+        zero_matrix_ops_per_second       ops/s          higher
+    """, "bogo_ops_per_second_real")
     tool = "stress-ng"
     packages = ("stress-ng",)
     programs = ("stress-ng",)

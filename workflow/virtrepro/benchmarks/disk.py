@@ -8,7 +8,7 @@ import re
 from .. import platform_catalog, regimes
 from ..parsers import ParseError, TruncatedLogError, parse_bonnie, parse_dd, parse_fio, parse_ioping, parse_iozone
 from .base import SCRATCH, Benchmark, Variant, size_to_kb
-from .cpu_memory import Sysbench
+from .cpu_memory import SYSBENCH_METRICS, Sysbench
 
 
 def _disk_regime(sidecar: dict, file_bytes: int, direct: bool) -> str:
@@ -17,10 +17,57 @@ def _disk_regime(sidecar: dict, file_bytes: int, direct: bool) -> str:
     return regimes.disk_regime(file_bytes, direct, instance, host, host_cache)
 
 
+# what fio reports, for each benchmark that runs it (Benchmark.metric_declaration)
+FIO_METRICS = """
+    bw               KiB/s          higher
+    clat_max         us             lower
+    clat_mean        us             lower
+    clat_min         us             lower
+    clat_percentile  us             lower
+    clat_stdev       us             lower
+    group_bw         KiB/s          higher
+    io               KiB            higher
+    iops             IOPS           higher
+    lat_max          us             lower
+    lat_mean         us             lower
+    lat_min          us             lower
+    lat_stdev        us             lower
+    runtime          ms             lower
+    slat_max         us             lower
+    slat_mean        us             lower
+    slat_min         us             lower
+    slat_stdev       us             lower
+"""
+
+
+# what IOZone reports, for each benchmark that runs it (Benchmark.metric_declaration)
+IOZONE_METRICS = """
+    random_read   kB/s           higher
+    random_write  kB/s           higher
+    read          kB/s           higher
+    reread        kB/s           higher
+    rewrite       kB/s           higher
+    write         kB/s           higher
+"""
+
+
 class Iozone(Benchmark):
     """IOZone auto mode with a fixed record size over a sweep of file sizes (Walters 2008 Fig. 2)."""
 
     name = "iozone"
+    parameters = """
+        required: [record_size, min_file_size, max_file_size, tests]
+        properties:
+          record_size: {$ref: "#/$defs/size"}
+          min_file_size: {$ref: "#/$defs/size"}
+          max_file_size: {$ref: "#/$defs/size"}
+          tests:
+            type: array
+            minItems: 1
+            uniqueItems: true
+            items: {type: string, enum: [write, read]}
+    """
+    metric_declaration = ("disk", IOZONE_METRICS, "read", "write")
     tool = "iozone"
     packages = ("iozone3",)
     programs = ("iozone",)
@@ -73,6 +120,24 @@ class IozoneDisk(Iozone):
     """
 
     name = "iozone_disk"
+    parameters = """
+        required: [file_size, record_size, guest_memory_mb, disk_formats, cache_modes]
+        properties:
+          file_size: {$ref: "#/$defs/size"}
+          record_size: {$ref: "#/$defs/size"}
+          guest_memory_mb: {type: integer, minimum: 256}
+          direct: {type: boolean, description: "iozone -I: O_DIRECT, past the instance's page cache"}
+          disk_formats:
+            type: array
+            minItems: 1
+            uniqueItems: true
+            items: {type: string, enum: [raw, qcow2, vmdk]}
+          cache_modes:
+            type: array
+            minItems: 1
+            uniqueItems: true
+            items: {type: string, enum: [none, writeback, writethrough]}
+    """
     measures = regimes.DISK  # Regola 2010: files larger than the guest's memory, up to 32 GB on 24 GB hosts
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
@@ -117,6 +182,14 @@ class SysbenchFileio(Sysbench):
     """
 
     name = "sysbench_fileio"
+    parameters = """
+        required: [modes, total_size, seconds]
+        properties:
+          modes: {type: array, minItems: 1, uniqueItems: true, items: {enum: [seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw]}}
+          total_size: {type: string, pattern: "^[0-9]+[KMG]$"}
+          seconds: {type: integer, minimum: 1}
+    """
+    metric_declaration = ("disk", SYSBENCH_METRICS)
     uses_scratch = True
     measures = regimes.DISK  # thesis Figs. 4.9-4.10: disk I/O
 
@@ -144,6 +217,25 @@ class Ioping(Benchmark):
     """ioping: disk I/O latency on the platform's file system (thesis chapter 4 disk)."""
 
     name = "ioping"
+    parameters = """
+        required: [count, interval, direct]
+        properties:
+          count: {type: integer, minimum: 2}
+          interval: {type: string, pattern: "^[0-9]+(ms|us|s)?$"}
+          direct: {type: boolean}
+    """
+    metric_declaration = ("disk", """
+        bandwidth            KiB/s          higher
+        generated_bandwidth  KiB/s          higher
+        generated_iops       IOPS           higher
+        iops                 IOPS           higher
+        latency_avg          us             lower
+        latency_max          us             lower
+        latency_mdev         us             lower
+        latency_min          us             lower
+        requests             requests       higher
+        total_time           us             lower
+    """)
     tool = "ioping"
     packages = ("ioping",)
     programs = ("ioping",)
@@ -192,6 +284,17 @@ class Fio(Benchmark):
     """
 
     name = "fio"
+    parameters = """
+        required: [modes, seq_block_size, rand_block_size, file_size, seconds, direct]
+        properties:
+          modes: {type: array, minItems: 1, uniqueItems: true, items: {enum: [read, write, randread, randwrite]}}
+          seq_block_size: {$ref: "#/$defs/size"}
+          rand_block_size: {$ref: "#/$defs/size"}
+          file_size: {$ref: "#/$defs/size"}
+          seconds: {type: integer, minimum: 1}
+          direct: {type: boolean}
+    """
+    metric_declaration = ("disk", FIO_METRICS, "bw")
     tool = "fio"
     packages = ("fio",)
     programs = ("fio",)
@@ -265,6 +368,51 @@ class Bonnie(Benchmark):
     """
 
     name = "bonnie"
+    parameters = """
+        required: [file_sizes, num_files]
+        properties:
+          file_sizes: {type: array, minItems: 1, uniqueItems: true, items: {type: string, pattern: "^[0-9]+[mg]$"}}
+          num_files: {type: integer, minimum: 0}
+          direct: {type: boolean, description: "bonnie++ -D: O_DIRECT for the block tests"}
+    """
+    metric_declaration = ("disk", """
+        get_block           KiB/s          higher
+        get_block_cpu       %              lower
+        get_block_latency   us             lower
+        getc                KiB/s          higher
+        getc_cpu            %              lower
+        getc_latency        us             lower
+        put_block           KiB/s          higher
+        put_block_cpu       %              lower
+        put_block_latency   us             lower
+        putc                KiB/s          higher
+        putc_cpu            %              lower
+        putc_latency        us             lower
+        ran_create          files/s        higher
+        ran_create_cpu      %              lower
+        ran_create_latency  us             lower
+        ran_del             files/s        higher
+        ran_del_cpu         %              lower
+        ran_del_latency     us             lower
+        ran_stat            files/s        higher
+        ran_stat_cpu        %              lower
+        ran_stat_latency    us             lower
+        rewrite             KiB/s          higher
+        rewrite_cpu         %              lower
+        rewrite_latency     us             lower
+        seeks               seeks/s        higher
+        seeks_cpu           %              lower
+        seeks_latency       us             lower
+        seq_create          files/s        higher
+        seq_create_cpu      %              lower
+        seq_create_latency  us             lower
+        seq_del             files/s        higher
+        seq_del_cpu         %              lower
+        seq_del_latency     us             lower
+        seq_stat            files/s        higher
+        seq_stat_cpu        %              lower
+        seq_stat_latency    us             lower
+    """, "get_block", "put_block")
     tool = "bonnie++"
     packages = ("bonnie++",)
     programs = ("bonnie++",)
@@ -318,6 +466,14 @@ class Dd(Benchmark):
     """
 
     name = "dd"
+    parameters = """
+        required: [size_mib]
+        properties:
+          size_mib: {type: integer, minimum: 1}
+    """
+    metric_declaration = ("disk", """
+        throughput  MB/s           higher
+    """)
     tool = "dd"
     packages = ("coreutils",)
     programs = ("dd",)

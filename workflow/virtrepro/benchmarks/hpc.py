@@ -101,6 +101,63 @@ class Hpcc(Benchmark):
     """
 
     name = "hpcc"
+    parameters = """
+        required: [procs, nb]
+        oneOf:
+          - required: [n]
+          - required: [memory_fraction]
+        properties:
+          procs: {$ref: "#/$defs/count_or_all"}
+          nodes:
+            description: instances HPCC runs across (MPI over the private network); procs is per instance
+            type: array
+            minItems: 1
+            uniqueItems: true
+            items: {type: integer, minimum: 1, maximum: 20}
+          n: {type: integer, minimum: 100}
+          stream_llc_multiple:
+            description: raise N until HPCC's STREAM arrays are this many times the last-level cache per process
+            type: number
+            minimum: 1
+          memory_fraction: {type: number, exclusiveMinimum: 0, maximum: 0.9}
+          nb: {type: integer, minimum: 1, maximum: 1024}
+    """
+    metric_declaration = ("hpc", """
+        avg_ping_pong_bandwidth           GB/s           higher
+        avg_ping_pong_latency             us             lower
+        hpl_gflops                        Gflop/s        higher cpu
+        hpl_tflops                        Tflop/s        higher cpu
+        hpl_time                          s              lower cpu
+        max_ping_pong_bandwidth           GB/s           higher
+        max_ping_pong_latency             us             lower
+        min_ping_pong_bandwidth           GB/s           higher
+        min_ping_pong_latency             us             lower
+        mpi_fft                           Gflop/s        higher
+        mpi_random_access                 GUP/s          higher
+        mpi_random_access_lcg             GUP/s          higher
+        naturally_ordered_ring_bandwidth  GB/s           higher
+        naturally_ordered_ring_latency    us             lower
+        ptrans                            GB/s           higher
+        ptrans_time                       s              lower
+        randomly_ordered_ring_bandwidth   GB/s           higher
+        randomly_ordered_ring_latency     us             lower
+        single_dgemm                      Gflop/s        higher cpu
+        single_fft                        Gflop/s        higher cpu
+        single_random_access              GUP/s          higher memory
+        single_random_access_lcg          GUP/s          higher memory
+        single_stream_add                 GB/s           higher memory
+        single_stream_copy                GB/s           higher memory
+        single_stream_scale               GB/s           higher memory
+        single_stream_triad               GB/s           higher memory
+        star_dgemm                        Gflop/s        higher cpu
+        star_fft                          Gflop/s        higher cpu
+        star_random_access                GUP/s          higher memory
+        star_random_access_lcg            GUP/s          higher memory
+        star_stream_add                   GB/s           higher memory
+        star_stream_copy                  GB/s           higher memory
+        star_stream_scale                 GB/s           higher memory
+        star_stream_triad                 GB/s           higher memory
+    """, "avg_ping_pong_latency", "hpl_gflops", "mpi_random_access", "single_stream_triad", "star_random_access")
     tool = "hpcc"
     packages = ("hpcc", "openmpi-bin")
     programs = ("hpcc", "mpirun", "awk", "ssh")  # ssh: mpirun starts its daemons in the other instances

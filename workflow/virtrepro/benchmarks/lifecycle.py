@@ -12,6 +12,14 @@ class Lifecycle(Benchmark):
     destroy a fresh guest, timed by the harness on the host. Not applicable to ``native``."""
 
     name = "lifecycle"
+    parameters = ""  # only the repetitions
+    metric_declaration = ("operations", """
+        boot       s              lower
+        clone      s              lower
+        destroy    s              lower
+        provision  s              lower
+        reboot     s              lower
+    """)
     tool = "virtrepro"
     packages = ()
     check_command = "true"

@@ -37,6 +37,26 @@ class Lmbench(Benchmark):
     overheads are not subtracted (``TIMING_O=0 LOOP_O=0``), as lmbench's own script does by default."""
 
     name = "lmbench"
+    parameters = """
+        required: [programs, tries, enough_us, syscalls, ctx_processes, ctx_sizes_kb, mem_rd_mib, mem_rd_strides, bw_mem_mib, bw_mem_ops]
+        properties:
+          programs: {type: array, minItems: 1, uniqueItems: true, items: {enum: [lat_syscall, lat_ctx, lat_mem_rd, bw_mem]}}
+          tries: {type: integer, minimum: 1, description: "lmbench -N: how often each measurement is timed (it reports the median)"}
+          enough_us: {type: integer, minimum: 1000, description: "lmbench's ENOUGH: microseconds each timing fills"}
+          syscalls: {type: array, minItems: 1, uniqueItems: true, items: {enum: ["null", read, write, stat, fstat, open]}}
+          ctx_processes: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 2}}
+          ctx_sizes_kb: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 0}}
+          mem_rd_mib: {type: integer, minimum: 1, description: "lat_mem_rd's largest array, MiB (a power of two)"}
+          mem_rd_strides: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 4}}
+          bw_mem_mib: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 1}}
+          bw_mem_ops: {type: array, minItems: 1, uniqueItems: true, items: {enum: [rd, wr, rdwr, cp, frd, fwr, fcp, bzero, bcopy]}}
+    """
+    metric_declaration = ("os", """
+        context_switch    us             lower
+        memory_bandwidth  MB/s           higher memory
+        memory_latency    ns             lower  memory
+        syscall_latency   us             lower
+    """)
     tool = "lmbench"
     packages = ("lmbench",)
     programs = tuple(f"{BIN}/{program}" for program in PROGRAMS)

@@ -49,11 +49,42 @@ def _wait_listening(port: int, seconds: int = 5, pid: str | None = None, log: st
 PLACEMENT = {"client_cpu": 0, "server_cpu": 0}
 
 
+# what iperf3 reports, for each benchmark that runs it (Benchmark.metric_declaration)
+IPERF3_METRICS = """
+    cpu_utilization_host    %              lower
+    cpu_utilization_remote  %              lower
+    jitter                  ms             lower
+    loss                    %              lower
+    lost_datagrams          datagrams      lower
+    retransmits             segments       lower
+    throughput              Mbit/s         higher
+    total_datagrams         datagrams      higher
+    transfer                bytes          higher
+"""
+
+
 class Netperf(Benchmark):
     """netperf TCP_RR latency and TCP_STREAM bandwidth over a sweep of message sizes
     (Walters 2008 Fig. 1, Regola 2010 Fig. 2). One variant per test and message size."""
 
     name = "netperf"
+    parameters = """
+        required: [seconds, rr_sizes, stream_sizes]
+        properties:
+          seconds: {type: integer, minimum: 1}
+          rr_sizes: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 1}}
+          stream_sizes: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 1}}
+    """
+    metric_declaration = ("network", """
+        half_round_trip_latency  us             lower
+        round_trip_latency       us             lower
+        rtt_latency_mean         us             lower
+        rtt_latency_p50          us             lower
+        rtt_latency_p99          us             lower
+        rtt_latency_stddev       us             lower
+        throughput               Mbit/s         higher
+        transaction_rate         trans/s        higher
+    """, "half_round_trip_latency", "throughput")
     tool = "netperf"
     packages = ("netperf",)
     programs = ("netperf", "netserver", "ss", "setsid")
@@ -105,6 +136,13 @@ class Iperf3(Benchmark):
     """iperf3 TCP bandwidth between two instances (thesis chapter 4 network)."""
 
     name = "iperf3"
+    parameters = """
+        required: [seconds, streams]
+        properties:
+          seconds: {type: integer, minimum: 1}
+          streams: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 1, maximum: 128}}
+    """
+    metric_declaration = ("network", IPERF3_METRICS, "throughput")
     tool = "iperf3"
     packages = ("iperf3",)
     programs = ("iperf3", "ss", "setsid")

@@ -109,6 +109,18 @@ class NpbSerial(_Npb):
     """NPB serial (NPB3.4-SER; NPB 3.4 has none: the OpenMP code compiled without -fopenmp)."""
 
     name = "npb_serial"
+    parameters = """
+        required: [kernels, class]
+        properties:
+          kernels: {$ref: "#/$defs/npb_kernels"}
+          class: {$ref: "#/$defs/npb_class"}
+    """
+    metric_declaration = ("cpu", """
+        mops_per_process  Mop/s          higher
+        mops_per_thread   Mop/s          higher
+        mops_total        Mop/s          higher
+        time              s              lower
+    """, "time")
     flavour = "serial"
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
@@ -128,6 +140,20 @@ class NpbOmp(_Npb):
     """NPB OpenMP (NPB3.4-OMP) with the configured thread counts."""
 
     name = "npb_omp"
+    parameters = """
+        required: [kernels, class, threads]
+        properties:
+          kernels: {$ref: "#/$defs/npb_kernels"}
+          class: {$ref: "#/$defs/npb_class"}
+          threads: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 1}}
+    """
+    metric_declaration = ("cpu", """
+        mops_per_process  Mop/s          higher
+        mops_per_thread   Mop/s          higher
+        mops_total        Mop/s          higher
+        parallel_speedup  1              higher
+        time              s              lower
+    """, "time")
     flavour = "omp"
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
@@ -148,6 +174,21 @@ class NpbMpi(_Npb):
     """NPB MPI (NPB3.4-MPI) with the configured process counts, in one instance or spread over several."""
 
     name = "npb_mpi"
+    parameters = """
+        required: [kernels, class, processes]
+        properties:
+          kernels: {$ref: "#/$defs/npb_kernels"}
+          class: {$ref: "#/$defs/npb_class"}
+          processes: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 1}}
+          nodes: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 1, maximum: 18}, default: [1]}
+    """
+    metric_declaration = ("hpc", """
+        mops_per_process  Mop/s          higher
+        mops_per_thread   Mop/s          higher
+        mops_total        Mop/s          higher
+        parallel_speedup  1              higher
+        time              s              lower
+    """, "time")
     flavour = "mpi"
     packages = ("openmpi-bin", "libgfortran5")
     programs = (*_Npb.programs, "mpirun", "ssh")

@@ -27,9 +27,9 @@ from .. import platform_catalog
 from ..platforms.guest import host_memory_mb, overcommit_policy
 from ..parsers import ParseError, parse_fio, parse_iperf3, parse_sysbench
 from .base import SCRATCH, Benchmark, Variant, peer, size_to_kb
-from .cpu_memory import Sysbench, sysbench_cpu_expected, sysbench_memory_command, sysbench_memory_expected
-from .disk import _DIRECT_LINE, _direct_probe
-from .network import _wait_listening
+from .cpu_memory import SYSBENCH_METRICS, Sysbench, sysbench_cpu_expected, sysbench_memory_command, sysbench_memory_expected
+from .disk import FIO_METRICS, _DIRECT_LINE, _direct_probe
+from .network import IPERF3_METRICS, _wait_listening
 
 
 
@@ -41,6 +41,15 @@ class CpuScaling(Sysbench):
     """sysbench cpu with the guest's vCPU count as the variable (thesis Figs. 4.1-4.4)."""
 
     name = "cpu_scaling"
+    parameters = """
+        required: [vcpus, cpu_max_prime, seconds]
+        properties:
+          vcpus: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 1, maximum: 256}}
+          oversubscribe: {type: boolean, default: false}
+          cpu_max_prime: {type: integer, minimum: 3}
+          seconds: {type: integer, minimum: 1}
+    """
+    metric_declaration = ("cpu", SYSBENCH_METRICS)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         host = host_cpu_count()
@@ -83,6 +92,19 @@ class MemoryScaling(Sysbench):
     """
 
     name = "memory_scaling"
+    parameters = """
+        required: [fractions, operations, block_size, threads, total_size, seconds, max_overcommit, reserve_mb]
+        properties:
+          fractions: {type: array, minItems: 1, uniqueItems: true, items: {type: number, exclusiveMinimum: 0}}
+          operations: {type: array, minItems: 1, uniqueItems: true, items: {enum: [read, write]}}
+          block_size: {type: string, pattern: "^[0-9]+[KMGkmg]$"}
+          threads: {type: integer, minimum: 1}
+          total_size: {type: string, pattern: "^[0-9]+[KMGT]$"}
+          seconds: {type: integer, minimum: 1}
+          max_overcommit: {type: number, exclusiveMinimum: 0}
+          reserve_mb: {type: integer, minimum: 0}
+    """
+    metric_declaration = ("memory", SYSBENCH_METRICS)
     GUEST_BASE_MB = 512  # a booted guest's own use (kernel, systemd, sshd), generous
 
     def _sizes(self, params: dict, platform: str | None = None) -> list[tuple[float, int, str | None]]:
@@ -184,6 +206,29 @@ class Isolation(Benchmark):
     """
 
     name = "isolation"
+    parameters = """
+        required: [resources, neighbours, limits, seconds, cpu_max_prime, memory_block_size, vm_bytes,
+                   disk_block_size, disk_file_size, limit_memory_mb, limit_disk_bps]
+        properties:
+          resources: {type: array, minItems: 1, uniqueItems: true, items: {enum: [cpu, memory, disk, network]}}
+          neighbours: {type: array, minItems: 1, uniqueItems: true, items: {enum: [none, stress]}}
+          limits: {type: array, minItems: 1, uniqueItems: true, items: {enum: ["off", "on"]}}
+          seconds: {type: integer, minimum: 1}
+          cpu_max_prime: {type: integer, minimum: 3}
+          memory_block_size: {type: string, pattern: "^[0-9]+[KMGkmg]$"}
+          vm_bytes: {type: string, pattern: "^[0-9]+[KMG]$"}
+          disk_block_size: {$ref: "#/$defs/size"}
+          disk_file_size: {$ref: "#/$defs/size"}
+          limit_memory_mb: {type: integer, minimum: 256}
+          limit_disk_bps: {$ref: "#/$defs/size"}
+    """
+    metric_declaration = ("isolation", SYSBENCH_METRICS + FIO_METRICS + IPERF3_METRICS + """
+        cpu_isolation_efficiency      1              higher
+        disk_io_isolation_efficiency  1              higher
+        isolation_efficiency          1              higher
+        memory_isolation_efficiency   1              higher
+        network_isolation_efficiency  1              higher
+    """)
     tool = "isolation (sysbench, stress-ng, fio, iperf3)"
     packages = ("sysbench", "stress-ng", "fio", "iperf3")
     programs = ("sysbench", "stress-ng", "fio", "iperf3", "ss", "setsid")
