@@ -35,7 +35,7 @@ configfile: DEFAULT_CONFIG
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/images.smk"
-include: "workflow/rules/npb.smk"
+include: "workflow/rules/builds.smk"
 include: "workflow/rules/measure.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/notebooks.smk"
@@ -45,20 +45,20 @@ rule all:
     default_target: True
     input:
         markers,
-        npb_markers,
+        built_markers,
         table_outputs(),
         notebook_outputs(),
 
 
 # What must exist before the measurement plan is known in full: the guest image and the two probes
-# (checkpoints) that decide whether `qemu` is qemu-kvm or qemu-tcg and whether NPB runs.
+# (checkpoints) that decide whether `qemu` is qemu-kvm or qemu-tcg and whether a compiled benchmark (NPB) runs.
 # scripts/reproduce.sh makes these first, so that the main run's progress counts every job from
 # its first line instead of jumping when a checkpoint finishes.
 rule prepare:
     input:
         ([ancient(GUEST_IMAGE)] if GUEST_PLATFORMS & set(config["platforms"]) else [])
         + ([QEMU_PROBE.format(testbed=TESTBED)] if QEMU_AUTO in config["platforms"] else [])
-        + ([NPB_PROBE.format(testbed=TESTBED)] if NPB.uses_npb(config) else []),
+        + build_probes(),
 
 
 # The orchestrator must be quiet while a benchmark runs. Snakemake's job rate limiter (default

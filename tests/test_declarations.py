@@ -304,3 +304,42 @@ def test_the_kvm_probe_selects_one_of_the_alias_candidates():
 
     assert set(BY_ACCEL.values()) == set(platform_catalog.AUTO.candidates)
     assert all(PLATFORMS[name].accel == accel for accel, name in BY_ACCEL.items())
+
+
+# --- compiled benchmarks: one general source-build step (virtrepro.builds) -------------------------
+
+
+def test_every_source_build_a_benchmark_names_is_declared_with_its_interface():
+    from virtrepro import builds
+
+    named = {b.build for b in BENCHMARKS.values() if b.build}
+    assert named == set(builds.BUILDS) == {"npb"}
+    for module in builds.BUILDS.values():
+        for function in ("used", "settings", "wanted", "manifest_path", "built_file", "record", "why_no_runs", "main"):
+            assert callable(getattr(module, function)), (module.__name__, function)
+    assert {name for name, b in BENCHMARKS.items() if b.build} == {"npb_serial", "npb_omp", "npb_mpi"}
+
+
+def test_the_workflow_names_no_compiled_benchmark():
+    """The rules make every build's steps from the declarations: no rule file, nor the Snakefile, names NPB."""
+    files = [ROOT / "Snakefile", *sorted((WORKFLOW / "rules").glob("*.smk"))]
+    code = [line for f in files for line in f.read_text().splitlines() if not line.lstrip().startswith("#")]
+    assert not [line for line in code if re.search(r"\bnpb|NPB", line)]
+
+
+def test_a_built_upload_resolves_through_its_build_and_says_what_builds_it(tmp_path, monkeypatch):
+    from virtrepro import measure, npb
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    monkeypatch.setattr(npb, "default_state_dir", lambda: tmp_path)
+    (local, _), = BENCHMARKS["npb_serial"].uploads(BENCHMARKS["npb_serial"].variants(config["scales"]["quick"]["npb_serial"])[0])
+    assert local == "@BUILT@/serial/ep.S.x"
+    with pytest.raises(FileNotFoundError, match=r"build_npb rule builds it \(python -m virtrepro.npb build\)"):
+        measure.built_path(local, "npb_serial", config)
+    built = npb.built_file(config, "serial/ep.S.x")
+    built.parent.mkdir(parents=True)
+    built.write_text("binary")
+    assert measure.built_path(local, "npb_serial", config) == str(built)
+    assert measure.built_path("/a/file", "pyperformance", config) == "/a/file"
+    with pytest.raises(ValueError, match="names no source build"):
+        measure.built_path("@BUILT@/x", "sysbench_cpu", config)

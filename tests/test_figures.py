@@ -72,6 +72,11 @@ def test_captions_are_written_from_the_registry(tmp_path):
     text = written[("walters2008", fig.id)].read_text()
     assert text == f"Walters 2008 Fig. 1: {fig.caption} Notebook ``walters2008``.\n" and fig.title == "Walters 2008 Fig. 1"
     assert all(f.caption and f.title and f.benchmarks for f in figures.FIGURES.values())
+    # with the reading its notebook wrote beside the figure, in RST
+    (tmp_path / "figs" / "walters2008").mkdir(parents=True)
+    (tmp_path / "figs" / "walters2008" / f"{fig.id}.reading.md").write_text("It shows `lxc`.\n\n- **holds**.\n")
+    text = figures.write_captions(tmp_path / "captions", tmp_path / "figs")[("walters2008", fig.id)].read_text()
+    assert text == f"Walters 2008 Fig. 1: {fig.caption} Notebook ``walters2008``.\n\nIt shows ``lxc``.\n\n- **holds**.\n"
 
 
 def test_a_figure_names_the_claims_it_tests_and_reads_their_benchmarks():
@@ -112,8 +117,9 @@ def test_every_figure_draws_the_reference_table(key, table, tmp_path):
     plt.close(drawn.fig)
     assert sorted(p.name for p in drawn.paths) == [f"{key[1]}.pdf", f"{key[1]}.png"]
     assert all((tmp_path / key[0] / p.name).stat().st_size > 0 for p in drawn.paths)
-    link = drawn._repr_markdown_()
-    assert link.startswith(f"![{key[1]}](") and Path(link[link.index("(") + 1:-1]).resolve() == (tmp_path / key[0] / f"{key[1]}.png").resolve()
+    png = drawn._repr_png_()  # the notebook embeds the written PNG
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and png == (tmp_path / key[0] / f"{key[1]}.png").read_bytes()
+    assert drawn.key == key
     assert drawn.text() or not drawn.numbers
 
 
@@ -265,6 +271,43 @@ def test_the_notebook_says_what_its_numbers_carry_and_reports_its_papers_claims(
     assert (tmp_path / "kudryavtsev2012" / "fig3-hpcc.png").is_file() and drawn.numbers
 
 
+def test_a_figures_reading_says_what_it_rests_on_and_each_verdict_it_tests(table, monkeypatch, tmp_path):
+    """The text after a figure: its summary or caption, the data (scale, repetitions, platforms, as
+    counted here from the table) and one sentence per claim it tests, with our number and verdict."""
+    from virtrepro.figures.reading import Notebook
+
+    monkeypatch.setattr(results, "load", lambda testbed, data_dir: table)
+    nb = Notebook("walters2008", testbed="reference-vm", data_dir=SETTING.data_dir, reference_dir=SETTING.reference_dir,
+                  figures_dir=str(tmp_path))
+    drawn = nb.draw("fig1-netperf-latency-bandwidth")
+    text = nb.reading(drawn)
+    assert text._repr_markdown_() == str(text)
+    paragraphs = str(text).split("\n\n")
+    assert paragraphs[0] == (drawn.summary or figures.get("walters2008", "fig1-netperf-latency-bandwidth").caption)
+    netperf = table[table["benchmark"] == "netperf"]
+    reps = netperf.groupby(["platform", "variant"])["repetition"].nunique()
+    assert f"{reps.min()} to {reps.max()} repetitions" in paragraphs[1] or f", {reps.min()} repetitions" in paragraphs[1]
+    assert f"{sorted(set(netperf['scale']))[0]} scale" in paragraphs[1]
+    tested = figures.get("walters2008", "fig1-netperf-latency-bandwidth").claim_ids(_claims())
+    bullets = paragraphs[2].splitlines()
+    assert len(bullets) == len(tested) and all(b.startswith("- The paper: ") for b in bullets)
+    verdicts = nb.verdicts().set_index("id")
+    first = verdicts.loc[tested[0]]
+    assert f"**{first['verdict']}**" in bullets[0] and first["published"] in bullets[0]
+    if first["value"] == first["value"]:
+        assert f"{100 * first['value']:+.1f}%" in bullets[0]
+
+
+def test_a_figure_without_our_runs_reads_as_the_papers_numbers(table, monkeypatch, tmp_path):
+    from virtrepro.figures.reading import Notebook
+
+    monkeypatch.setattr(results, "load", lambda testbed, data_dir: table[table["benchmark"] != "netperf"])
+    nb = Notebook("walters2008", testbed="reference-vm", data_dir=SETTING.data_dir, reference_dir=SETTING.reference_dir,
+                  figures_dir=str(tmp_path))
+    text = str(nb.reading(nb.draw("fig1-netperf-latency-bandwidth")))
+    assert "No runs of netperf on testbed 'reference-vm'" in text and "**not measured**" in text
+
+
 def test_a_notebooks_parameters_default_in_one_place():
     """Every notebook's parameters cell sets each parameter to None; Notebook fills in DEFAULTS, and a
     parameter papermill passes wins over it."""
@@ -309,3 +352,105 @@ def test_an_empty_panels_reason_stays_inside_its_panel():
     assert left.x1 <= fig.bbox.width / 2 + 5 and right.x0 >= fig.bbox.width / 2 - 5
     assert " ".join(axes[0].texts[0].get_text().split()) == " ".join(reason.split())  # nothing cut
     plt.close(fig)
+
+
+# --- what a reader sees in the committed notebooks ------------------------------------------------
+
+
+@pytest.mark.parametrize("paper", list(figures.by_paper()))
+def test_each_committed_notebook_shows_every_figure_it_draws_and_reads_it(paper):
+    """Every figure a notebook draws is embedded as a PNG in its committed outputs, and the next cell
+    shows its reading (Markdown text computed from the data)."""
+    cells = json.loads((ROOT / "notebooks" / f"{paper}.ipynb").read_text())["cells"]
+    draws = [i for i, c in enumerate(cells) if c["cell_type"] == "code" and re.search(r"= nb\.draw\(", "".join(c["source"]))]
+    assert len(draws) == len(figures.by_paper()[paper])
+    for i in draws:
+        images = [o for o in cells[i]["outputs"] if "image/png" in o.get("data", {})]
+        assert images and len(images[0]["data"]["image/png"]) > 1000, (paper, i)
+        reading = cells[i + 1]
+        assert "nb.reading(" in "".join(reading["source"]), (paper, i)
+        text = [o["data"]["text/markdown"] for o in reading["outputs"] if "text/markdown" in o.get("data", {})]
+        assert text and len("".join(text[0])) > 40, (paper, i)
+
+
+def test_the_summary_answers_first():
+    """summary.ipynb: right after its title, a cell whose output answers in words with numbers."""
+    cells = json.loads((ROOT / "notebooks" / "summary.ipynb").read_text())["cells"]
+    title = next(i for i, c in enumerate(cells) if c["cell_type"] == "markdown")
+    assert "".join(cells[title]["source"]).startswith("# Summary")
+    first = cells[title + 1]
+    (answer,) = [o["data"]["text/markdown"] for o in first["outputs"] if "text/markdown" in o.get("data", {})]
+    answer = "".join(answer)
+    assert answer.startswith("**The answer, on testbed `reference-vm`**")
+    for heading in ("CPU", "Memory", "Disk", "Network", "HPC kernels and MPI", "Operations", "Isolation"):
+        assert f"- **{heading}" in answer, heading
+    assert re.search(r"[+-]\d+ % \(median of \d+\)", answer)
+
+
+def test_no_colour_that_means_a_platform_is_used_for_anything_else():
+    from virtrepro import plotting
+    from virtrepro.figures import common
+
+    platform_colours = {c.lower() for c in plotting.PLATFORM_COLORS.values()}
+    others = [*kumar2013.LIMITS_COLOURS.values(), *summary.ERA_COLORS.values(), common.PUBLISHED_GREY]
+    assert not {c.lower() for c in others} & platform_colours
+
+
+@pytest.mark.parametrize("key", [("walters2008", "fig3-npb-relative-time"), ("youseff2006", "fig3a-npb-relative"),
+                                 ("regola2010", "fig4-5-npb-relative-time"), ("kudryavtsev2012", "fig1-npb-cg-ft-mg-is")])
+def test_a_figure_without_our_runs_draws_the_papers_numbers_and_one_short_line(key, table, tmp_path):
+    """No NPB runs (as on a testbed where NPB could not be obtained): the paper's stated numbers in
+    per cent are drawn, one marker each, with one short line on why ours are missing, never the error."""
+    without = table[~table["benchmark"].str.startswith("npb")]
+    drawn = figures.draw(*key, without, SETTING, tmp_path)
+    published = pd.concat([pd.read_csv(p) for p in (ROOT / "data" / "reference").glob(f"{key[0]}*.csv")])
+    stated = published[published["benchmark"].str.startswith("npb") & (published["unit"] == "%")
+                       & published["available"].astype(bool) & pd.to_numeric(published["value"], errors="coerce").notna()]
+    markers = [line for ax in drawn.fig.axes for line in ax.get_lines() if len(line.get_xdata()) == 1]
+    assert len(markers) == len(stated) > 0
+    assert sorted(float(m.get_xdata()[0]) for m in markers) == sorted(stated["value"].astype(float))
+    texts = [t.get_text() for ax in drawn.fig.axes for t in ax.texts] + [t.get_text() for t in drawn.fig.texts]
+    assert not [t for t in texts if "URLError" in t or "http" in t]
+    assert all(len(t) < 160 for t in texts if t.startswith("no npb"))
+    plt.close(drawn.fig)
+
+
+def test_a_legend_never_covers_data(tmp_path):
+    """A legend drawn over bars moves out of its panel when the figure is saved; the same legend in
+    several panels becomes one above them."""
+    from virtrepro import plotting
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.bar([0, 1, 2], [10, 10, 10], label="tall bars")  # they fill the panel: any legend inside covers them
+    ax.legend(loc="center")
+    plotting.save(fig, tmp_path, "t", "one")
+    renderer = fig.canvas.get_renderer()
+    legend = ax.get_legend().get_window_extent(renderer)
+    bars = [patch.get_window_extent(renderer) for patch in ax.patches]
+    assert not any(legend.overlaps(bar) for bar in bars)
+    plt.close(fig)
+
+    fig, axes = plt.subplots(1, 2, figsize=(6, 3))
+    for ax in axes:
+        ax.bar([0], [1], label="lxc")
+        ax.legend()
+    plotting.save(fig, tmp_path, "t", "two")
+    assert [ax.get_legend() for ax in axes] == [None, None] and len(fig.legends) == 1
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["lxc"]
+    plt.close(fig)
+
+
+def test_a_verdict_reads_as_one_sentence_and_a_listing_never_cuts_a_note():
+    row = {"id": "p-x", "paper_platform": "OpenVZ vs native", "published": "OpenVZ 84.62 us vs native 80.0 us",
+           "platforms": "lxc vs native", "value": 0.123, "ci_low": 0.05, "ci_high": 0.2, "threshold": 0.1,
+           "n_platform": 6, "n_baseline": 7, "verdict": "inconclusive", "note": "the interval straddles 10 %"}
+    assert claims.sentence(row) == ("The paper: OpenVZ vs native: OpenVZ 84.62 us vs native 80.0 us. Here, lxc vs native: "
+                                    "+12.3% [+5.0%, +20.0%] (n = 6/7, threshold 10 %): **inconclusive** "
+                                    "(the interval straddles 10 %).")
+    missing = {**row, "value": float("nan"), "platforms": None, "note": float("nan"), "verdict": "not measured"}
+    assert claims.sentence(missing) == "The paper: OpenVZ vs native: OpenVZ 84.62 us vs native 80.0 us. Here: **not measured**."
+    long_note = "word " * 60
+    listed = claims.listing(pd.DataFrame([{**row, "note": long_note.strip()}]), width=50)
+    assert listed.splitlines()[0] == "p-x"
+    assert listed.split("why:")[1].split() == long_note.split()  # every word of the note, none cut
+    assert max(len(line) for line in listed.splitlines()) <= 50

@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 from virtrepro import platform_catalog
+from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.errors import ProbeRecordError, read_probe_record
 from virtrepro.config import ConfigError, QEMU_AUTO, plan_variants, resolve_platforms, validate_config, write_schema
 from virtrepro.guests import image_dir
@@ -72,23 +73,23 @@ def concrete_platforms():
     return resolve_platforms(config["platforms"], qemu)
 
 
-def planned_variants(npb=None):
-    """The configured variants (each with its repetition count). npb=False: all but NPB's, known
-    without the NPB probe; npb=True: NPB's alone, once the probe (a checkpoint) has said NPB is
-    available; None: all that will run. Kept apart so that a dry run lists every other
-    measurement before the probe has run."""
+def planned_variants(built=None):
+    """The configured variants (each with its repetition count). built=False: those of benchmarks
+    that need no source build, known without a probe; built=True: those that need one, once its
+    probe (a checkpoint, builds.smk) has said the source is available; None: all that will run.
+    Kept apart so that a dry run lists every other measurement before a build's probe has run."""
     variants = plan_variants(config, concrete_platforms())
-    if npb is False:
-        return [v for v in variants if v.benchmark not in NPB.BENCHMARK_FLAVOUR]
-    if npb is True:
-        variants = [v for v in variants if v.benchmark in NPB.BENCHMARK_FLAVOUR]
-        return variants if variants and npb_available() else []  # npb.smk
-    return without_skipped_npb(variants)  # npb.smk
+    if built is False:
+        return [v for v in variants if needs_build(v.benchmark) is None]  # builds.smk
+    if built is True:
+        variants = [v for v in variants if needs_build(v.benchmark) is not None]
+        return without_unavailable_builds(variants) if variants else []
+    return without_unavailable_builds(variants)
 
 
 def markers(wildcards=None):
     print_estimate()
-    return [str(v.marker_path(DATA)) for v in planned_variants(npb=False)]
+    return [str(v.marker_path(DATA)) for v in planned_variants(built=False)]
 
 
 _ESTIMATE_PRINTED = []
@@ -105,8 +106,9 @@ def print_estimate():
         print(report(estimate(config, DATA, probed_platforms(config, DATA))), file=sys.stderr)
 
 
-def npb_markers(wildcards=None):
-    return [str(v.marker_path(DATA)) for v in planned_variants(npb=True)]
+def built_markers(wildcards=None):
+    """The markers of the compiled benchmarks' variants (after their builds' probes)."""
+    return [str(v.marker_path(DATA)) for v in planned_variants(built=True)]
 
 
 def variant_directory(platform):

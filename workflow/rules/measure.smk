@@ -74,7 +74,7 @@ for _platform in PLATFORMS:
             f"measure_{_platform.replace('-', '_')}"
         input:
             ancient(GUEST_IMAGE) if _platform in GUEST_PLATFORMS else [],
-            npb_build_input,  # npb.smk
+            build_input,  # builds.smk: a compiled benchmark's build
             variant_directory(_platform),  # common.smk
         output:
             marker=MARKER_PATTERN.replace("{platform}", _platform),

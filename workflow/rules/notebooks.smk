@@ -6,7 +6,8 @@ from virtrepro import figures as figure_registry
 # The figures each notebook writes (.png and .pdf) and their report captions: one declaration per
 # figure in virtrepro.figures (a paper's notebook draws them); the captions are written from it.
 FIGURES = figure_registry.by_paper()
-CAPTIONS = figure_registry.write_captions(Path(".snakemake") / "report-captions")
+# with each figure's reading where its notebook wrote one (a report is made after the run)
+CAPTIONS = figure_registry.write_captions(Path(".snakemake") / "report-captions", FIGURES_DIR)
 
 
 def report_figure(paper, name):

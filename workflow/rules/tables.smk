@@ -13,9 +13,9 @@ def table_outputs():
 
 rule table:
     input:
-        # two functions: the NPB part waits for the NPB probe (a checkpoint), the rest does not
-        lambda wc: [str(v.marker_path(DATA)) for v in planned_variants(npb=False) if v.testbed == wc.testbed],
-        lambda wc: [str(v.marker_path(DATA)) for v in planned_variants(npb=True) if v.testbed == wc.testbed],
+        # two functions: the compiled benchmarks' part waits for their builds' probes (checkpoints), the rest does not
+        lambda wc: [str(v.marker_path(DATA)) for v in planned_variants(built=False) if v.testbed == wc.testbed],
+        lambda wc: [str(v.marker_path(DATA)) for v in planned_variants(built=True) if v.testbed == wc.testbed],
     output:
         parquet=DATA + "/tables/{testbed}.parquet",
         csv=DATA + "/tables/{testbed}.csv",

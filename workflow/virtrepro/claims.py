@@ -803,6 +803,50 @@ def report(verdicts: pd.DataFrame, width: int = 70) -> str:
     return shown.to_string(index=False, justify="left")
 
 
+def _given(value) -> bool:
+    """Whether a verdict row's field holds something (not None, NaN or empty)."""
+    return value is not None and value == value and value != ""
+
+
+def sentence(row: dict | pd.Series) -> str:
+    """One verdict row as a sentence for a reader (Markdown): what the paper said, what we measured
+    (our relative difference, positive = worse, with its interval and n per side), the verdict and
+    why, when a note says why."""
+    said = f"{row['paper_platform']}: {row['published']}" if _given(row.get("paper_platform")) else str(row["published"])
+    verdict = str(row["verdict"])
+    value = row.get("value")
+    if not _given(value):  # nothing measured
+        ours = f"{row.get('platforms')}, nothing to compare" if _given(row.get("platforms")) else ""
+    else:
+        threshold = row.get("threshold")
+        bound = "" if threshold is None or threshold != threshold else f", threshold {100 * float(threshold):g} %"
+        ours = (f"{row['platforms']}: {_percent(value)} [{_percent(row['ci_low'])}, {_percent(row['ci_high'])}]"
+                f" (n = {row['n_platform']}/{row['n_baseline']}{bound})")
+    note = f" ({row['note']})" if _given(row.get("note")) else ""
+    return f"The paper: {said}. Here{', ' + ours if ours else ''}: **{verdict}**{note}."
+
+
+def listing(verdicts: pd.DataFrame, width: int = 100) -> str:
+    """Every claim in full for a reader: its id, then its verdict with our relative difference, the
+    interval, threshold, platforms and n, then the whole note (wrapped, never cut)."""
+    import textwrap
+
+    blocks = []
+    for _, row in verdicts.iterrows():
+        parts = [str(row["verdict"])]
+        if _given(row["value"]):
+            parts.append(f"ours {_percent(row['value'])} [{_percent(row['ci_low'])}, {_percent(row['ci_high'])}]")
+        if _given(row["threshold"]):
+            parts.append(f"threshold {100 * float(row['threshold']):g}%")
+        if _given(row.get("platforms")):
+            parts.append(f"{row['platforms']}, n {row['n_platform']}/{row['n_baseline']}")
+        text = [row["id"], textwrap.fill("; ".join(parts), width, initial_indent="  ", subsequent_indent="    ")]
+        if _given(row.get("note")):
+            text.append(textwrap.fill(str(row["note"]), width, initial_indent="  why: ", subsequent_indent="       "))
+        blocks.append("\n".join(text))
+    return "\n".join(blocks)
+
+
 def _regime_gate(verdict: str, table: pd.DataFrame, check: dict, platforms: list[str]) -> tuple[str, str | None]:
     """A number measured in a cache is not a disk or memory number: a verdict whose records (on any of
     ``platforms``) were not measured where the paper measured (the table's ``regime`` against its

@@ -20,8 +20,8 @@ import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from . import __version__, adaptive, platform_catalog, rawlog
-from .benchmarks import BENCHMARKS, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
+from . import __version__, adaptive, builds, platform_catalog, rawlog
+from .benchmarks import BENCHMARKS, BUILT, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
 from .benchmarks.base import PEER_KNOWN_HOSTS, PEER_SSH_KEY
 from .config import QEMU_AUTO, Run, VariantPlan, repetition_rule, run_sequence
 from .errors import VirtreproError
@@ -373,8 +373,11 @@ def measure(
     count = benchmark.instances(run.variant)
     command = with_addresses(benchmark.command(run.variant).replace(SCRATCH, scratch), platform, count)
     try:
-        uploads = [(local, remote.replace(SCRATCH, scratch)) for local, remote in benchmark.uploads(run.variant, config)]
-    except (OSError, ValueError) as error:
+        uploads = [(built_path(local, run.benchmark, config), remote.replace(SCRATCH, scratch))
+                   for local, remote in benchmark.uploads(run.variant, config)]
+        build = builds.of(run.benchmark)
+        built = {benchmark.build: build.record(config, run.benchmark)} if build is not None else {}
+    except (OSError, ValueError, VirtreproError) as error:
         raise MeasurementError(f"{run.benchmark}/{run.variant.key}: {error}") from None
     sidecar = {
         "virtrepro_version": __version__,
@@ -394,6 +397,7 @@ def measure(
                         for local, remote in uploads]}
            if uploads else {}),
         **benchmark.sidecar_fields(run.variant, config),
+        **built,  # the source build the run used (its record: builds)
         **provenance(),
     }
     partial = rawlog.temporary_path(log)
@@ -435,6 +439,21 @@ def _status_meaning(status: int) -> str:
     if 128 < status < 160:
         return f": ended by signal {status - 128}"
     return ""
+
+
+def built_path(local: str, benchmark: str, config: dict) -> str:
+    """An upload's local file: as named, or (``@BUILT@/<path>``) the benchmark's built file, which must
+    exist (the workflow's build rule of its source build makes it first)."""
+    if not local.startswith(BUILT + "/"):
+        return local
+    build = builds.of(benchmark)
+    if build is None:
+        raise ValueError(f"{benchmark} uploads {local} but names no source build (Benchmark.build)")
+    path = build.built_file(config, local.removeprefix(BUILT + "/"))
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is not built: the workflow's build_{BENCHMARKS[benchmark].build} rule builds it "
+                                f"(python -m {build.__name__} build)")
+    return str(path)
 
 
 def is_complete(log: Path) -> bool:

@@ -244,6 +244,22 @@ def uses_npb(config: dict) -> bool:
     return any(name in BENCHMARK_FLAVOUR for name in config["benchmarks"])
 
 
+# --- the source-build interface (virtrepro.builds): what the workflow and a measurement ask of a build ---
+
+used = uses_npb
+wanted = wanted_binaries
+
+
+def built_file(config: dict, relative: str, state_dir: Path | None = None) -> Path:
+    """A built file, named as a benchmark's uploads name it (``<flavour>/<kernel>.<class>.x``)."""
+    return build_dir(settings(config), state_dir) / "bin" / relative
+
+
+def record(config: dict, benchmark: str, state_dir: Path | None = None) -> dict:
+    """What a run of ``benchmark`` says about the NPB it ran (its sidecar's ``npb``): :func:`run_record`."""
+    return run_record(config, BENCHMARK_FLAVOUR[benchmark], state_dir)
+
+
 def build_key(npb: dict, tarball_sha256: str | None) -> str:
     identity = {"version": str(npb["version"]), "sha256": tarball_sha256, "make_def": MAKE_DEF,
                 "revision": BUILD_REVISION}
@@ -278,7 +294,7 @@ def run_record(config: dict, flavour: str, state_dir: Path | None = None) -> dic
     checksum and where it came from, the build, how the flavour was compiled, and the compilers."""
     path = manifest_path(config, state_dir)
     if not path.is_file():
-        raise NpbError(f"{path} is missing: the workflow's npb_build rule makes it (python -m virtrepro.npb build)")
+        raise NpbError(f"{path} is missing: the workflow's build_npb rule makes it (python -m virtrepro.npb build)")
     manifest = json.loads(path.read_text())
     return {"version": manifest["version"], "tarball_sha256": manifest["sha256"],
             "tarball_source": manifest.get("tarball_source"), "build": path.parent.name,

@@ -106,6 +106,7 @@ def save(fig, figures_dir: str | Path, paper: str, name: str) -> list[Path]:
     """Save ``fig`` as figures/<paper>/<name>.png and .pdf, its platforms named by their labels
     (:func:`name_series`) and the data's scale in a line below it; return the paths."""
     name_series(fig)
+    tidy_legends(fig)
     if DATA_SCALE:  # below everything drawn (rotated tick labels, notes): nothing is covered
         bottom = fig.get_tightbbox(fig.canvas.get_renderer()).y0 / fig.get_figheight()
         fig.text(0.5, min(bottom, 0.0) - 0.02, f"data: {DATA_SCALE}", fontsize="small", color="#444444",
@@ -120,10 +121,60 @@ def save(fig, figures_dir: str | Path, paper: str, name: str) -> list[Path]:
     return paths
 
 
+def _data_extents(ax, renderer) -> list:
+    """The boxes of what ``ax`` draws from data: bars, markers, bands, error bars, lines of three points
+    or more (a reference line across the panel, such as y = 1, does not count)."""
+    artists = list(ax.patches) + list(ax.collections)
+    artists += [line for line in ax.lines if len(line.get_xdata()) > 2 or line.get_marker() not in ("None", "", None)]
+    boxes = []
+    for artist in artists:
+        if not artist.get_visible():
+            continue
+        try:
+            box = artist.get_window_extent(renderer)
+        except (AttributeError, RuntimeError, ValueError):
+            continue
+        if box.width > 0 and box.height > 0 and all(map(lambda v: v == v, box.bounds)):
+            boxes.append(box)
+    return boxes
+
+
+def tidy_legends(fig) -> None:
+    """No legend covers data: the same legend in several panels becomes one above them; a legend that
+    overlaps a bar, marker or band moves out of its panel (right of the last panel, else below its own)."""
+    renderer = fig.canvas.get_renderer()
+    with_legend = [ax for ax in fig.axes if ax.get_legend() is not None]
+    labels = {tuple(t.get_text() for t in ax.get_legend().get_texts()) for ax in with_legend}
+    if len(with_legend) > 1 and len(labels) == 1:
+        first = with_legend[0].get_legend()
+        handles, names = list(first.legend_handles), [t.get_text() for t in first.get_texts()]  # as named for readers
+        for ax in with_legend:
+            ax.get_legend().remove()
+        right = max(ax.get_position().x1 for ax in fig.axes)  # right of the panels: clear of titles and labels
+        fig.legend(handles, names, loc="center left", bbox_to_anchor=(right + 0.01, 0.5), frameon=False, fontsize="small")
+        return
+    for ax in with_legend:
+        legend = ax.get_legend()
+        box = legend.get_window_extent(renderer)
+        if not any(box.overlaps(data) for data in _data_extents(ax, renderer)):
+            continue
+        rightmost = ax.get_position().x1 >= max(a.get_position().x1 for a in fig.axes) - 1e-6
+        if rightmost:
+            legend.set_loc("upper left")
+            legend.set_bbox_to_anchor((1.01, 1), transform=ax.transAxes)
+        else:
+            legend.set_loc("upper center")
+            legend.set_bbox_to_anchor((0.5, -0.25), transform=ax.transAxes)
+
+
 def grouped_bars(ax, frame, x: str, value: str, low: str | None = None, high: str | None = None,
-                 hue: str = "platform", order=None, hue_order=None, colors: dict | None = None) -> None:
+                 hue: str = "platform", order=None, hue_order=None, colors: dict | None = None,
+                 points=None, missing: str | None = None) -> None:
     """Bars of ``value`` grouped by ``x``, one per ``hue`` (platform colours by default), with error
-    bars from the ``low``/``high`` columns where they are not NaN (an unbounded interval has none)."""
+    bars from the ``low``/``high`` columns where they are not NaN (an unbounded interval has none).
+    ``points``: rows with ``x``, ``hue`` and ``value`` columns (the individual runs), drawn as dots on
+    their bar, so that a reader sees how few runs a wide interval rests on. ``missing``: the mark of a
+    slot without a value (its reason belongs in the figure's note), so that no slot is silently empty."""
     order = list(order if order is not None else dict.fromkeys(frame[x]))
     hue_order = list(hue_order if hue_order is not None else dict.fromkeys(frame[hue]))
     colors = colors or platform_palette(hue_order)
@@ -132,6 +183,16 @@ def grouped_bars(ax, frame, x: str, value: str, low: str | None = None, high: st
         part = frame[frame[hue] == name].drop_duplicates(x).set_index(x).reindex(order)
         pos = [j + (i - (len(hue_order) - 1) / 2) * width for j in range(len(order))]
         ax.bar(pos, part[value], width=width, color=colors.get(name, "#999999"), label=name)
+        if missing:
+            for p, v in zip(pos, part[value]):
+                if v != v:  # NaN: nothing measured in this slot
+                    ax.text(p, 0.02, missing, rotation=90, ha="center", va="bottom", fontsize=7, color="dimgray",
+                            transform=ax.get_xaxis_transform())
+        if points is not None and len(points):
+            runs = points[(points[hue] == name) & points[x].isin(order)]
+            where = {o: p for o, p in zip(order, pos)}
+            ax.scatter([where[v] for v in runs[x]], runs[value], s=9, facecolor="white", edgecolor="black",
+                       linewidth=0.7, zorder=4, label="one run" if i == 0 else None)
         if low and high:
             ok = part[low].notna() & part[high].notna()
             err = [(part[value] - part[low])[ok], (part[high] - part[value])[ok]]

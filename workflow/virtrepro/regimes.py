@@ -27,7 +27,7 @@ STREAM_LLC_MULTIPLE = 4
 
 # How each regime is said in verdicts and figures.
 WHERE = {DISK: "on disk", PAGE_CACHE: "in the page cache", MEMORY: "in memory", CPU_CACHE: "in the CPU caches",
-         UNKNOWN: "where is not known (the sidecar lacks the memory or cache sizes)"}  # fmt: skip
+         UNKNOWN: "where: not known (the sidecar lacks the memory or cache sizes)"}  # fmt: skip
 
 _SIZE = re.compile(r"^([0-9]+)([KMGT]?)$", re.I)
 

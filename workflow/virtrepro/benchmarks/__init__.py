@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, Variant, key_spells, peer, size_to_kb, threads_arg
+from .base import BUILT, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, Variant, key_spells, peer, size_to_kb, threads_arg
 
 # every module of this package declares benchmarks: importing them all is what registers them
 for _module in pkgutil.iter_modules(__path__):
@@ -35,4 +35,4 @@ BENCHMARKS: dict[str, Benchmark] = {cls.name: cls() for cls in sorted(_declared(
 # for virtrepro.packages (no package named: dpkg says which)
 INSTANCE_PATHS: dict[str, str | None] = {path: None for b in BENCHMARKS.values() for path in b.programs}
 
-__all__ = ["BENCHMARKS", "HOSTS", "key_spells", "peer", "SCRATCH", "SCRATCH_DIR", "Benchmark", "Variant", "size_to_kb", "threads_arg"]
+__all__ = ["BENCHMARKS", "BUILT", "HOSTS", "key_spells", "peer", "SCRATCH", "SCRATCH_DIR", "Benchmark", "Variant", "size_to_kb", "threads_arg"]

@@ -16,6 +16,9 @@ SCRATCH = "@SCRATCH@"
 # Benchmarks over several instances (network, MPI) name the others in their commands
 # with these placeholders; measure replaces them with private addresses.
 HOSTS = "@HOSTS@"  # every instance's private address, comma-separated, instance 0 first
+# A compiled benchmark's uploads name its built files under this placeholder ("@BUILT@/<path>"): the
+# measurement resolves it through the benchmark's source build (virtrepro.builds).
+BUILT = "@BUILT@"
 # Benchmarks whose instance 0 logs in to the others over SSH (MPI) name these files: a key made
 # for the run (authorised on the peers during the run only) and a known_hosts file with the
 # peers' real host keys at their private addresses. measure writes both (see Benchmark.peer_ssh).
@@ -72,6 +75,9 @@ class Benchmark:
     uses_scratch = False
     peer_data_in_scratch = False  # True: the server in instances 1.. keeps its data under SCRATCH_DIR (a database)
     host_side = False  # True: the harness itself does the work on the host (no command in a guest)
+    # a compiled benchmark: the name of its source build in virtrepro.builds (obtained once per
+    # testbed, with a recorded reason when it cannot be, and built before its first run); None: a package
+    build: str | None = None
     # where the paper measured what this benchmark reproduces (virtrepro.regimes: disk, page-cache,
     # memory); None: no paper's disk or memory number stands beside it
     measures: str | None = None

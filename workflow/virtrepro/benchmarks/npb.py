@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from ..parsers import ParseError, parse_npb
-from .base import HOSTS, SCRATCH, Benchmark, Variant, mpi_across_instances
+from .base import BUILT, HOSTS, SCRATCH, Benchmark, Variant, mpi_across_instances
 
 KERNELS = ("bt", "cg", "ep", "ft", "is", "lu", "mg", "sp")
 MPIRUN = "mpirun --allow-run-as-root --bind-to none --oversubscribe"
@@ -55,6 +55,7 @@ def kernel_class(params: dict, kernel: str) -> str:
 class _Npb(Benchmark):
     tool = "npb"
     flavour = ""
+    build = "npb"  # virtrepro.builds: obtained and built by virtrepro.npb
     packages = ("libgfortran5", "libgomp1")
     programs = ("/usr/lib/x86_64-linux-gnu/libgfortran.so.5", "/usr/lib/x86_64-linux-gnu/libgomp.so.1")
     check_command = "ldconfig -p | grep -q libgfortran.so.5 && ldconfig -p | grep -q libgomp.so.1"
@@ -73,24 +74,8 @@ class _Npb(Benchmark):
         return f"{SCRATCH}/npb-{self.flavour}-{self.binary(variant)}"
 
     def uploads(self, variant: Variant, config: dict | None = None) -> list[tuple[str, str]]:
-        from ..npb import local_binary, settings
-
-        if config is None:
-            raise ValueError(f"{self.name}: the configuration (npb:) is needed to find the built binaries")
-        p = variant.param_dict
-        local = local_binary(settings(config), self.flavour, p["kernel"], p["class"])
-        if not local.exists():
-            raise FileNotFoundError(
-                f"{local} is not built: the workflow's npb_build rule builds it (python -m virtrepro.npb build)"
-            )
-        return [(str(local), self.remote_binary(variant))]
-
-    def sidecar_fields(self, variant: Variant, config: dict | None = None) -> dict:
-        from ..npb import run_record
-
-        if config is None:
-            raise ValueError(f"{self.name}: the configuration (npb:) is needed to find the build")
-        return {"npb": run_record(config, self.flavour)}
+        """Its binary, built on the controller (virtrepro.npb's build: ``@BUILT@/<flavour>/<binary>``)."""
+        return [(f"{BUILT}/{self.flavour}/{self.binary(variant)}", self.remote_binary(variant))]
 
     def _check(self, records: list[dict], source: str, params: dict | None, **expected) -> list[dict]:
         if not params:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import matplotlib.pyplot as plt
 import pandas as pd
 
@@ -34,11 +37,62 @@ def ci_label(s) -> str:
 
 def footnote(fig, frame: pd.DataFrame) -> None:
     """Where the numbers of ``frame`` were measured and where the paper's were (plotting.regime_note)."""
-    fig.text(0.5, -0.02, plotting.regime_note(frame), ha="center", fontsize=8, color="dimgray")
+    bottom = fig.get_tightbbox(fig.canvas.get_renderer()).y0 / fig.get_figheight()  # below the tick labels
+    fig.text(0.5, min(bottom, 0.0) - 0.01, plotting.regime_note(frame), ha="center", va="top", fontsize=8, color="dimgray")
 
 
 def npb_missing(s, benchmark: str = "NPB") -> str:
     return why_no_runs(s.data_dir, s.testbed, benchmark)
+
+
+def short_why(s, benchmark: str) -> str:
+    """One short line on why ``benchmark`` has no runs here (the whole reason stays in its record)."""
+    probe = Path(s.data_dir) / "raw" / s.testbed / "probes" / "npb.json"
+    if benchmark.startswith("npb") and probe.exists() and json.loads(probe.read_text()).get("status") == "skipped":
+        return f"no {benchmark} runs here: NPB was not obtained on this testbed (why: its probe record, raw/{s.testbed}/probes/npb.json)"
+    return f"no {benchmark} runs on testbed {s.testbed!r}"
+
+
+# a published bound as a marker: at most ("<"), at least / more than (">"), about or exact ("o")
+BOUND_MARKERS = {"at_most": "<", "at_least": ">", "more_than": ">", "approx": "o", "range_low": "|", "range_high": "|"}
+PUBLISHED_GREY = "#555555"  # no platform's colour: the paper's numbers are no measured platform
+
+
+def published_rows(reference_dir, paper: str, benchmark: str, unit: str = "%") -> pd.DataFrame:
+    """The paper's stated numbers on ``benchmark`` in ``unit`` (data/reference/<paper>*.csv rows with a value)."""
+    frames = [pd.read_csv(path) for path in sorted(Path(reference_dir).glob(f"{paper}*.csv"))]
+    rows = pd.concat(frames) if frames else pd.DataFrame(columns=["benchmark", "unit", "value", "available"])
+    rows = rows[(rows["benchmark"] == benchmark) & (rows["unit"] == unit) & rows["available"].astype(bool)]
+    return rows[pd.to_numeric(rows["value"], errors="coerce").notna()]
+
+
+def published_panel(ax, s, paper: str, benchmark: str, why: str, unit: str = "%") -> pd.DataFrame:
+    """A panel without our runs: the paper's own numbers on ``benchmark`` (a marker per statement, its
+    kind of bound as the marker's shape, in grey), and one line on why ours are missing."""
+    rows = published_rows(s.reference_dir, paper, benchmark, unit)
+    if rows.empty:
+        plotting.unavailable(ax, f"{why}\n(the paper gives this figure as a plot only: no numbers to draw)")
+        return rows
+    import textwrap
+
+    labels = []
+    for i, (_, row) in enumerate(rows.iterrows()):
+        p = dict(kv.split("=", 1) for kv in str(row.get("parameters") or "").split(";") if "=" in kv)
+        detail = [p[k].upper() if k == "kernel" else f"{k} {p[k]}" for k in ("kernel", "threads", "procs", "network") if k in p]
+        relative = {"overhead": "overhead", "improvement": "faster by", "abs_difference": "within"}.get(p.get("relative"), "")
+        labels.append(f"{row['platform_in_paper']}{', ' + ', '.join(detail) if detail else ''}"
+                      f"{' (' + relative + ')' if relative else ''}")
+        ax.plot(float(row["value"]), i, BOUND_MARKERS.get(p.get("bound"), "o"), color=PUBLISHED_GREY, markersize=7)
+    ax.set_yticks(range(len(labels)), labels=labels, fontsize="x-small")
+    ax.set_ylim(len(labels) - 0.5, -0.5)  # the first statement on top
+    values = rows["value"].astype(float)
+    ax.set_xlim(min(0.0, values.min()) * 1.15, max(0.0, values.max()) * 1.15 or 1)
+    ax.set_xlabel(f"{unit} vs the paper's baseline, as the paper states it\n(< at most, > at least, o about)", fontsize="small")
+    ax.set_title(f"published ({paper}): {benchmark}", fontsize="small")
+    columns = max(30, int(ax.get_position().width * ax.figure.get_figwidth() * 72 / (7 * 0.6)))
+    ax.text(0.5, -0.45, textwrap.fill(why, columns), transform=ax.transAxes, ha="center", va="top", fontsize=7,
+            color="dimgray")
+    return rows
 
 
 def stand_in_present(paper_platform: str, platforms) -> str | None:

@@ -10,7 +10,7 @@ import pandas as pd
 from .. import claims, plotting, rawlog, results
 from ..platform_catalog import FULL_VM, get
 from .registry import Drawn, figure
-from .common import OVERHEAD, compare, comparable, footnote, no_comparison, npb_missing
+from .common import OVERHEAD, compare, comparable, footnote, no_comparison, npb_missing, published_panel, short_why
 
 PAPER = "kudryavtsev2012"
 NPB_BY = ["param_kernel", "param_class", "param_nodes", "param_procs"]
@@ -27,6 +27,11 @@ def npb_overhead(table, s) -> tuple[pd.DataFrame, str]:
 
 def npb_figure(table, s, kernels: list[str], title: str) -> Drawn:
     compared, why = npb_overhead(table, s)
+    if compared.empty and results.view(table, "npb_mpi", metric="time").empty:  # the paper's own numbers instead
+        fig, ax = plt.subplots(figsize=(8, 3))
+        shown = published_panel(ax, s, PAPER, "npb_mpi", short_why(s, "npb_mpi"))
+        fig.suptitle(f"{title} on testbed {s.testbed!r}")
+        return Drawn(fig, {"published": shown[["platform_in_paper", "parameters", "value"]]})
     if compared.empty:  # one line on why, in one panel
         fig, ax = plt.subplots(figsize=(8, 2))
         plotting.unavailable(ax, why)
@@ -100,11 +105,18 @@ def fig3(table, s) -> Drawn:
         if "RandomAccess EP" in order:
             i = order.index("RandomAccess EP")
             ax.fill_between([i - 0.45, i + 0.45], 45, 50, color="tab:red", alpha=0.3, label="paper: RandomAccess EP 45-50 % (no NUMA)")
-        plotting.grouped_bars(ax, compared, "test", "overhead_percent", "overhead_ci_low", "overhead_ci_high", order=order)
+        # each run against the baseline's mean: how few runs an interval rests on
+        base = hpcc[hpcc["platform"] == s.baseline].groupby("metric")["value"].mean()
+        runs = hpcc[hpcc["platform"] != s.baseline].assign(test=lambda f: f["metric"].map(HPCC))
+        ratio = runs["value"] / runs["metric"].map(base)
+        runs["overhead_percent"] = ((1 - ratio) * 100).where(runs["higher_is_better"], (ratio - 1) * 100)
+        plotting.grouped_bars(ax, compared, "test", "overhead_percent", "overhead_ci_low", "overhead_ci_high", order=order,
+                              points=runs)
         ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_yscale("symlog", linthresh=10)  # the paper's 1-5 % band and a TCG VM's hundreds of per cent on one axis
         ax.tick_params(axis="x", labelrotation=20)
-        ax.set_ylabel(f"overhead vs {s.baseline} (%), {s.confidence:.0%} CI")
-        ax.legend(fontsize="small")
+        ax.set_ylabel(f"overhead vs {s.baseline} (%), {s.confidence:.0%} CI\n(symmetric log beyond ±10 %)")
+        ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     ax.set_title(f"HPCC (Fig. 3) on testbed {s.testbed!r}")
     footnote(fig, results.view(table, "hpcc"))
     shown = compared[["test"] + OVERHEAD[:-1]] if len(compared) else no_comparison("hpcc", s)

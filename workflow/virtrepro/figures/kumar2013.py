@@ -3,6 +3,8 @@ flexibility, the vCPU and memory scenarios and isolation."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -131,11 +133,14 @@ def relative_performance(compared: pd.DataFrame, higher: bool) -> pd.DataFrame:
                            relative_high=to_relative(compared["overhead_ci_low"]))
 
 
+LOG_FLOOR = 1e-3  # the foot of a log axis of relative performance
+
+
 @figure(PAPER, "apps-relative-performance", title="Kumar 2013 thesis section 1.2", claims=[],
         benchmarks=sorted({b for b, *_ in APP_METRICS}),
         caption='application workloads (the thesis gives no numbers for them): nginx under wrk, PostgreSQL under pgbench, RabbitMQ under a publisher/consumer load, pyperformance '
                 'and openssl speed, each server in a second instance of the platform; performance of each platform '
-                'relative to the baseline (above 1 = faster) with confidence intervals.')
+                'relative to the baseline (above 1 = faster, log scale) with confidence intervals.')
 def apps(table, s) -> Drawn:
     rows = []
     for benchmark, metric, label, higher in APP_METRICS:
@@ -151,14 +156,18 @@ def apps(table, s) -> Drawn:
     if shown.empty:
         plotting.unavailable(ax, no_comparison("application workload", s))
     else:
-        plotting.grouped_bars(ax, shown.replace([np.inf, -np.inf], np.nan), "workload", "relative", "relative_low",
-                              "relative_high", order=list(dict.fromkeys(shown["workload"])),
-                              hue_order=sorted(shown["platform"].unique()))
+        drawn = shown.replace([np.inf, -np.inf], np.nan)
+        # a log axis: a TCG VM's 0.01-0.1 beside the containers' 1; an interval reaching 0 or below ends at the axis
+        drawn["relative_low"] = drawn["relative_low"].where(drawn["relative_low"] > 0, LOG_FLOOR)
+        plotting.grouped_bars(ax, drawn, "workload", "relative", "relative_low", "relative_high",
+                              order=list(dict.fromkeys(shown["workload"])), hue_order=sorted(shown["platform"].unique()))
+        ax.set_yscale("log")
+        ax.set_ylim(bottom=LOG_FLOOR)
         ax.axhline(1, color="black", linewidth=0.8, linestyle="--")
-        ax.set_ylabel(f"performance relative to {s.baseline} ({s.confidence:.0%} CI)")
+        ax.set_ylabel(f"performance relative to {s.baseline}\n({s.confidence:.0%} CI, log scale)")
         ax.tick_params(axis="x", rotation=30)
         plt.setp(ax.get_xticklabels(), ha="right", rotation_mode="anchor")
-        ax.legend(title="platform")
+        ax.legend(title="platform", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     ax.set_title(f"Application workloads relative to {s.baseline} (thesis section 1.2) on testbed {s.testbed!r}")
     fig.tight_layout()
     columns = ["workload", "platform", "n_platform", "relative", "relative_low", "relative_high", "verdict"]
@@ -166,6 +175,18 @@ def apps(table, s) -> Drawn:
 
 
 STEPS = ["provision", "boot", "reboot", "clone", "destroy"]
+
+
+def not_applicable(life: pd.DataFrame, s) -> list[str]:
+    """Each platform's lifecycle steps that do not apply to it, with the reason its log gives
+    ("reboot=not-applicable (why)"), read from one of its raw logs."""
+    import re
+
+    reasons = []
+    for platform, rows in life.groupby("platform"):
+        text = (Path(s.data_dir) / rows["source_log"].iloc[0]).read_text(errors="replace")
+        reasons += [f"{platform} {step}: {why}" for step, why in re.findall(r"^(\w+)=not-applicable \((.*)\)$", text, re.M)]
+    return reasons
 
 
 @figure(PAPER, "tables5-operational-flexibility", title="Kumar 2013 thesis Tables 5.1-5.3 as a figure", benchmarks=["lifecycle"],
@@ -181,12 +202,20 @@ def lifecycle(table, s) -> Drawn:
         plotting.unavailable(ax, "no lifecycle runs on this testbed (native has no guest to provision)")
     else:
         shown = summary[summary["metric"].isin(STEPS)]
+        # an interval reaching 0 or below ends at the foot of the log axis
+        shown = shown.assign(ci_low=shown["ci_low"].where(shown["ci_low"] > 0, shown["mean"] / 100))
         plotting.grouped_bars(ax, shown, "metric", "mean", "ci_low", "ci_high", order=STEPS,
-                              hue_order=sorted(shown["platform"].unique()))
+                              hue_order=sorted(shown["platform"].unique()), missing="not applicable",
+                              points=life[life["metric"].isin(STEPS)].assign(mean=lambda f: f["value"]))
         ax.set_yscale("log")
         ax.set_xlabel("step")
         ax.set_ylabel(f"seconds (log scale), {ci_label(s)}")
-        ax.legend(title="platform")
+        ax.legend(title="platform", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+        reasons = not_applicable(life, s)
+        if reasons:
+            ax.text(0, -0.22, "not applicable: " + "; ".join(reasons), transform=ax.transAxes, fontsize=7,
+                    color="dimgray", va="top")
+            numbers["not applicable"] = "\n".join(reasons)
         numbers[f"mean seconds per step (n per cell: {summary['n'].min()} to {summary['n'].max()})"] = (
             summary.pivot_table(index="platform", columns="metric", values="mean").reindex(columns=STEPS))
     ax.set_title(f"Operational flexibility (thesis Tables 5.1-5.3) on testbed {s.testbed!r}")
@@ -311,12 +340,34 @@ def isolation_efficiency(table, s) -> pd.DataFrame:
     return frame.rename(columns={"ratio": "efficiency", "ratio_ci_low": "ci_low", "ratio_ci_high": "ci_high"})[columns]
 
 
+def isolation_runs(table) -> pd.DataFrame:
+    """Each run beside a stressing neighbour over the mean of the runs alone (the dots on the bars)."""
+    iso = results.view(table, "isolation")
+    if iso.empty:
+        return pd.DataFrame(columns=["resource", "platform", "limits", "efficiency"])
+    iso = iso[iso["metric"] == iso["param_resource"].map(VICTIM_METRIC)]
+    if "direction" in iso:
+        iso = iso[~((iso["param_resource"] == "disk") & (iso["direction"] != "write"))]
+    if "side" in iso:
+        iso = iso[~((iso["param_resource"] == "network") & (iso["side"] != "receiver"))]
+    by = ["param_resource", "platform", "param_limits"]
+    alone = iso[iso["param_neighbour"] == "none"].groupby(by)["value"].mean()
+    stressed = iso[iso["param_neighbour"] == "stress"]
+    ratio = stressed["value"] / pd.Series(list(zip(*(stressed[c] for c in by))), index=stressed.index).map(alone)
+    return pd.DataFrame({"resource": stressed["param_resource"], "platform": stressed["platform"],
+                         "limits": stressed["param_limits"], "efficiency": ratio}).dropna()
+
+
+# limits off / on: greys, which no platform has (a platform's colour means that platform, everywhere)
+LIMITS_COLOURS = {"limits off": "#d0d0d0", "limits on": "#7a7a7a"}
+
+
 @figure(PAPER, "fig6-2-6-5-isolation", title="Kumar 2013 thesis Figs. 6.2-6.5", benchmarks=["isolation"],
         claims=["kumar2013-isolation-*"],
         caption='isolation efficiency (victim performance beside a neighbour stressing the same resource / alone) for'
                 ' CPU, memory, network and disk, with resource limits off and on, with Fieller confidence intervals.')
 def isolation(table, s) -> Drawn:
-    efficiency = isolation_efficiency(table, s)
+    efficiency, each_run = isolation_efficiency(table, s), isolation_runs(table)
     resources = [("cpu", "Fig. 6.2: CPU"), ("memory", "Fig. 6.3: memory"), ("network", "Fig. 6.4: network"),
                  ("disk", "Fig. 6.5: disk I/O")]
     fig, axes = panels(4, 14, 3.8)
@@ -324,13 +375,15 @@ def isolation(table, s) -> Drawn:
         part = efficiency[efficiency["resource"] == resource]
         ax.set_title(title)
         if part.empty:
-            plotting.unavailable(ax, f"no {resource} isolation runs\n(alone and beside a neighbour)")
+            plotting.unavailable(ax, f"no {resource} isolation runs on this testbed: not measured at its scale "
+                                     "(config/config.yaml, isolation: resources)")
             continue
         shown = part.assign(setting="limits " + part["limits"])
+        runs = each_run[each_run["resource"] == resource]
         plotting.grouped_bars(ax, shown, x="platform", value="efficiency", low="ci_low", high="ci_high", hue="setting",
                               order=baseline_first(part["platform"], s.baseline),
-                              hue_order=[h for h in ("limits off", "limits on") if h in set(shown["setting"])],
-                              colors={"limits off": "#d95f02", "limits on": "#1b9e77"})
+                              hue_order=[h for h in LIMITS_COLOURS if h in set(shown["setting"])],
+                              colors=LIMITS_COLOURS, points=runs.assign(setting="limits " + runs["limits"]))
         ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
         ax.tick_params(axis="x", labelrotation=30)
         ax.legend(fontsize=7)

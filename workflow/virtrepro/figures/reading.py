@@ -9,9 +9,9 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import claims, plotting, results
+from .. import claims, platform_catalog, platform_names, plotting, results
 from ..notebook import check_parameters, scale_note
-from .registry import Drawn, Setting, draw
+from .registry import Drawn, Setting, draw, get
 
 
 # The notebooks' parameters when papermill sets none (a notebook's parameters cell sets each to None):
@@ -64,11 +64,46 @@ class Notebook:
 
     def draw(self, id: str) -> Drawn:
         """Draw and write the paper's figure ``id`` (virtrepro.figures registry); the returned Drawn shows
-        the figure in the notebook and its numbers with ``.show()``."""
+        the figure in the notebook (the PNG embedded), its numbers with ``.show()`` and what it says with
+        :meth:`reading`."""
         drawn = draw(self.paper, id, self.table, self.setting, self.figures_dir)
         plt.close(drawn.fig)
-        print("written:", ", ".join(Path(p).name for p in drawn.paths))
         return drawn
+
+    def reading(self, drawn: Drawn) -> "Reading":
+        """What the reader sees in ``drawn`` and the verdicts of the paper's claims it tests, in a few
+        sentences computed from the data (shown as text after the figure): the figure's own summary,
+        else its registered caption; the data it rests on; one sentence per claim (claims.sentence)."""
+        fig = get(*drawn.key)
+        measured = self.table[self.table["benchmark"].isin(fig.benchmarks)]
+        lines = [drawn.summary or fig.caption]
+        if measured.empty:
+            lines.append(f"No runs of {', '.join(fig.benchmarks)} on testbed {self.setting.testbed!r}: "
+                         "the figure shows what the paper published, with the reason ours is missing.")
+        else:
+            order = {name: i for i, name in enumerate(platform_catalog.NAMES)}
+            labels = ", ".join(platform_names.label(p) for p in sorted(measured["platform"].unique(), key=lambda p: order.get(p, 99)))
+            reps = measured.groupby(["platform", "variant"])["repetition"].nunique()
+            counts = f"{reps.min()}" if reps.min() == reps.max() else f"{reps.min()} to {reps.max()}"
+            scales = " and ".join(sorted(measured["scale"].dropna().unique())) or "an unrecorded"
+            lines.append(f"Data: testbed {self.setting.testbed!r}, {scales} scale, {counts} repetitions a variant; {labels}.")
+        tested = fig.claim_ids(claims.load_claims(Path(self.setting.reference_dir) / "claims.yaml"))
+        if tested:
+            verdicts = self.verdicts()
+            verdicts = verdicts[verdicts["id"].isin(tested)]
+            lines += [f"- {claims.sentence(row)}" for _, row in verdicts.iterrows()]
+        reading = Reading("\n\n".join(lines[:2]) + ("\n\n" + "\n".join(lines[2:]) if lines[2:] else ""))
+        png = next((Path(p) for p in drawn.paths if Path(p).suffix == ".png"), None)
+        if png is not None:  # beside the figure, for the report's caption (registry.write_captions)
+            png.with_suffix(".reading.md").write_text(reading + "\n")
+        return reading
+
+    def answer(self) -> "Reading":
+        """The summary's answer first: per subsystem, the papers' overheads then and ours now, with the
+        verdicts of the claims on it (figures.summary.answer), for every paper's claims."""
+        from . import summary
+
+        return Reading(summary.answer(self.table, self.setting, self.verdicts("")))
 
     def published(self, columns: list[str], width: int = 60) -> str:
         """The paper's published numbers (data/reference/<paper>.csv) that the text states."""
@@ -78,10 +113,20 @@ class Notebook:
     def verdicts(self, paper: str | None = None) -> pd.DataFrame:
         """claims.evaluate on this testbed for the claims of ``paper`` (this notebook's; "" for all papers)."""
         s, paper = self.setting, self.paper if paper is None else paper
-        found = claims.load_claims(Path(s.reference_dir) / "claims.yaml")
-        return claims.evaluate([c for c in found if not paper or c["paper"] == paper], self.table, level=s.confidence,
-                               margin=s.margin)
+        cache = self.__dict__.setdefault("_verdicts", {})  # every figure's reading asks again: evaluated once
+        if paper not in cache:
+            found = claims.load_claims(Path(s.reference_dir) / "claims.yaml")
+            cache[paper] = claims.evaluate([c for c in found if not paper or c["paper"] == paper], self.table,
+                                           level=s.confidence, margin=s.margin)
+        return cache[paper].copy()
 
     def claims(self) -> str:
         """The paper's claims with their verdicts (claims.report)."""
         return claims.report(self.verdicts())
+
+
+class Reading(str):
+    """Text that a notebook shows as Markdown (a figure's reading)."""
+
+    def _repr_markdown_(self) -> str:
+        return str(self)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fnmatch
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -33,6 +32,10 @@ class Drawn:
     numbers: dict = field(default_factory=dict)
     digits: int = 2
     paths: list = field(default_factory=list)
+    # what a reader sees, in a sentence or two computed from the numbers drawn (the notebook's reading
+    # after the figure; empty: the registered caption says it)
+    summary: str = ""
+    key: tuple = ()  # (paper, id), set when drawn through the registry
 
     def text(self, *names: str) -> str:
         parts = []
@@ -52,11 +55,10 @@ class Drawn:
     def __repr__(self) -> str:
         return "figure " + ", ".join(Path(p).name for p in self.paths) if self.paths else "figure (not written)"
 
-    def _repr_markdown_(self):
-        """A notebook shows the figure as written, by a link relative to its working directory (the
-        notebook's own stores no image: the PNG is in figures/<paper>/ beside it)."""
+    def _repr_png_(self):
+        """A notebook shows the figure itself, embedded in its output (the PNG written to figures/)."""
         png = [p for p in self.paths if Path(p).suffix == ".png"]
-        return f"![{Path(png[0]).stem}]({Path(os.path.relpath(png[0])).as_posix()})" if png else None
+        return Path(png[0]).read_bytes() if png else None
 
 
 @dataclass(frozen=True)
@@ -114,21 +116,35 @@ def draw(paper: str, id: str, table: pd.DataFrame, setting: Setting, figures_dir
     from .. import plotting
 
     drawn = get(paper, id).draw(table, setting)
+    drawn.key = (paper, id)
     drawn.paths = plotting.save(drawn.fig, figures_dir, paper, id)
     return drawn
 
 
-def write_captions(directory: str | Path) -> dict[tuple[str, str], Path]:
-    """Each figure's report caption as <directory>/<paper>-<id>.rst (rewritten only when it changed)."""
+def write_captions(directory: str | Path, figures_dir: str | Path | None = None) -> dict[tuple[str, str], Path]:
+    """Each figure's report caption as <directory>/<paper>-<id>.rst (rewritten only when it changed):
+    its registered caption and, where its notebook has written one (``<figures_dir>/<paper>/<id>.reading.md``),
+    the reading computed from the data (what it shows, the verdicts of the claims it tests)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     out = {}
     for key, fig in FIGURES.items():
         path = directory / f"{fig.paper}-{fig.id}.rst"
         text = fig.report_caption()
+        reading = Path(figures_dir) / fig.paper / f"{fig.id}.reading.md" if figures_dir is not None else None
+        if reading is not None and reading.is_file():
+            text += "\n" + _markdown_to_rst(reading.read_text())
         if not path.is_file() or path.read_text() != text:
             path.write_text(text)
         out[key] = path
     return out
 
 
+
+
+def _markdown_to_rst(text: str) -> str:
+    """The little Markdown a reading holds (``**bold**``, ``- `` items, code in single backticks) as RST."""
+    import re
+
+    text = re.sub(r"(?<!`)`([^`]+)`(?!`)", r"``\1``", text)
+    return text.strip() + "\n"

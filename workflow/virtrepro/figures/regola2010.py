@@ -11,8 +11,8 @@ import seaborn as sns
 from .. import plotting, results
 from ..platform_catalog import BASELINE, has
 from .registry import Drawn, figure
-from .common import at_size, footnote, lines_with_bands, netperf, npb_missing, npb_relative_bars, npb_relative_time, \
-    stand_in_present, summarize
+from .common import at_size, footnote, lines_with_bands, netperf, npb_relative_bars, npb_relative_time, \
+    published_panel, short_why, stand_in_present, summarize
 
 PAPER = "regola2010"
 
@@ -76,27 +76,37 @@ def disk_tables(table, s) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 
     published = published.assign(configuration=published.apply(our_name, axis=1))
     paper = published.pivot_table(index="configuration", columns="metric", values="value")[list(OPS)].rename(columns=OPS)
-    return disk, ours, paper
+    # each row as the paper names it (KVM, OpenVZ...), for the paper's side of the figure
+    paper_names = {row["configuration"]: " ".join(str(v) for v in (row["platform_in_paper"], row["disk_format"], row["cache"])
+                                                  if isinstance(v, str) and v)
+                   for _, row in published.iterrows()}
+    return disk, ours, paper, paper_names
 
 
-@figure(PAPER, "table2-iozone-disk-formats", title="Regola 2010 Table II redrawn", benchmarks=["iozone_disk"],
+@figure(PAPER, "table2-iozone-disk-formats", title="Regola 2010 Tables I-II redrawn", benchmarks=["iozone_disk"],
         claims=["regola2010-iozone-*", "regola2010-os-virtualization-near-native-io-podman"],
         caption='IOZone disk throughput by platform, VM image format (raw, qcow2, vmdk) and host cache mode (none, '
-                'writeback, writethrough).')
+                "writeback, writethrough): ours (left, rows named as measured) beside the paper's Tables I and II "
+                "(right, rows named as the paper names them: its KVM is not our QEMU TCG).")
 def table2(table, s) -> Drawn:
-    disk, ours, paper = disk_tables(table, s)
+    disk, ours, paper, paper_names = disk_tables(table, s)
     side_by_side = pd.concat({"ours": ours, "paper": paper}, axis=1).swaplevel(axis=1)[
         [(op, who) for op in OPS.values() for who in ("ours", "paper")]]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 0.45 * len(side_by_side) + 2), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 0.45 * len(side_by_side) + 2), gridspec_kw={"wspace": 0.6})
     rows = side_by_side.index
     norm = plt.matplotlib.colors.LogNorm(vmin=1, vmax=max(1e4, float(ours.max().max())))
     for ax, (who, frame) in zip(axes, [(f"ours, testbed {s.testbed!r}", ours.reindex(rows)),
-                                       ("Regola 2010 Tables I-II", paper.reindex(rows))]):
+                                       ("the paper's Tables I-II", paper.reindex(rows))]):
         sns.heatmap(frame, annot=True, fmt=".0f", cmap="viridis", norm=norm, cbar=False, ax=ax, linewidths=0.5, linecolor="white")
         ax.set_title(who)
         ax.set_xlabel("IOZone operation (MB/s)")
         ax.set_ylabel("")
-    fig.suptitle("Regola 2010 Table II redrawn: disk throughput by platform, image format and host cache mode")
+    # each side names its rows as its own platforms: ours as measured, the paper's as the paper ran them
+    axes[0].set_yticks([i + 0.5 for i in range(len(rows))], labels=[r if r in ours.index else "(not measured here)" for r in rows],
+                       fontsize="small")
+    axes[1].set_yticks([i + 0.5 for i in range(len(rows))], labels=[paper_names.get(r, "(not in the paper)") for r in rows],
+                       fontsize="small")
+    fig.suptitle("Regola 2010 Tables I-II redrawn: disk throughput by platform, image format and host cache mode")
     footnote(fig, disk)
     numbers = {"MB/s, ours beside the paper's": side_by_side}
     if s.baseline in ours.index:
@@ -124,10 +134,11 @@ def fig4_5(table, s) -> Drawn:
         chosen.append((f"(5) MPI, {procs} processes on {nodes} instance{'s' if nodes > 1 else ''}", part[part["param_procs"] == procs]))
     fig, axes = plt.subplots(1, max(2, len(chosen)), figsize=(5 * max(2, len(chosen)), 4), squeeze=False)
     axes = axes[0]
-    if not chosen:
-        for ax in axes:
-            plotting.unavailable(ax, npb_missing(s))
     numbers = {}
+    if not chosen:  # the paper's own numbers, and why ours are missing
+        for ax, name in zip(axes, ["npb_omp", "npb_mpi"]):
+            shown = published_panel(ax, s, PAPER, name, short_why(s, name))
+            numbers[f"published: {name}"] = shown[["platform_in_paper", "parameters", "value"]]
     for ax, (title, part) in zip(axes, chosen):
         relative = npb_relative_time(part, s.baseline)
         if relative.empty:

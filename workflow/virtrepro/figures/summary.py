@@ -139,10 +139,15 @@ def overview(table, s) -> Drawn:
         med = part.groupby(["subsystem", "era"], as_index=False)["overhead_percent"].median()
         plotting.grouped_bars(ax, med, "subsystem", "overhead_percent", hue="era", order=SUBSYSTEMS,
                               hue_order=list(ERA_COLORS), colors=ERA_COLORS)
+        counts = part.groupby(["subsystem", "era"])["overhead_percent"].size()
         for i, era in enumerate(ERA_COLORS):
             dots = part[part["era"] == era]
             ax.scatter([SUBSYSTEMS.index(x) + (i - 0.5) * 0.4 for x in dots["subsystem"]], dots["overhead_percent"],
                        s=10, color="black", zorder=3)
+            for (subsystem, shown_era), n in counts.items():  # how many comparisons each bar is the median of
+                if shown_era == era:
+                    ax.text(SUBSYSTEMS.index(subsystem) + (i - 0.5) * 0.4, 0.01, f"n={n}", ha="center", va="bottom",
+                            rotation=90, fontsize="x-small", transform=ax.get_xaxis_transform())  # at the panel's foot
         ax.axhline(0, color="black", linewidth=0.8)
         ax.set_yscale("symlog", linthresh=10)
         ax.set_xlim(-0.5, len(SUBSYSTEMS) - 0.5)
@@ -155,3 +160,77 @@ def overview(table, s) -> Drawn:
     return Drawn(fig, {"overhead (%) by family, subsystem and era": overview_numbers,
                        "today, per benchmark": ours.groupby(["family", "subsystem", "benchmark"])["overhead_percent"].median()
                        .unstack("family")}, digits=1)
+
+
+# the answer's paragraphs: (heading, the overview's subsystem or None, the declared subsystems of the claims in it)
+ANSWER_PARTS = [
+    ("CPU", "CPU", ("cpu",)),
+    ("Memory", "memory", ("memory",)),
+    ("Disk", "disk", ("disk",)),
+    ("Network", "network", ("network",)),
+    ("HPC kernels and MPI", "MPI", ("hpc",)),
+    ("Operations (provisioning, boot, reboot, clone)", None, ("operations",)),
+    ("Isolation between neighbours", None, ("isolation",)),
+    ("Applications", None, ("application",)),
+]
+DERIVED_SUBSYSTEM = {"parallel_speedup": "hpc", "isolation_efficiency": "isolation"}
+
+
+def claim_subsystem(benchmark, metric) -> str | None:
+    """The subsystem a claim's metric measures (its declaration; a derived metric's own)."""
+    if not isinstance(benchmark, str) or not isinstance(metric, str):
+        return None
+    if metric in DERIVED_SUBSYSTEM:
+        return DERIVED_SUBSYSTEM[metric]
+    try:
+        return metric_catalog.metric(benchmark, metric).subsystem
+    except metric_catalog.UnknownMetric:
+        return None
+
+
+def _median_text(values: pd.Series) -> str:
+    return f"{values.median():+.0f} % (median of {len(values)})"
+
+
+def answer(table: pd.DataFrame, s, verdicts: pd.DataFrame) -> str:
+    """Whether today's containers and VMs show the overheads the papers reported, in words with the
+    numbers: a paragraph per subsystem (the papers' relative numbers then, ours now per platform,
+    the verdicts of the claims on it), as Markdown."""
+    ours, past = today(table, s.baseline), then(s.reference_dir)
+    subsystems = [claim_subsystem(b, m) for b, m in zip(verdicts["benchmark"], verdicts["metric"])]
+    verdicts = verdicts.assign(subsystem=subsystems)
+    scales = " and ".join(sorted(table["scale"].dropna().unique())) if "scale" in table.columns else "unrecorded"
+    holds = verdicts["verdict"].str.startswith("holds")  # " (analogue)": decided on a stand-in of another kind
+    fails = verdicts["verdict"].str.startswith("does not hold")
+    untestable = int((verdicts["verdict"] == "not testable here").sum())
+    lines = [
+        f"**The answer, on testbed `{s.testbed}`** ({scales} scale; overhead = how much worse than "
+        f"`{s.baseline}`, in percent, positive = worse; medians over the comparisons of each kind). Of the "
+        f"{len(verdicts)} claims, {int(holds.sum() + fails.sum())} are decided here ({int(holds.sum())} hold, "
+        f"{int(fails.sum())} do not); {untestable} are not testable "
+        f"on this stack (Xen, InfiniBand, specific hardware), and the rest are inconclusive or not measured, "
+        "each with its reason in the list below.",
+        "",
+    ]
+    if scales == "quick":
+        lines += ["*These data are a smoke check (quick scale): no verdict rests on them.*", ""]
+    for heading, overview_name, declared in ANSWER_PARTS:
+        said = []
+        if overview_name is not None:
+            was = past[past["subsystem"] == overview_name]
+            now = ours[ours["subsystem"] == overview_name]
+            then_text = "; ".join(f"{family}s {_median_text(part['overhead_percent'])}"
+                                  for family, part in was.groupby("family")) or "no relative number"
+            now_text = "; ".join(f"{plotting.platform_label(platform)} {_median_text(part['overhead_percent'])}"
+                                 for platform, part in now.groupby("platform")) or "nothing measured"
+            said.append(f"The papers: {then_text}. Here: {now_text}.")
+        mine = verdicts[verdicts["subsystem"].isin(declared)]
+        if len(mine):
+            tally = mine["verdict"].value_counts()
+            said.append(f"Its {len(mine)} claims: " + ", ".join(f"{n} {v}" for v, n in tally.items()) + ".")
+            decided_rows = mine[mine["verdict"].str.startswith(("holds", "does not hold"))]
+            for _, row in decided_rows.head(3).iterrows():
+                said.append(claims.sentence(row))
+        if said:
+            lines += [f"- **{heading}.** " + " ".join(said), ""]
+    return "\n".join(lines).rstrip() + "\n"

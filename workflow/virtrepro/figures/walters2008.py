@@ -9,7 +9,7 @@ import seaborn as sns
 from .. import plotting, results, stats
 from ..platform_catalog import BASELINE
 from .registry import Drawn, figure
-from .common import (at_size, baseline_first, ci_label, footnote, lines_with_bands, npb_missing, npb_relative_bars,
+from .common import (at_size, baseline_first, ci_label, footnote, lines_with_bands, npb_relative_bars, published_panel, short_why,
                      npb_relative_time, stand_in_present, summarize)
 from .common import netperf as netperf_summaries
 
@@ -38,7 +38,8 @@ def fig1(table, s) -> Drawn:
         ax.set_xlabel(size)
         ax.set_ylabel(f"one-way latency (us, log scale), {ci_label(s)}")
         ax.set_title("(a) TCP_RR half round trip latency")
-        ax.legend(title="platform")
+        # below the panel: inside, it covers the bands
+        ax.legend(title="platform", fontsize="x-small", ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2))
         numbers["one-way latency (half round trip, us), mean over repetitions"] = latency.pivot_table(
             index=size, columns="platform", values="mean")
         numbers["TCP_STREAM bandwidth (Mbit/s), mean over repetitions"] = bandwidth.pivot_table(
@@ -123,14 +124,19 @@ def fig2(table, s) -> Drawn:
                 'testbed).')
 def fig3(table, s) -> Drawn:
     npb = results.view(table, ["npb_serial", "npb_omp"], metric="time")
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=True)
+    # the paper's statements (no runs here) are rows of their own in each panel: no shared axis then
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=not npb.empty, gridspec_kw={"wspace": 0.6 if npb.empty else 0.2})
     numbers = {}
     for ax, name, title in [(axes[0], "npb_serial", "(a) serial"), (axes[1], "npb_omp", "(b) OpenMP, every core")]:
         part = npb[npb["benchmark"] == name]
         if name == "npb_omp" and len(part):
             part = part[part["param_threads"] == part["param_threads"].max()]
-        if part.empty or s.baseline not in set(part["platform"]):
-            plotting.unavailable(ax, npb_missing(s) if npb.empty else f"no {name} runs of {s.baseline!r} and another platform")
+        if npb.empty:  # the paper's own numbers, and why ours are missing
+            shown = published_panel(ax, s, PAPER, name, short_why(s, name))
+            numbers[f"{title}: published"] = shown[["platform_in_paper", "parameters", "value"]]
+            continue
+        if s.baseline not in set(part["platform"]):
+            plotting.unavailable(ax, f"no {name} runs of {s.baseline!r} and another platform")
             continue
         relative = npb_relative_time(part, s.baseline)
         npb_relative_bars(ax, relative, s.baseline, f"run time relative to {s.baseline}")
@@ -149,10 +155,14 @@ def fig4(table, s) -> Drawn:
     mpi = results.view(table, "npb_mpi", metric="time")
     fig, axes = plt.subplots(1, 4, figsize=(15, 3.8))
     numbers = {}
-    for ax, kernel in zip(axes, ["ep", "bt", "cg", "sp"]):
-        part = mpi[mpi["param_kernel"] == kernel] if len(mpi) else mpi
+    if mpi.empty:
+        published_panel(axes[0], s, PAPER, "npb_mpi", short_why(s, "npb_mpi"))
+        for ax in axes[1:]:
+            ax.set_axis_off()
+    for ax, kernel in zip(axes, ["ep", "bt", "cg", "sp"] if len(mpi) else []):
+        part = mpi[mpi["param_kernel"] == kernel]
         if part.empty:
-            plotting.unavailable(ax, npb_missing(s) if mpi.empty else f"no {kernel.upper()} MPI runs")
+            plotting.unavailable(ax, f"no {kernel.upper()} MPI runs")
             continue
         summary = stats.summarize(part.assign(procs=part["param_procs"], nodes=part["param_nodes"]),
                                   by=["platform", "nodes", "procs"], level=s.confidence)

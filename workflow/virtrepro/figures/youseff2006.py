@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt
+import pandas as pd
 
 from .. import plotting, results
 from .registry import Drawn, figure
-from .common import TESTS, baseline_first, ci_label, compare, comparable, footnote, no_comparison, npb_missing, summarize
+from .common import TESTS, baseline_first, ci_label, compare, comparable, footnote, no_comparison, published_panel, short_why, summarize
 
 PAPER = "youseff2006"
 STREAM = ["single_stream_copy", "single_stream_scale", "single_stream_add", "single_stream_triad"]
@@ -46,17 +49,37 @@ def fig2(table, s) -> Drawn:
     fig, axes = plt.subplots(max(len(sizes), 1), 1, figsize=(8, 3 * max(len(sizes), 1)), squeeze=False)
     if not sizes:
         plotting.unavailable(axes[0][0], no_comparison("bonnie", s))
+    numbers = {}
     for ax, size in zip(axes[:, 0], sizes):
         part = tests[tests["param_size"] == size]
-        plotting.grouped_bars(ax, part, "metric", "ratio", "ratio_ci_low", "ratio_ci_high",
-                              order=[m for m in BONNIE if m in set(part["metric"])])
+        plotting.grouped_bars(ax, part, "metric", "ratio", "ratio_ci_low", "ratio_ci_high", order=BONNIE,
+                              hue_order=sorted(set(part["platform"])), missing="no ratio")
         ax.axhline(1, color="black", linewidth=0.8)
         ax.set_ylabel(f"rate / {s.baseline}")
         ax.set_title(f"file size {size}")
-        ax.legend(fontsize="small")
+        ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+        reasons = empty_slots(bonnie[bonnie["param_size"] == size], s.baseline)
+        if reasons:
+            ax.text(0, -0.2, textwrap.fill("no ratio: " + "; ".join(reasons), 120), transform=ax.transAxes, fontsize=7,
+                    color="dimgray", va="top")
+            numbers[f"file size {size}: no ratio"] = "\n".join(reasons)
     fig.suptitle(f"Bonnie relative to {s.baseline} (Fig. 2) on testbed {s.testbed!r}", y=1.02)
     footnote(fig, results.view(table, "bonnie"))
-    return Drawn(fig, {f"tests against {s.baseline}": tests[["param_size", "metric"] + TESTS]}, digits=3)
+    return Drawn(fig, {f"tests against {s.baseline}": tests[["param_size", "metric"] + TESTS], **numbers}, digits=3)
+
+
+def empty_slots(bonnie: pd.DataFrame, baseline: str) -> list[str]:
+    """Why a Bonnie test has no ratio at one file size: not in the logs (bonnie++ -f, the direct-I/O
+    runs, has no per-character tests), or no rate of the baseline (bonnie++ prints +++++ for a test
+    too fast to time)."""
+    reasons = []
+    for metric in BONNIE:
+        rows = bonnie[bonnie["metric"] == metric]
+        if rows.empty:
+            reasons.append(f"{metric}: not in the logs (runs with direct I/O use bonnie++ -f: no per-character tests)")
+        elif baseline not in set(rows["platform"]):
+            reasons.append(f"{metric}: {baseline} has no rate (bonnie++ printed +++++: too fast to time)")
+    return reasons
 
 
 @figure(PAPER, "fig3a-npb-relative", title="Youseff 2006 Fig. 3(a)", benchmarks=["npb_mpi"], claims=["youseff2006-npb-*"],
@@ -67,11 +90,13 @@ def fig3a(table, s) -> Drawn:
     npb = npb[npb["param_kernel"].isin(["ep", "is", "mg", "lu", "cg"]) & (npb["param_nodes"] == 1)] if len(npb) else npb
     by = ["metric", "param_kernel", "param_procs"]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    if not comparable(npb, s.baseline):
-        reason = npb_missing(s, "npb_mpi") if npb.empty else f"npb_mpi: a ratio needs {s.baseline!r} and a second platform"
+    if npb.empty:  # the paper's own numbers, and why ours are missing
+        tests = published_panel(axes[0], s, PAPER, "npb_mpi", short_why(s, "npb_mpi"))[["platform_in_paper", "parameters", "value"]]
+        axes[1].set_axis_off()
+    elif not comparable(npb, s.baseline):
+        tests = f"npb_mpi: a ratio needs {s.baseline!r} and a second platform"
         for ax in axes:
-            plotting.unavailable(ax, reason)
-        tests = reason
+            plotting.unavailable(ax, tests)
     else:
         tests = compare(npb.assign(higher_is_better=npb["metric"] == "mops_total"), s, by, higher_is_better="higher_is_better")
         tests["test"] = [f"{kernel.upper()} {procs}" for kernel, procs in zip(tests["param_kernel"], tests["param_procs"])]

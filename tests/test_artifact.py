@@ -1,0 +1,61 @@
+"""What a reader needs to reuse and cite the artifact: licences, the citation record, and
+docs/artifact.md, generated and current, naming every figure its notebook draws and every claim."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import yaml
+
+from virtrepro.figures import artifact
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "artifact.md"
+
+
+def test_the_artifact_description_is_current():
+    assert DOC.read_text() == artifact.render(), "regenerate: python -m virtrepro.figures.artifact"
+
+
+def _notebook_draws(paper: str) -> set[str]:
+    cells = json.loads((ROOT / "notebooks" / f"{paper}.ipynb").read_text())["cells"]
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    return set(re.findall(r'nb\.draw\("([a-z0-9-]+)"\)', code))
+
+
+def test_every_figure_the_description_names_is_drawn_by_its_notebook():
+    named = set(re.findall(r"`figures/([a-z0-9]+)/([a-z0-9-]+)\.png`", DOC.read_text()))
+    assert len(named) >= 20
+    for paper, name in named:
+        assert name in _notebook_draws(paper), f"{paper}/{name}"
+    # and every figure a notebook draws is named there
+    for nb in (ROOT / "notebooks").glob("*.ipynb"):
+        assert {(nb.stem, n) for n in _notebook_draws(nb.stem)} <= named, nb.stem
+
+
+def test_every_claim_is_listed_with_its_verdict():
+    listed = yaml.safe_load((ROOT / "data" / "reference" / "claims.yaml").read_text())
+    text = DOC.read_text()
+    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `([a-z0-9-]+)` \(.*$", text, re.M)}
+    assert set(rows) == {c["id"] for c in listed}
+    import pandas as pd
+
+    verdicts = pd.read_csv(ROOT / "data" / "tables" / "reference-vm.claims.csv").set_index("claim_id")["verdict"]
+    for claim in listed:
+        last_cell = rows[claim["id"]].rstrip().rstrip("|").rsplit(" | ", 1)[1].strip()
+        assert last_cell == verdicts[claim["id"]], claim["id"]
+
+
+def test_licences_and_citation_record():
+    assert "Apache License" in (ROOT / "LICENSE").read_text()[:200] and "Version 2.0" in (ROOT / "LICENSE").read_text()[:200]
+    assert (ROOT / "data" / "LICENSE").read_text().startswith("Creative Commons Legal Code\n\nCC0 1.0 Universal")
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0" and cff["license"] == "Apache-2.0" and cff["type"] == "software"
+    # the five papers, by the key each notebook carries: first author's family name and year
+    keys = {f"{r['authors'][0]['family-names'].lower()}{r['year']}" for r in cff["references"]}
+    assert keys == {"walters2008", "youseff2006", "regola2010", "kudryavtsev2012", "kumar2013"}
+    assert keys == {c["paper"] for c in yaml.safe_load((ROOT / "data" / "reference" / "claims.yaml").read_text())}
+    readme = (ROOT / "README.md").read_text()
+    assert "Apache License 2.0" in readme and "CC0 1.0" in readme and "CITATION.cff" in readme

@@ -1,0 +1,234 @@
+"""docs/artifact.md, in the shape of an SC artifact description and evaluation appendix, generated
+from what the repository declares and holds, so that it stays true:
+
+    python -m virtrepro.figures.artifact            # rewrite docs/artifact.md
+    python -m virtrepro.figures.artifact --check    # exit 1 if docs/artifact.md is not current
+
+It reads the figure registry (each paper's figures, the benchmarks they read, the claims they
+test), ``data/reference/claims.yaml`` (every claim, its published value and its check) with its
+verdicts on the committed reference data (``data/tables/<testbed>.claims.csv``), the reference
+run's sidecars (machine, tools and versions, how long the benchmarks ran) and the measured time of
+the default run (``bench/results/default_run_time.json``, written by
+``bench/default_run_time.py --fresh-clone``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+
+import pandas as pd
+
+from .. import claims as claim_checks
+from .. import platform_names
+from . import FIGURES, by_paper
+from .reading import DEFAULTS
+
+ROOT = Path(__file__).resolve().parents[3]
+TARGET = ROOT / "docs" / "artifact.md"
+TIMING = ROOT / "bench" / "results" / "default_run_time.json"
+PAPERS = {
+    "walters2008": "Walters et al. 2008, A Comparison of Virtualization Technologies for HPC (AINA 2008)",
+    "youseff2006": "Youseff et al. 2006, Paravirtualization for HPC Systems (ISPA 2006 Workshops)",
+    "regola2010": "Regola and Ducom 2010, Recommendations for Virtualization Technologies in HPC (CloudCom 2010)",
+    "kudryavtsev2012": "Kudryavtsev et al. 2012, Virtualizing HPC applications using modern hypervisors (FederatedClouds 2012)",
+    "kumar2013": "Kumar 2013, Virtualizing Intelligent River (M.S. thesis, Clemson University)",
+}
+
+
+def _cell(value) -> str:
+    text = "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _percent(value) -> str:
+    return "" if value is None or value != value else f"{100 * float(value):+.1f} %"
+
+
+def _sidecars(data_dir: Path, testbed: str) -> list[dict]:
+    out = []
+    for path in sorted((data_dir / "raw" / testbed).glob("*/*/*/rep-*.json")):
+        try:
+            out.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def machine_section(sidecars: list[dict], data_dir: Path, testbed: str) -> list[str]:
+    lines = ["## C. Hardware and software", ""]
+    if not sidecars:
+        return lines + [f"No sidecars of testbed `{testbed}` under `{data_dir.name}/raw/`.", ""]
+    host = sidecars[0].get("host", {})
+    probe = data_dir / "raw" / testbed / "probes" / "qemu-accel.json"
+    lines += [f"The committed reference data (testbed `{testbed}`), as its sidecars record:", "",
+              f"- machine: {host.get('cpu_model')}, {host.get('cores')} cores, "
+              f"{round(host.get('mem_total_kb', 0) / 2**20)} GiB, {host.get('machine')}, virtualised ({host.get('virtualization')});",
+              f"- operating system: {host.get('os')}, kernel {host.get('kernel')};",
+              f"- virtrepro {sidecars[0].get('virtrepro_version')}, commits "
+              + ", ".join(f"`{c[:10]}`" for c in sorted({s.get('virtrepro_commit') or '' for s in sidecars} - {''})) + ";"]
+    if probe.exists():
+        lines.append(f"- QEMU accelerator: {json.loads(probe.read_text()).get('reason')}.")
+    tools = defaultdict(set)
+    for s in sidecars:
+        tools[s.get("benchmark")].add(s.get("tool_version") or "unknown")
+    lines += ["", "| benchmark | tool and version, as run |", "|---|---|"]
+    lines += [f"| `{b}` | {_cell('; '.join(sorted(v)))} |" for b, v in sorted(tools.items())]
+    lines += ["", "Python packages: `envs/requirements.txt` (pinned); Debian packages: `envs/debian-packages.txt` "
+              "(the release pack records the installed versions); the guest image's packages with their versions: "
+              "its `image.json`.", ""]
+    return lines
+
+
+def time_section(sidecars: list[dict], testbed: str) -> list[str]:
+    lines = ["## D. Set-up, run and time", "",
+             "| step | command | time here |", "|---|---|---|"]
+    timing = json.loads(TIMING.read_text()) if TIMING.exists() else None
+    quick = (f"{timing['wall_min']:.0f} min from a fresh clone ({timing['date']}; measurement jobs "
+             + ", ".join(f"{platform_names.label(p)} {m:.1f}" for p, m in timing["per_platform_min"].items())
+             + " min)") if timing else "not measured yet (bench/default_run_time.py --fresh-clone)"
+    per_platform = defaultdict(float)
+    for s in sidecars:
+        per_platform[s.get("platform", {}).get("name") if isinstance(s.get("platform"), dict) else s.get("platform")] += \
+            float(s.get("duration_s") or 0)
+    ran = ", ".join(f"{platform_names.label(p)} {v / 3600:.1f} h" for p, v in sorted(per_platform.items(), key=lambda kv: str(kv[0])))
+    lines += [
+        "| set up (Debian packages, Python environment) | `bash scripts/setup.sh` | a few minutes on a fresh machine |",
+        f"| quick scale: set up, measure every platform, tables, notebooks | `bash scripts/reproduce.sh` | {quick} |",
+        "| the tests | `bash scripts/test.sh` | see README, Tests |",
+        f"| reference scale (the committed data) | `bash scripts/reference_run.sh` (`-n`: what is left, estimated) | "
+        f"its benchmarks ran {ran} (sum of the sidecars' durations; guest boots and set-up on top) |",
+        "| paper scale | `snakemake --cores all --config scale=paper` | days on one host: "
+        "`python -m virtrepro.plan --estimate --config scale=paper` |",
+        "| analysis of committed data: one figure | `python -m virtrepro.figures PAPER/ID` | seconds |",
+        "| analysis: every notebook | `bash scripts/refresh_notebooks.sh` | about a minute |",
+        "| release pack for an archive | `python -m virtrepro.release` | seconds |",
+        "",
+        "The `quick` scale is a smoke check: every platform, benchmark and figure works, with 2-3 repetitions "
+        "of short runs; no verdict rests on it (the claims table says `inconclusive (too few repetitions)`). "
+        "The `reference` scale chooses repetitions by the data (at least 5, until each 95 % interval is "
+        "narrow enough, at most 30) and measures disks and memory where the papers did: the verdicts below rest on it.",
+        "",
+    ]
+    return lines
+
+
+def figures_section(listed: list[dict]) -> list[str]:
+    lines = ["## E. Figures and tables", "",
+             "Each paper's figures as this repository draws them. Redraw one from the committed data with "
+             "`python -m virtrepro.figures PAPER/ID` (or its notebook, `notebooks/PAPER.ipynb`); measure anew and "
+             "redraw with `snakemake --cores all figures/PAPER/ID.png` (the quick scale; `--config scale=reference` "
+             "or `scale=paper` for more).", ""]
+    for paper, ids in by_paper().items():
+        lines += [f"### {PAPERS.get(paper, paper)}", "", f"Notebook: `notebooks/{paper}.ipynb`.", "",
+                  "| figure | ours | reads | claims it tests |", "|---|---|---|---|"]
+        for name in ids:
+            fig = FIGURES[(paper, name)]
+            tested = fig.claim_ids(listed)
+            lines.append(f"| {_cell(fig.title)} | `figures/{paper}/{name}.png` | {', '.join(f'`{b}`' for b in fig.benchmarks)} | "
+                         f"{len(tested)}: {', '.join(f'`{t}`' for t in tested) if tested else '-'} |")
+        lines.append("")
+    return lines
+
+
+def claims_section(listed: list[dict], verdicts: pd.DataFrame | None, testbed: str) -> list[str]:
+    lines = ["## F. Claims: expected and obtained", "",
+             f"Every quantitative claim of the five papers (`data/reference/claims.yaml`), its check and its verdict "
+             f"on the committed reference data (`data/tables/{testbed}.claims.csv`, written by the workflow's "
+             "claims_table rule). Ours: the relative difference of the platform to its baseline, positive = worse, "
+             "with its confidence interval; the tolerance is the check's threshold (README in `data/reference/`).", ""]
+    by_id = verdicts.set_index("claim_id") if verdicts is not None else None
+    counts = defaultdict(int)
+    for paper in PAPERS:
+        mine = [c for c in listed if c["paper"] == paper]
+        if not mine:
+            continue
+        lines += [f"### {PAPERS[paper]}", "", "| claim | published | check, tolerance | ours | verdict |", "|---|---|---|---|---|"]
+        for claim in mine:
+            check = claim.get("check") or {}
+            how = (f"{check.get('kind')} on `{check.get('benchmark')}` {check.get('metric')}"
+                   + (f", {100 * float(check['threshold']):g} %" if check.get("threshold") is not None else "")) \
+                if claim.get("testable") else f"not testable: {claim.get('reason')}"
+            row = by_id.loc[claim["id"]] if by_id is not None and claim["id"] in by_id.index else None
+            if row is None:
+                ours, verdict = "", "not evaluated"
+            else:
+                ours = (f"{row['platform_measured']}: {_percent(row['estimate'])} [{_percent(row['ci_low'])}, "
+                        f"{_percent(row['ci_high'])}], n = {row['n_platform']}/{row['n_baseline']}") \
+                    if row["estimate"] == row["estimate"] else ""
+                verdict = row["verdict"]
+            counts[verdict] += 1
+            lines.append(f"| `{claim['id']}` ({_cell(claim.get('source'))}) | {_cell(claim.get('published'))} | {_cell(how)} | "
+                         f"{_cell(ours)} | {_cell(verdict)} |")
+        lines.append("")
+    lines[4:4] = ["Verdicts: " + ", ".join(f"{v} {n}" for v, n in sorted(counts.items(), key=lambda kv: -kv[1])) + f" (of {len(listed)}).", ""]
+    return lines
+
+
+def render(root: Path = ROOT, testbed: str = DEFAULTS["testbed"]) -> str:
+    data_dir = root / "data"
+    listed = claim_checks.load_claims(data_dir / "reference" / "claims.yaml")
+    claims_csv = data_dir / "tables" / f"{testbed}.claims.csv"
+    verdicts = pd.read_csv(claims_csv) if claims_csv.exists() else None
+    sidecars = _sidecars(data_dir, testbed)
+    lines = [
+        "# Artifact description and evaluation",
+        "",
+        "<!-- generated by `python -m virtrepro.figures.artifact` from the figure registry, the claims, their "
+        "verdicts and the reference run's sidecars: edit those, not this file (tests/test_artifact.py checks it is current) -->",
+        "",
+        "## A. What the artifact is",
+        "",
+        "virtrepro re-runs five studies of virtualization for HPC on today's stack (native Linux, LXC and podman "
+        "containers, QEMU full VMs with KVM where it works and TCG where it does not), keeps every raw log with "
+        "its provenance, and redraws each paper's comparison figures with the published numbers beside ours. "
+        "A claim about KVM, Xen, OpenVZ, VMware Server or Palacios is decided only where that platform, or the "
+        "stand-in declared for it (`workflow/virtrepro/platform_catalog.py`), really ran; QEMU TCG is binary "
+        "translation and never stands for KVM.",
+        "",
+        "| paper | notebook | figures | claims |",
+        "|---|---|---|---|",
+    ]
+    for paper, title in PAPERS.items():
+        lines.append(f"| {title} | `notebooks/{paper}.ipynb` | {len(by_paper().get(paper, []))} | "
+                     f"{sum(c['paper'] == paper for c in listed)} |")
+    lines += [
+        "",
+        "## B. Availability, licence and citation",
+        "",
+        "- The code is under the Apache License 2.0 (`LICENSE`); the measured data, tables, executed notebooks "
+        "and figures under CC0 1.0 (`data/LICENSE`). The papers' quotes and numbers in `data/reference/` are "
+        "cited from the publications named in `CITATION.cff`.",
+        "- Cite this repository and the five papers as `CITATION.cff` says.",
+        "- `python -m virtrepro.release` packs the code at a commit, the raw logs, tables, executed notebooks, "
+        "figures and the environment's versions into one tarball with a SHA-256 list, for deposit in an archive.",
+        "",
+    ]
+    lines += machine_section(sidecars, data_dir, testbed)
+    lines += time_section(sidecars, testbed)
+    lines += figures_section(listed)
+    lines += claims_section(listed, verdicts, testbed)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m virtrepro.figures.artifact", description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if docs/artifact.md is not current")
+    args = parser.parse_args(argv)
+    text = render()
+    if args.check:
+        current = TARGET.exists() and TARGET.read_text() == text
+        print(f"{TARGET}: " + ("current" if current else "not current: python -m virtrepro.figures.artifact"))
+        return 0 if current else 1
+    TARGET.write_text(text)
+    print(f"wrote {TARGET}")
+    return 0
+
+
+if __name__ == "__main__":
+    from ..cli import run as run_cli
+
+    run_cli(main)
