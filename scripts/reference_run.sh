@@ -5,6 +5,10 @@
 # are kept, so it can be run in parts (stop it at any time; run it again to go on). --keep-going:
 # a variant whose runs fail (kept as *.failed-*) does not stop the other hours of the run.
 #
+# To stop it: Ctrl-C in its terminal, or SIGTERM to the Snakemake process (`pkill -TERM -f "snakemake --cores"`):
+# a SIGINT sent to Snakemake alone let it go on scheduling jobs (--keep-going and each job's retry).
+# Complete logs stay; the repetition that was running is measured again next time.
+#
 # While it runs, the new logs go to data/staging/ (the committed reference data under data/raw/
 # stays what the notebooks show until the new run is complete); commit data/staging/ as you go.
 # When every job is done, the new logs replace data/raw/reference-vm/ in one commit
