@@ -80,6 +80,8 @@ def published_panel(ax, s, paper: str, benchmark: str, why: str, unit: str = "%"
         p = dict(kv.split("=", 1) for kv in str(row.get("parameters") or "").split(";") if "=" in kv)
         detail = [p[k].upper() if k == "kernel" else f"{k} {p[k]}" for k in ("kernel", "threads", "procs", "network") if k in p]
         relative = {"overhead": "overhead", "improvement": "faster by", "abs_difference": "within"}.get(p.get("relative"), "")
+        if rows["metric"].nunique() > 1:  # time and Mop/s of one kernel are two statements
+            detail.insert(0, str(row["metric"]))
         labels.append(f"{row['platform_in_paper']}{', ' + ', '.join(detail) if detail else ''}"
                       f"{' (' + relative + ')' if relative else ''}")
         ax.plot(float(row["value"]), i, BOUND_MARKERS.get(p.get("bound"), "o"), color=PUBLISHED_GREY, markersize=7)
@@ -87,8 +89,9 @@ def published_panel(ax, s, paper: str, benchmark: str, why: str, unit: str = "%"
     ax.set_ylim(len(labels) - 0.5, -0.5)  # the first statement on top
     values = rows["value"].astype(float)
     ax.set_xlim(min(0.0, values.min()) * 1.15, max(0.0, values.max()) * 1.15 or 1)
-    ax.set_xlabel(f"{unit} vs the paper's baseline, as the paper states it\n(< at most, > at least, o about)", fontsize="small")
-    ax.set_title(f"published ({paper}): {benchmark}", fontsize="small")
+    # no panel title: a figure's suptitle sits right above it
+    ax.set_xlabel(f"{benchmark}: {unit} vs its baseline, as {paper} states it\n(< at most, > at least, o about)",
+                  fontsize="small")
     columns = max(30, int(ax.get_position().width * ax.figure.get_figwidth() * 72 / (7 * 0.6)))
     ax.text(0.5, -0.45, textwrap.fill(why, columns), transform=ax.transAxes, ha="center", va="top", fontsize=7,
             color="dimgray")
