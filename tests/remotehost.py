@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 
 from virtrepro import supervisor
-from virtrepro.testbed import Host, connect
+from virtrepro.hosts import Host, connect
 
 SSHD_CONFIG = """ListenAddress {address}:22
 HostKey {dir}/ssh_host_ed25519_key

@@ -4,13 +4,14 @@ import json
 import os
 from pathlib import Path
 
-from virtrepro import platform_catalog
+from virtrepro.platforms import catalog as platform_catalog
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.errors import ProbeRecordError, read_probe_record
 from virtrepro.config import ConfigError, QEMU_AUTO, plan_variants, resolve_platforms, validate_config, write_schema
 from virtrepro.guests import image_dir
 from virtrepro.guests.image import IMAGE_FILES
-from virtrepro.testbed import RemoteTestbed, default_state_dir, testbed_from_config
+from virtrepro.testbed import RemoteTestbed, testbed_from_config
+from virtrepro.hosts import default_state_dir
 
 try:
     validate_config(config)

@@ -23,7 +23,7 @@ import hashlib
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.config import run_sequence
 from virtrepro.config import VALIDATED_ENV, digest
-from virtrepro.platforms import PLATFORMS
+from virtrepro.platforms.catalog import NAMES as PLATFORMS
 
 os.environ["VIRTREPRO_CONFIG"] = json.dumps(config)
 # validated above (common.smk): the jobs need not validate it again (jsonschema alone takes seconds to import)

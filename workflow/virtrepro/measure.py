@@ -20,15 +20,16 @@ import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from . import __version__, adaptive, builds, platform_catalog, rawlog
+from . import __version__, adaptive, builds, rawlog
+from .platforms import catalog as platform_catalog
 from .benchmarks import BENCHMARKS, BUILT, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
 from .benchmarks.base import PEER_KNOWN_HOSTS, PEER_SSH_KEY
 from .config import QEMU_AUTO, Run, VariantPlan, repetition_rule, run_sequence
 from .errors import VirtreproError
 from .hostagent import install_command
 from .parsers import ParseError
-from .platforms import get_platform
-from .testbed import Host, TestbedError, connect, testbed_from_config
+from .testbed import testbed_from_config
+from .hosts import Host, TestbedError, connect
 
 
 class MeasurementError(VirtreproError, RuntimeError):
@@ -364,7 +365,7 @@ def measure(
     host = testbed.up(owner_pid=owner_pid)
     in_guest = platform_catalog.runs_in_guest(run.platform)
     spec = {**config.get("guest", {}), **benchmark.guest_overrides(run.variant)} if in_guest else None
-    platform = get_platform(run.platform)(host, spec)
+    platform = testbed.platform(host, run.platform, spec)
     platform.failure_dir = log.parent
     # no other platform's guest idles beside this measurement
     keep = platform.guest_name(0).rsplit("-", 1)[0] + "-" if in_guest and not benchmark.host_side else None

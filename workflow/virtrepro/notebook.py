@@ -28,7 +28,7 @@ def _fraction(name: str, value) -> None:
 
 def check_parameters(*, testbed, data_dir, reference_dir, figures_dir, confidence, baseline, margin=None) -> None:
     """Raise ParameterError naming the first parameter a notebook cannot use."""
-    from .platforms import PLATFORMS
+    from .platforms.catalog import NAMES as PLATFORMS
 
     if not isinstance(testbed, str) or not TESTBED_NAME.match(testbed):
         raise ParameterError(f"notebook parameter 'testbed': {testbed!r} is not a testbed name")

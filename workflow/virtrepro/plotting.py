@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from . import platform_catalog  # noqa: E402
+from .platforms import catalog as platform_catalog  # noqa: E402
 from .platform_names import LABELS, label as platform_label, paper_label  # noqa: E402,F401  (the one place for names)
 
 # One colour per platform, the same in every figure of every paper (declared in platform_catalog).

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from .. import claims, plotting, rawlog, results
-from ..platform_catalog import FULL_VM, get
+from ..platforms.catalog import FULL_VM, get
 from .registry import Drawn, figure
 from .common import OVERHEAD, compare, comparable, footnote, no_comparison, npb_missing, published_panel, short_why
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import claims, platform_catalog, platform_names, plotting, results
+from .. import claims, platform_names, plotting, results
+from ..platforms import catalog as platform_catalog
 from ..notebook import check_parameters, scale_note
 from .registry import Drawn, Setting, draw, get
 

@@ -9,7 +9,7 @@ from typing import Callable
 
 import pandas as pd
 
-from ..platform_catalog import BASELINE
+from ..platforms.catalog import BASELINE
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import claims, metric_catalog, platform_catalog, plotting, results, stats
+from .. import claims, metric_catalog, plotting, results, stats
+from ..platforms import catalog as platform_catalog
 from .registry import Drawn, figure
 
 PAPER = "summary"
@@ -16,7 +17,7 @@ PAPER = "summary"
 SUBSYSTEM_LABELS = {"cpu": "CPU", "memory": "memory", "disk": "disk", "network": "network", "hpc": "MPI"}
 SUBSYSTEM = {key: SUBSYSTEM_LABELS[subsystem] for key, subsystem in metric_catalog.overview().items()}
 SUBSYSTEMS = list(SUBSYSTEM_LABELS.values())
-# every platform but the native ones, with its family's name (declared once: virtrepro.platform_catalog)
+# every platform but the native ones, with its family's name (declared once: virtrepro.platforms.catalog)
 FAMILY = {p.name: platform_catalog.FAMILY_LABELS[p.family] for p in platform_catalog.PLATFORMS
           if p.family != platform_catalog.NATIVE}
 CONTAINER, FULL_VM = (platform_catalog.FAMILY_LABELS[f] for f in (platform_catalog.CONTAINER, platform_catalog.FULL_VM))
