@@ -141,12 +141,20 @@ class LocalTestbed:
         """Platform ``name`` on ``host``, this process starting its guests."""
         return get_platform(name)(host, spec)
 
-    def stop_guests(self, keep_prefix: str | None = None) -> None:
+    def stop_guests(self, keep_prefix: str | None = None, host: str | None = None) -> None:
         """Tear down this testbed's guests (all, or all whose name does not start with ``keep_prefix``)."""
+        if host is not None and host != self.name:
+            raise TestbedError(f"testbed {self.name} has one host, {self.name!r}, not {host!r}")
         stop_guests(self.name, keep_prefix)
 
-    def up(self, owner_pid: int | None = None, timeout: float = 20) -> Host:
+    def host_names(self) -> list[str]:
+        """Its one host: this machine (named like the testbed)."""
+        return [self.name]
+
+    def up(self, owner_pid: int | None = None, timeout: float = 20, host: str | None = None) -> Host:
         """Start the sshd (if it is not running) and return its Host. Idempotent."""
+        if host is not None and host != self.name:
+            raise TestbedError(f"testbed {self.name} has one host, {self.name!r}, not {host!r}")
         if self.running():
             return self.host()
         _sshd_path()
@@ -191,32 +199,42 @@ REMOTE_STATE_DIR = "/var/lib/virtrepro"
 class RemoteTestbed:
     """Hosts described in the config, reached over SSH.
 
-    Nothing to start for benchmarks on the host itself. Guests (containers, VMs, the
-    network namespaces of `native`) are started on the host by its host agent
-    (:mod:`virtrepro.remote`), kept alive by a keeper that lives as long as the
-    controller; :meth:`down` stops them."""
+    Nothing to start for benchmarks on the hosts themselves. Guests (containers, VMs, the
+    network namespaces of `native`) are started on each host by its host agent
+    (:mod:`virtrepro.agent`), kept alive by a keeper that lives as long as the
+    controller; :meth:`down` stops them. Every host is used: the workflow places each
+    measurement on one of them (:mod:`virtrepro.placement`), and measures on different hosts
+    at the same time."""
 
     def __init__(self, name: str, spec: dict):
         self.name = name
         self.spec = spec
 
     def hosts(self) -> list[Host]:
-        return [
+        hosts = [
             Host(
-                name=f"{self.name}/{h['hostname']}",
+                name=f"{self.name}/{h['hostname']}" + (f":{h['port']}" if h.get("port", 22) != 22 else ""),
                 hostname=h["hostname"],
                 port=h.get("port", 22),
                 user=h.get("user", "root"),
                 identity=h.get("identity"),
                 known_hosts=self.spec["known_hosts"],
                 testbed=self.name,
-                remote_state_dir=self.spec.get("state_dir") or REMOTE_STATE_DIR,
+                remote_state_dir=h.get("state_dir") or self.spec.get("state_dir") or REMOTE_STATE_DIR,
             )
             for h in self.spec["hosts"]
         ]
+        names = [host.name for host in hosts]
+        if len(set(names)) != len(names):
+            raise TestbedError(f"testbed {self.name}: a host is listed twice ({', '.join(names)})")
+        return hosts
 
-    def up(self, owner_pid: int | None = None) -> Host:
-        return self.hosts()[0]
+    def host_names(self) -> list[str]:
+        return [host.name for host in self.hosts()]
+
+    def up(self, owner_pid: int | None = None, host: str | None = None) -> Host:
+        """The host named ``host`` (default: the first)."""
+        return _named(self.hosts(), host, self.name)
 
     def platform(self, host: Host, name: str, spec: dict | None = None) -> Platform:
         """Platform ``name`` on ``host``: its guests are started there by the host's agent."""
@@ -225,10 +243,11 @@ class RemoteTestbed:
             platform.agent = GuestsThroughAgent()
         return platform
 
-    def stop_guests(self, keep_prefix: str | None = None) -> None:
-        """Tear down this testbed's guests on its hosts (only where a keeper runs: without one, none run)."""
-        for host in self.hosts():
-            HostAgent(host).stop_guests(keep_prefix)
+    def stop_guests(self, keep_prefix: str | None = None, host: str | None = None) -> None:
+        """Tear down this testbed's guests on its hosts (or on the host named ``host`` only: the
+        others may be measuring); only where a keeper runs: without one, none run."""
+        for each in self.hosts() if host is None else [_named(self.hosts(), host, self.name)]:
+            HostAgent(each).stop_guests(keep_prefix)
 
     def down(self) -> None:
         """Stop the guests on the testbed's hosts and their keepers."""
@@ -237,6 +256,15 @@ class RemoteTestbed:
 
     def running(self) -> bool:
         return True
+
+
+def _named(hosts: list[Host], name: str | None, testbed: str) -> Host:
+    if name is None:
+        return hosts[0]
+    for host in hosts:
+        if host.name == name:
+            return host
+    raise TestbedError(f"testbed {testbed} has no host {name!r} (its hosts: {', '.join(h.name for h in hosts)})")
 
 
 def testbed_from_config(name: str, config: dict, state_dir: Path | str | None = None):
