@@ -386,6 +386,8 @@ def measure(
         "virtrepro_version": __version__,
         "testbed": run.testbed,
         "host_name": host.name,  # which of the testbed's hosts measured (virtrepro.placement)
+        # the scheduler that gave the host (a slurm testbed: job id, partition, nodes, this node), or none
+        **({"scheduler": scheduled} if (scheduled := testbed.scheduler(host)) else {}),
         "platform": platform.describe(),
         "benchmark": run.benchmark,
         "variant": run.variant.key,

@@ -151,6 +151,10 @@ class LocalTestbed:
         """Its one host: this machine (named like the testbed)."""
         return [self.name]
 
+    def scheduler(self, host: Host) -> dict | None:
+        """No scheduler gave this testbed its host."""
+        return None
+
     def up(self, owner_pid: int | None = None, timeout: float = 20, host: str | None = None) -> Host:
         """Start the sshd (if it is not running) and return its Host. Idempotent."""
         if host is not None and host != self.name:
@@ -232,6 +236,10 @@ class RemoteTestbed:
     def host_names(self) -> list[str]:
         return [host.name for host in self.hosts()]
 
+    def scheduler(self, host: Host) -> dict | None:
+        """No scheduler gave these hosts (a slurm testbed's allocation did: SlurmTestbed)."""
+        return None
+
     def up(self, owner_pid: int | None = None, host: str | None = None) -> Host:
         """The host named ``host`` (default: the first)."""
         return _named(self.hosts(), host, self.name)
@@ -267,10 +275,82 @@ def _named(hosts: list[Host], name: str | None, testbed: str) -> Host:
     raise TestbedError(f"testbed {testbed} has no host {name!r} (its hosts: {', '.join(h.name for h in hosts)})")
 
 
+class SlurmTestbed(RemoteTestbed):
+    """The nodes of the SLURM allocation the workflow runs in, as the testbed's hosts.
+
+    The researcher asks the scheduler for nodes (``salloc -N 2 --exclusive ...``, or ``sbatch`` of a
+    script that runs the workflow: ``scripts/slurm_run.sh``) and runs the workflow inside that
+    allocation. Its nodes (``SLURM_JOB_NODELIST``, expanded by ``scontrol show hostnames``, each
+    reached at its ``NodeAddr``) are the hosts, over SSH as on any remote testbed: clusters that
+    confine SSH to the nodes of one's own job (``pam_slurm_adopt``) allow exactly that. Chosen over a
+    SLURM job per measurement (the executor plugin) because the comparison must stay on one set of
+    nodes for its whole run (a platform's difference from native must not be a difference between
+    nodes the scheduler happened to give), guests boot once per node rather than once per job, and
+    no status polling sits between measurements. Every sidecar records the job, its partition and
+    the node (:meth:`scheduler`)."""
+
+    def __init__(self, name: str, spec: dict, environ: dict | None = None):
+        super().__init__(name, spec)
+        self.environ = dict(os.environ if environ is None else environ)
+        self._nodes: list[tuple[str, str]] | None = None
+
+    def job(self) -> str:
+        job = self.environ.get("SLURM_JOB_ID") or self.environ.get("SLURM_JOBID")
+        if not job:
+            raise TestbedError(f"testbed {self.name} (kind: slurm) measures the nodes of the SLURM allocation it runs "
+                               "in, and there is none (no SLURM_JOB_ID): run the workflow inside one, e.g. "
+                               "salloc -N 2 --exclusive -t 8:00:00 .venv/bin/snakemake --cores all --config "
+                               f"testbed={self.name}, or sbatch scripts/slurm_run.sh {self.name}")
+        return job
+
+    def nodes(self) -> list[tuple[str, str]]:
+        """(node name, address to reach it at) of each node of the allocation, in the scheduler's order."""
+        if self._nodes is None:
+            self.job()
+            listed = self.environ.get("SLURM_JOB_NODELIST") or self.environ.get("SLURM_NODELIST") or ""
+            names = _scontrol(["show", "hostnames", listed], self.environ).split()
+            if not names:
+                raise TestbedError(f"testbed {self.name}: the allocation {self.job()} lists no nodes ({listed!r})")
+            self._nodes = []
+            for node in names:
+                shown = _scontrol(["show", "node", node, "--oneliner"], self.environ)
+                fields = dict(item.split("=", 1) for item in shown.split() if "=" in item)
+                self._nodes.append((node, fields.get("NodeAddr") or node))
+        return self._nodes
+
+    def hosts(self) -> list[Host]:
+        return [
+            Host(name=f"{self.name}/{node}", hostname=address, port=self.spec.get("port", 22),
+                 user=self.spec.get("user", "root"), identity=self.spec.get("identity"),
+                 known_hosts=self.spec["known_hosts"], testbed=self.name,
+                 remote_state_dir=(self.spec.get("state_dir") or REMOTE_STATE_DIR).replace("%n", node))
+            for node, address in self.nodes()
+        ]
+
+    def scheduler(self, host: Host) -> dict:
+        """What a sidecar records of the scheduler: the job, its partition, its nodes, this host's node."""
+        return {"kind": "slurm", "job_id": self.job(), "partition": self.environ.get("SLURM_JOB_PARTITION"),
+                "nodes": [node for node, _ in self.nodes()], "node": host.name.split("/", 1)[1],
+                "cluster": self.environ.get("SLURM_CLUSTER_NAME")}
+
+
+def _scontrol(args: list[str], environ: dict) -> str:
+    try:
+        result = subprocess.run(["scontrol", *args], capture_output=True, text=True, timeout=30, env=environ)
+    except FileNotFoundError:
+        raise TestbedError("a slurm testbed needs SLURM's scontrol (Debian package slurm-client) where the "
+                           "workflow runs") from None
+    if result.returncode != 0:
+        raise TestbedError(f"scontrol {' '.join(args)}: {result.stderr.strip() or result.stdout.strip()}")
+    return result.stdout
+
+
 def testbed_from_config(name: str, config: dict, state_dir: Path | str | None = None):
     spec = config["testbeds"][name]
     if spec["kind"] == "local":
         return LocalTestbed(name, state_dir)
+    if spec["kind"] == "slurm":
+        return SlurmTestbed(name, spec)
     return RemoteTestbed(name, spec)
 
 
