@@ -22,6 +22,7 @@ class Setting:
     confidence: float = 0.95
     baseline: str = BASELINE
     margin: float = 0.05
+    compare_testbeds: tuple = ()  # other testbeds to set beside this one (the summary's side-by-side figure)
 
 
 @dataclass(repr=False)
