@@ -234,7 +234,8 @@ def build_table(data_dir: str | Path, testbed: str, previous: pd.DataFrame | Non
     _latest_rules(logged, data_dir)
     stopping(logged)
     fresh = pd.DataFrame([row for rows in logged for row in rows], columns=COLUMNS).astype(DTYPES)
-    frame = fresh if whole is None or not len(whole) else pd.concat([whole[COLUMNS].astype(DTYPES), fresh], ignore_index=True)
+    # an earlier table's rows have these types already (read_table)
+    frame = fresh if whole is None or not len(whole) else pd.concat([whole[COLUMNS], fresh], ignore_index=True)
     # a log's rows keep the parser's order (a stable sort)
     return frame.sort_values(["platform", "benchmark", "variant", "repetition"], kind="stable").reset_index(drop=True)
 
@@ -362,26 +363,28 @@ def _replace(path: Path, data: bytes) -> None:
     os.replace(partial, path)
 
 
-def log_checksums(data_dir: str | Path, testbed: str, checksums: Checksums | None = None) -> dict[str, str]:
+def log_checksums(data_dir: str | Path, testbed: str, checksums: Checksums | None = None,
+                  logs: list[Path] | None = None) -> dict[str, str]:
     """Each raw log's checksum: of its content and its sidecar's, and of the table format (the
     parsers' version: :data:`TABLE_FORMAT`); the rows of a log whose checksum is unchanged are
     taken from the earlier table."""
     checksums = checksums or Checksums(data_dir, testbed)
     found = {}
-    for log in raw_logs(data_dir, testbed):
+    for log in raw_logs(data_dir, testbed) if logs is None else logs:
         parts = [checksums.of(log), checksums.of(rawlog.sidecar_path(log))]
         found[str(log.relative_to(data_dir))] = hashlib.sha256(
             f"format={TABLE_FORMAT} {parts[0]} {parts[1]}".encode()).hexdigest()
     return found
 
 
-def fingerprint(data_dir: str | Path, testbed: str, checksums: Checksums | None = None) -> str:
+def fingerprint(data_dir: str | Path, testbed: str, checksums: Checksums | None = None,
+                logs: list[Path] | None = None) -> str:
     """One checksum of all raw logs and sidecars of ``testbed`` (paths and contents) and the table
     format: a table whose manifest holds it is the table of these logs."""
     data_dir = Path(data_dir)
     checksums = checksums or Checksums(data_dir, testbed)
     digest = hashlib.sha256(f"format={TABLE_FORMAT}".encode())
-    for log in raw_logs(data_dir, testbed):
+    for log in raw_logs(data_dir, testbed) if logs is None else logs:
         for path in (log, rawlog.sidecar_path(log)):
             digest.update(str(path.relative_to(data_dir)).encode())
             sha = checksums.of(path)
@@ -418,7 +421,8 @@ def _previous(paths: dict[str, Path]) -> tuple[pd.DataFrame | None, dict[str, st
         return None, {}
 
 
-def write_table(data_dir: str | Path, testbed: str, csv: bool = True, reparse: bool = False) -> pd.DataFrame:
+def write_table(data_dir: str | Path, testbed: str, csv: bool = True, reparse: bool = False,
+                checksums: Checksums | None = None, logs: list[Path] | None = None) -> pd.DataFrame:
     """The table of every raw log of ``testbed``, written (Parquet, CSV unless ``csv=False``, and the
     manifest, each whole or not at all). Each log is parsed once: the rows of a log whose content,
     sidecar and table format are unchanged since the last table are taken from it (``reparse``:
@@ -426,9 +430,9 @@ def write_table(data_dir: str | Path, testbed: str, csv: bool = True, reparse: b
     data_dir = Path(data_dir)
     paths = table_paths(data_dir, testbed)
     with _table_lock(data_dir, testbed):
-        checksums = Checksums(data_dir, testbed)
-        logs = raw_logs(data_dir, testbed)
-        current = log_checksums(data_dir, testbed, checksums)
+        checksums = checksums or Checksums(data_dir, testbed)
+        logs = raw_logs(data_dir, testbed) if logs is None else logs
+        current = log_checksums(data_dir, testbed, checksums, logs)
         previous, before = _previous(paths) if not reparse else (None, {})
         reuse = {name for name, checksum in current.items() if before.get(name) == checksum}
         frame = build_table(data_dir, testbed, previous, reuse, logs)
@@ -437,11 +441,11 @@ def write_table(data_dir: str | Path, testbed: str, csv: bool = True, reparse: b
         frame.to_parquet(buffer, index=False)
         _replace(paths["parquet"], buffer.getvalue())
         if csv:
-            _replace(paths["csv"], frame.to_csv(index=False).encode())
+            _replace(paths["csv"], _csv(frame))
         manifest = {
             "testbed": testbed,
             "format": TABLE_FORMAT,
-            "fingerprint": fingerprint(data_dir, testbed, checksums),
+            "fingerprint": fingerprint(data_dir, testbed, checksums, logs),
             "csv": csv,
             "rows": len(frame),
             "logs": list(current),
@@ -450,6 +454,17 @@ def write_table(data_dir: str | Path, testbed: str, csv: bool = True, reparse: b
         _replace(paths["manifest"], (json.dumps(manifest, indent=2) + "\n").encode())
         checksums.save()
     return frame
+
+
+def _csv(frame: pd.DataFrame) -> bytes:
+    """The table as CSV (a header line, then a row a line; quotes only where a value needs them)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    sink = pa.BufferOutputStream()
+    pacsv.write_csv(pa.Table.from_pandas(frame, preserve_index=False), sink,
+                    pacsv.WriteOptions(quoting_style="needed"))
+    return sink.getvalue().to_pybytes()
 
 
 def load(testbed: str, data_dir: str | Path = "data", rebuild: bool | None = None) -> pd.DataFrame:
@@ -463,16 +478,17 @@ def load(testbed: str, data_dir: str | Path = "data", rebuild: bool | None = Non
         return write_table(data_dir, testbed, reparse=True)
     data_dir = Path(data_dir)
     paths = table_paths(data_dir, testbed)
+    checksums, logs = Checksums(data_dir, testbed), raw_logs(data_dir, testbed)
     if rebuild is None:
         try:
             manifest = json.loads(paths["manifest"].read_text())
-            checksums = Checksums(data_dir, testbed)
-            rebuild = not paths["parquet"].exists() or manifest.get("fingerprint") != fingerprint(data_dir, testbed, checksums)
+            rebuild = not paths["parquet"].exists() or manifest.get("fingerprint") != fingerprint(data_dir, testbed,
+                                                                                                 checksums, logs)
             checksums.save()
         except (OSError, ValueError):
             rebuild = True
     if rebuild:
-        return write_table(data_dir, testbed)
+        return write_table(data_dir, testbed, checksums=checksums, logs=logs)
     return read_table(paths["parquet"])
 
 
