@@ -25,7 +25,8 @@ from pathlib import Path
 
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.measure import ensure_tools, host_facts, run_command
-from virtrepro.testbed import LocalTestbed, connect
+from virtrepro.testbed import LocalTestbed
+from virtrepro.hosts import connect
 
 # the targets of the issue "Harness overhead near the physical limit"
 TARGET_COMMAND_S = 0.010

@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 
 from virtrepro import supervisor
-from virtrepro.testbed import Host, connect
+from virtrepro.hosts import Host, connect
 
 SSHD_CONFIG = """ListenAddress {address}:22
 HostKey {dir}/ssh_host_ed25519_key
@@ -54,14 +54,17 @@ exec /usr/sbin/sshd -D -e -f {config}
 
 class RemoteHost:
     def __init__(self, directory: Path, state_dir: Path, netns: str = "vrremote-pytest", subnet: str = "10.250.99",
-                 hostname: str = "vr-remote-host"):
+                 hostname: str = "vr-remote-host", bridge: str | None = None, host_octet: int = 2):
+        """``bridge``: an existing bridge of this machine's that the host's veth joins (several hosts on
+        one network, ``<subnet>.1`` being the bridge's address), instead of a network of its own."""
         self.dir = Path(directory)
         self.state_dir = Path(state_dir)
         self.netns = netns
         self.veth = f"vrrh-{netns[-10:]}"[:15]
         self.local_address = f"{subnet}.1"
-        self.address = f"{subnet}.2"
+        self.address = f"{subnet}.{host_octet}"
         self.hostname = hostname
+        self.bridge = bridge
 
     @property
     def identity(self) -> Path:
@@ -96,6 +99,7 @@ class RemoteHost:
         for argv in (
             ["ip", "netns", "add", self.netns],
             ["ip", "link", "add", self.veth, "type", "veth", "peer", "name", "eth0", "netns", self.netns],
+            ["ip", "link", "set", self.veth, "master", self.bridge] if self.bridge else
             ["ip", "addr", "add", f"{self.local_address}/24", "dev", self.veth],
             ["ip", "link", "set", self.veth, "up"],
             ["ip", "-n", self.netns, "addr", "add", f"{self.address}/24", "dev", "eth0"],
@@ -116,6 +120,16 @@ class RemoteHost:
         """A command on the host, over SSH."""
         with connect(self.host("probe")) as connection:
             return connection.run(command, hide=True, in_stream=False, timeout=60).stdout
+
+    def sshd_pid(self) -> int:
+        """The host's sshd (its listener): a process in the host's network, mount and UTS namespaces."""
+        for pid in sorted(self.processes()):
+            try:
+                if Path(f"/proc/{pid}/comm").read_text().strip() == "sshd":
+                    return pid
+            except OSError:
+                continue
+        raise RuntimeError(f"no sshd runs in {self.netns}")
 
     def processes(self) -> list[int]:
         """Processes running in the host's network namespace (its sshd, its sessions, its guests...)."""

@@ -241,3 +241,22 @@ def test_an_adaptive_variant_is_measured_until_its_rule_stops_and_resumes_from_i
         assert frame[["n_repetitions", "stop_reason"]].drop_duplicates().values.tolist() == [[5, CAP_REACHED]]
     finally:
         LocalTestbed("pytest-adaptive", tmp_path / "state").down()
+
+
+def test_a_variant_not_run_on_a_platform_is_estimated_from_another_platform_scaled():
+    """NPB's kernels take from 0.2 to 2.6 s natively; a TCG guest is 10 to 40 times slower. A kernel
+    not yet run in the guest is estimated from its native time times the guest's median slowdown on
+    the kernels both have run (here 20 and 30: 25), not from the guest's other kernels' mean."""
+    from virtrepro import plan
+    from virtrepro.config import Variant, VariantPlan
+
+    durations = plan.Durations(
+        by_variant={("native", "npb_serial", "ep"): 2.0, ("native", "npb_serial", "is"): 0.2,
+                    ("native", "npb_serial", "lu"): 2.6, ("qemu-tcg", "npb_serial", "ep"): 40.0,
+                    ("qemu-tcg", "npb_serial", "lu"): 78.0},
+        by_benchmark={("qemu-tcg", "npb_serial"): 59.0, ("native", "npb_serial"): 1.6})
+    wanted = VariantPlan(testbed="t", platform="qemu-tcg", variant=Variant("npb_serial", "is"), repetitions=5)
+    seconds, basis = durations.per_repetition(wanted)
+    assert basis == "other platform, scaled" and seconds == pytest.approx(0.2 * 25)
+    alone = plan.Durations(by_variant={("qemu-tcg", "npb_serial", "ep"): 40.0}, by_benchmark={("qemu-tcg", "npb_serial"): 40.0})
+    assert alone.per_repetition(wanted) == (40.0, "other variants")

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from virtrepro.testbed import Host, connect
-from virtrepro.testbed import TestbedError as ConnectError
+from virtrepro.hosts import Host, connect
+from virtrepro.hosts import TestbedError as ConnectError
 
 
 @pytest.fixture

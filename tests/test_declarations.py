@@ -1,10 +1,14 @@
-"""Each platform is declared once (virtrepro.platform_catalog, implemented in virtrepro.platforms):
+"""Each platform is declared once (virtrepro.platforms.catalog, implemented in virtrepro.platforms):
 every list of platforms elsewhere is derived from the declarations or checked against them here, and
 no platform name is written in code outside the declarations."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import subprocess
+import sys
 import re
 import textwrap
 from pathlib import Path
@@ -12,9 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from virtrepro import platform_catalog, platform_names, plotting
+from virtrepro import platform_names, plotting
+from virtrepro.platforms import catalog as platform_catalog
 from virtrepro.guests import network
-from virtrepro.platforms import PLATFORMS
+from virtrepro.platforms import PlatformError, get_platform
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / "workflow"
@@ -29,10 +34,29 @@ def test_the_catalogue_names_the_known_platforms_and_aliases():
 
 
 def test_each_declared_platform_has_one_class_and_the_class_its_declaration():
-    assert tuple(PLATFORMS) == platform_catalog.NAMES
-    for name, cls in PLATFORMS.items():
+    for name in platform_catalog.NAMES:
+        cls = get_platform(name)
+        assert cls.name == name
         assert cls.declaration is platform_catalog.get(name)
         assert cls.family == platform_catalog.get(name).family in platform_catalog.FAMILY_LABELS
+    with pytest.raises(PlatformError, match="unknown platform 'xen'"):
+        get_platform("xen")
+
+
+def test_a_declaration_naming_a_class_of_another_platform_is_refused(monkeypatch):
+    wrong = dataclasses.replace(platform_catalog.get("podman"), implementation="lxc:Lxc")
+    monkeypatch.setitem(platform_catalog.BY_NAME, "podman", wrong)
+    with pytest.raises(PlatformError, match="'lxc:Lxc' is not a Platform class named 'podman'"):
+        get_platform("podman")
+
+
+def test_reading_the_catalogue_loads_no_platform_code():
+    code = ("import sys; import virtrepro.platforms.catalog; "
+            "print(sorted(m for m in sys.modules if m.startswith('virtrepro.')))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            env={**os.environ, "PYTHONPATH": str(WORKFLOW)}).stdout
+    assert eval(loaded) == ["virtrepro.errors", "virtrepro.hosts", "virtrepro.platforms", "virtrepro.platforms.base",
+                            "virtrepro.platforms.catalog"]
 
 
 def test_the_schema_enum_is_the_declared_platforms():
@@ -81,7 +105,7 @@ def _code_lines():
     """(place, line) of every line of code in workflow/ outside platforms/ and the catalogue."""
     for path in sorted([*WORKFLOW.rglob("*.py"), *WORKFLOW.rglob("*.smk"), ROOT / "Snakefile"]):
         relative = path.relative_to(ROOT).as_posix()
-        if "/platforms/" in relative or path.name == "platform_catalog.py":
+        if "/platforms/" in relative or path.name == "catalog.py":
             continue
         for number, line in enumerate(path.read_text().splitlines(), 1):
             yield f"{relative}:{number}", line
@@ -303,7 +327,7 @@ def test_the_kvm_probe_selects_one_of_the_alias_candidates():
     from virtrepro.platforms.qemu import BY_ACCEL
 
     assert set(BY_ACCEL.values()) == set(platform_catalog.AUTO.candidates)
-    assert all(PLATFORMS[name].accel == accel for accel, name in BY_ACCEL.items())
+    assert all(get_platform(name).accel == accel for accel, name in BY_ACCEL.items())
 
 
 # --- compiled benchmarks: one general source-build step (virtrepro.builds) -------------------------

@@ -17,7 +17,8 @@ from conftest import require_tools
 from virtrepro.guests import GuestError, image_dir
 from virtrepro.guests.network import FIRST_HOST, testbed_octet as octet_of
 from virtrepro.platforms import get_platform
-from virtrepro.testbed import LocalTestbed, connect
+from virtrepro.testbed import LocalTestbed
+from virtrepro.hosts import connect
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ import sys
 import tarfile
 
 from virtrepro.hostagent import RESULT_MARKER
-from virtrepro.remote import package_archive
+from virtrepro.agent import package_archive
 
 
 def unpack(tmp_path):

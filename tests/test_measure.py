@@ -214,11 +214,11 @@ def test_a_variant_jobs_repetitions_share_one_connection_and_read_the_load_anew(
     the host facts are asked once, the load average every repetition; the connections are closed
     when the job ends."""
     from virtrepro import measure as measure_module
-    from virtrepro import testbed as testbed_module
+    from virtrepro import hosts as hosts_module
     from virtrepro.config import plan_variants
 
     opened, commands = [], []
-    real_connect = testbed_module.connect
+    real_connect = hosts_module.connect
 
     def counting_connect(host, *args, **kwargs):
         connection = real_connect(host, *args, **kwargs)

@@ -88,7 +88,7 @@ def test_the_tool_check_runs_once_per_instance_and_benchmark_in_a_process():
 
     from virtrepro import measure
     from virtrepro.benchmarks import BENCHMARKS
-    from virtrepro.testbed import Host
+    from virtrepro.hosts import Host
 
     class Shell:  # runs the probe in a local shell, counting round trips
         def __init__(self):

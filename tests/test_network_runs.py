@@ -20,7 +20,8 @@ from virtrepro.config import plan, validate_config
 from virtrepro.guests import stop_guests
 from virtrepro.measure import MeasurementError, measure, with_addresses
 from virtrepro.platforms import get_platform
-from virtrepro.testbed import Host, LocalTestbed
+from virtrepro.testbed import LocalTestbed
+from virtrepro.hosts import Host
 
 pytestmark = pytest.mark.integration
 

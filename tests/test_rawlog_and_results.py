@@ -223,3 +223,102 @@ def test_the_notebooks_read_the_table_through_view():
         assert not re.search(r'param_\w+"\]\)?\.astype\(', code), path.name
         assert not re.search(r'table\[\(?table\["benchmark"\]', code), path.name
         assert 'table["parameters"]' not in code and '["parameters"].str.extract' not in code, path.name
+
+
+# --- the table at cluster scale: each log parsed once (issue 19) ---------------------------------
+
+
+def _parsed(monkeypatch) -> list[str]:
+    """The logs parse_log is asked to parse from now on."""
+    seen = []
+    real = results.parse_log
+
+    def counting(log, data_dir):
+        seen.append(str(Path(log).relative_to(data_dir)))
+        return real(log, data_dir)
+
+    monkeypatch.setattr(results, "parse_log", counting)
+    return seen
+
+
+def _full(data: Path) -> pd.DataFrame:
+    """The table of the same logs built from nothing, in another directory (no cache, no earlier table)."""
+    copy = data.parent / f"{data.name}-full"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(data / "raw", copy / "raw")
+    return results.build_table(copy, "tb")
+
+
+def test_a_new_log_is_the_only_one_parsed_and_its_variant_decided_anew(data, monkeypatch):
+    results.load("tb", data)
+    parsed = _parsed(monkeypatch)
+    new = place(data, SYSBENCH_DIR, 2, DATA / "sysbench" / "cpu-1thread-10s.log")
+    table = results.load("tb", data)
+    assert parsed == [str(new.relative_to(data))]
+    pd.testing.assert_frame_equal(table, _full(data))
+    stopping = set(table.loc[table["variant"] == Path(SYSBENCH_DIR).name, "stopping"])
+    assert stopping == {json.dumps({"n_repetitions": 3, "repetition_rule": "fixed", "stop_reason": "fixed count"})}
+
+
+def test_a_changed_or_removed_log_is_seen_and_nothing_else_parsed(data, monkeypatch):
+    results.load("tb", data)
+    parsed = _parsed(monkeypatch)
+    log = data / SYSBENCH_DIR / "rep-1.log"
+    sidecar = json.loads(rawlog.sidecar_path(log).read_text())
+    rawlog.sidecar_path(log).write_text(json.dumps({**sidecar, "scale": "paper"}))  # a new file, as rawlog writes
+    table = results.load("tb", data)
+    assert parsed == [str(log.relative_to(data))]
+    assert set(table.loc[table["source_log"] == str(log.relative_to(data)), "scale"]) == {"paper"}
+    pd.testing.assert_frame_equal(table, _full(data))
+    rawlog.sidecar_path(log).unlink()
+    log.unlink()
+    parsed.clear()
+    table = results.load("tb", data)
+    assert parsed == [] and str(log.relative_to(data)) not in set(table["source_log"])
+    assert '"n_repetitions": 1' in table.loc[table["variant"] == Path(SYSBENCH_DIR).name, "stopping"].iloc[0]
+    pd.testing.assert_frame_equal(table, _full(data))
+
+
+def test_the_rows_of_a_changed_parser_are_made_anew(data, monkeypatch):
+    """The table format is the parsers' version: another one reparses every log."""
+    results.load("tb", data)
+    parsed = _parsed(monkeypatch)
+    monkeypatch.setattr(results, "TABLE_FORMAT", results.TABLE_FORMAT + 1)
+    results.load("tb", data)
+    assert sorted(parsed) == sorted(str(p.relative_to(data)) for p in results.raw_logs(data, "tb"))
+
+
+def test_a_log_rewritten_in_place_with_the_same_size_is_hashed_again(data):
+    """The checksums are remembered by size, times and inode: a rewrite in place changes the times."""
+    results.load("tb", data)
+    log = data / SYSBENCH_DIR / "rep-1.log"
+    text = log.read_text()
+    changed = text.replace("events per second:  1141.43", "events per second:  1141.44")
+    assert changed != text and len(changed) == len(text)
+    log.write_text(changed)
+    assert 1141.44 in set(results.load("tb", data)["value"])
+
+
+def _write_concurrently(data: str, seed: int) -> int:
+    import random
+    import time
+
+    time.sleep(random.Random(seed).random() / 20)
+    return len(results.write_table(data, "tb"))
+
+
+def test_tables_written_at_the_same_time_never_interleave(data):
+    import concurrent.futures
+    import multiprocessing
+
+    for rep in range(2, 12):
+        place(data, SYSBENCH_DIR, rep, DATA / "sysbench" / "cpu-1thread-10s.log")
+    with concurrent.futures.ProcessPoolExecutor(6, mp_context=multiprocessing.get_context("spawn")) as pool:
+        counts = set(pool.map(_write_concurrently, [str(data)] * 12, range(12)))
+    paths = results.table_paths(data, "tb")
+    table = results.read_table(paths["parquet"])
+    assert counts == {len(table)}
+    pd.testing.assert_frame_equal(table, _full(data))
+    assert len(pd.read_csv(paths["csv"])) == len(table)
+    assert json.loads(paths["manifest"].read_text())["rows"] == len(table)
+    assert not list((data / "tables").rglob("*.partial"))

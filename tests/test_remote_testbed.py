@@ -38,10 +38,10 @@ from virtrepro.guests import image_dir
 from virtrepro.guests.image import recipe_hash
 from virtrepro.guests.network import FIRST_HOST, device_name, testbed_octet as octet_of
 from virtrepro.measure import measure
-from virtrepro.platforms import get_platform
-from virtrepro.remote import HostAgent
-from virtrepro.testbed import HostKeyRejected, RemoteTestbed, connect
-from virtrepro.testbed import TestbedError as ConnectError
+from virtrepro.agent import HostAgent
+from virtrepro.testbed import RemoteTestbed
+from virtrepro.hosts import HostKeyRejected, connect
+from virtrepro.hosts import TestbedError as ConnectError
 
 pytestmark = pytest.mark.integration
 
@@ -189,7 +189,8 @@ def test_benchmark_runs_in_a_vm_on_the_remote_host_through_it(remote, config, tm
 
 
 def test_guest_host_keys_are_pinned_and_instances_talk_privately(remote, config, tmp_path):
-    platform = get_platform("lxc")(RemoteTestbed(TESTBED, config["testbeds"][TESTBED]).up(), SPEC)
+    testbed = RemoteTestbed(TESTBED, config["testbeds"][TESTBED])
+    platform = testbed.platform(testbed.up(), "lxc", SPEC)
     with platform.instance(0) as first, platform.instance(1) as second:
         peer = platform.private_address(1)
         with connect(first) as connection:
@@ -221,11 +222,11 @@ def test_lifecycle_is_timed_by_the_host_agent_on_the_host(remote, config, tmp_pa
 
 CONTROLLER = """
 import sys, time
-from virtrepro.platforms import get_platform
 from virtrepro.testbed import RemoteTestbed
 spec = {spec!r}
-host = RemoteTestbed({testbed!r}, {testbed_spec!r}).up()
-with get_platform("lxc")(host, spec).instance(3), get_platform("podman")(host, spec).instance(3):
+testbed = RemoteTestbed({testbed!r}, {testbed_spec!r})
+host = testbed.up()
+with testbed.platform(host, "lxc", spec).instance(3), testbed.platform(host, "podman", spec).instance(3):
     print("up", flush=True)
     time.sleep(600)
 """

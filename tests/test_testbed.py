@@ -11,8 +11,9 @@ import paramiko
 import pytest
 
 from conftest import require_tools
-from virtrepro.testbed import Host, HostKeyRejected, LocalTestbed, connect
-from virtrepro.testbed import TestbedError as BringUpError
+from virtrepro.testbed import LocalTestbed
+from virtrepro.hosts import Host, HostKeyRejected, connect
+from virtrepro.hosts import TestbedError as BringUpError
 
 pytestmark = pytest.mark.integration
 

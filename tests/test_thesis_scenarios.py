@@ -23,7 +23,8 @@ from virtrepro.guests import GuestState, image_dir, stop_guests
 from virtrepro.measure import measure
 from virtrepro.platforms import get_platform
 from virtrepro.platforms.guest import block_device, host_cpus
-from virtrepro.testbed import LocalTestbed, connect, default_state_dir
+from virtrepro.testbed import LocalTestbed
+from virtrepro.hosts import connect, default_state_dir
 
 pytestmark = pytest.mark.integration
 

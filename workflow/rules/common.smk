@@ -4,13 +4,15 @@ import json
 import os
 from pathlib import Path
 
-from virtrepro import platform_catalog
+from virtrepro import placement
+from virtrepro.platforms import catalog as platform_catalog
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.errors import ProbeRecordError, read_probe_record
 from virtrepro.config import ConfigError, QEMU_AUTO, plan_variants, resolve_platforms, validate_config, write_schema
 from virtrepro.guests import image_dir
 from virtrepro.guests.image import IMAGE_FILES
-from virtrepro.testbed import RemoteTestbed, default_state_dir, testbed_from_config
+from virtrepro.testbed import RemoteTestbed, testbed_from_config
+from virtrepro.hosts import default_state_dir
 
 try:
     validate_config(config)
@@ -34,9 +36,14 @@ GUEST_IMAGE = (
 )
 GUEST_PLATFORMS = {name for name in platform_catalog.config_names() if platform_catalog.runs_in_guest(name)}
 
-# One measurement job at a time on a testbed's hosts: jobs claim this resource.
-if "measurement_slots" not in workflow.global_resources:
-    workflow.register_resource("measurement_slots", 1)
+# One measurement job at a time on each of the testbed's hosts (virtrepro.placement): a job claims
+# its host's resource; measurements on different hosts run at the same time.
+TESTBED_HOSTS = testbed_from_config(TESTBED, config).host_names()
+for _index in range(len(TESTBED_HOSTS)):
+    if placement.resource_name(_index) not in workflow.global_resources:
+        workflow.register_resource(placement.resource_name(_index), 1)
+if "measurement_slots" not in workflow.global_resources:  # at most one measurement a host
+    workflow.register_resource("measurement_slots", len(TESTBED_HOSTS))
 
 # One measurement job per benchmark variant and platform; its output is the variant's marker,
 # written beside the variant's directory of raw logs (rep-<k>.log) once all N are complete

@@ -18,12 +18,13 @@
 # one (platform, part) all runs of one guest spec happen together: its guest boots once, and no
 # other platform's guest idles beside a measurement (measure stops them).
 
+import functools
 import hashlib
 
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.config import run_sequence
 from virtrepro.config import VALIDATED_ENV, digest
-from virtrepro.platforms import PLATFORMS
+from virtrepro.platforms.catalog import NAMES as PLATFORMS
 
 os.environ["VIRTREPRO_CONFIG"] = json.dumps(config)
 # validated above (common.smk): the jobs need not validate it again (jsonschema alone takes seconds to import)
@@ -67,6 +68,18 @@ def job_priority(platform):
     return priority
 
 
+@functools.lru_cache(maxsize=None)
+def measuring_host(benchmark, variant):
+    """The testbed host that measures this variant on every platform (virtrepro.placement)."""
+    return placement.host_for(TESTBED_HOSTS, DATA, TESTBED, benchmark, variant)
+
+
+def host_resources():
+    """One measurement at a time on each host: the job holds its host's resource (and no other)."""
+    return {placement.resource_name(index): (lambda wc, name=name: int(measuring_host(wc.benchmark, wc.variant) == name))
+            for index, name in enumerate(TESTBED_HOSTS)}
+
+
 for _platform in PLATFORMS:
 
     rule:
@@ -82,10 +95,14 @@ for _platform in PLATFORMS:
             f"logs/measure/{{testbed}}/{_platform}/{{benchmark}}/{{variant}}.reps-{{reps}}.part-{{part}}of{{parts}}.log",
         params:
             platform=_platform,  # the shell command is formatted when the job runs, after the loop
+            host=lambda wc: measuring_host(wc.benchmark, wc.variant),
         priority: job_priority(_platform)
-        threads: workflow.cores  # a measurement owns the host: nothing else runs beside it
+        # a measurement owns its host: on the local testbed that is this machine, so nothing else runs
+        # beside it here; a remote host's measurement leaves this machine's cores to the others
+        threads: 1 if REMOTE_TESTBED else workflow.cores
         resources:
             measurement_slots=1,
+            **host_resources(),
         localrule: True
         # a failed repetition (kept as rep-<k>.failed-<time>.log) is measured once more; the
         # repetitions already complete are kept; the log holds both attempts
@@ -93,4 +110,5 @@ for _platform in PLATFORMS:
         shell:
             f"{sys.executable} -m virtrepro.measure --data-dir {DATA} --platform {{params.platform}}"
             " --testbed {wildcards.testbed} --benchmark {wildcards.benchmark}"
-            " --variant {wildcards.variant:q} --part {wildcards.part} --expect-marker {output.marker:q} 2>&1 | tee -a {log}"
+            " --variant {wildcards.variant:q} --part {wildcards.part} --expect-marker {output.marker:q}"
+            " --host {params.host:q} 2>&1 | tee -a {log}"

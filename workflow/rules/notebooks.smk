@@ -1,3 +1,5 @@
+import shlex
+
 # Notebooks: each paper's notebook executed with papermill into an executed
 # copy; the notebook writes its figures into figures/<paper>/.
 
@@ -39,9 +41,12 @@ for _paper in config["notebooks"]:
             cwd=str(Path(workflow.basedir) / "notebooks"),
             data=os.path.abspath(DATA),
             figures=os.path.abspath(FIGURES_DIR),
+            # the testbeds the summary sets beside this one (config compare_testbeds; none: its default)
+            compare=(f" -y {shlex.quote(json.dumps({'compare_testbeds': config['compare_testbeds']}))}"
+                     if config.get("compare_testbeds") and _paper == "summary" else ""),
         shell:
             f"{sys.executable} -m papermill {{input.notebook}} {{output.executed}} --cwd {{params.cwd}}"
             " -k python3 --no-progress-bar --log-output -p testbed {params.testbed} -p data_dir {params.data}"
-            " -p figures_dir {params.figures} > {log} 2>&1"
+            " -p figures_dir {params.figures}{params.compare} > {log} 2>&1"
             # on failure the log's last line is the notebook's error (one line for a bad parameter or table)
             " || {{ echo \"error: notebook failed: $(grep -v '^$' {log} | tail -n 1) (log: {log})\" >&2; exit 1; }}"

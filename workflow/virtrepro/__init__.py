@@ -3,10 +3,11 @@
 The package is shared by the Snakemake rules, the notebooks and the tests:
 
 - ``config``      load and validate the workflow configuration
-- ``testbed``     hosts reachable over SSH (the embedded local testbed included)
+- ``hosts``       SSH endpoints and the connection to them
+- ``testbed``     the kinds of testbed that bring hosts up (the embedded local one, ssh)
 - ``platforms``   where a benchmark runs on a host (native, containers, VMs)
 - ``benchmarks``  what runs: command lines, tool installation, parser choice
-- ``platform_catalog``  each platform declared once, as plain data (standard library only), for
+- ``platforms.catalog``  each platform declared once, as plain data (standard library only), for
   every module that lists or compares platforms
 - ``metric_catalog``  every metric: what each benchmark class declares (``metrics``: how) and
   the papers' own metrics

@@ -72,7 +72,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from . import metric_catalog, platform_catalog, platform_names, regimes, results, stats
+from . import metric_catalog, platform_names, regimes, results, stats
+from .platforms import catalog as platform_catalog
 
 KINDS = ("overhead_at_most", "overhead_at_least", "equivalent", "better", "order", "trend", "spread", "saturation")
 # the kinds about one platform's variants or its scatter, not a relative difference of means

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from . import platform_catalog
+from .platforms import catalog as platform_catalog
 from .adaptive import RepetitionRule
 from .benchmarks import BENCHMARKS, Variant
 from .errors import VirtreproError
@@ -25,7 +25,7 @@ class ConfigError(VirtreproError, ValueError):
 def schema(path: Path = SCHEMA_PATH) -> dict:
     """The configuration's JSON schema: ``workflow/schemas/config.schema.yaml`` with what the
     declarations say filled in: the names of the benchmarks (:mod:`virtrepro.benchmarks`) and
-    platforms (:mod:`virtrepro.platform_catalog`), and each benchmark's parameters in a scale
+    platforms (:mod:`virtrepro.platforms.catalog`), and each benchmark's parameters in a scale
     (``Benchmark.parameters``)."""
     composed = yaml.safe_load(Path(path).read_text())
     composed["properties"]["benchmarks"]["items"]["enum"] = list(BENCHMARKS)

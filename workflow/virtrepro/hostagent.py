@@ -2,7 +2,7 @@
 
     python3 -m virtrepro.hostagent COMMAND 'JSON ARGUMENTS'
 
-The controller (:mod:`virtrepro.remote`) uploads this package to the host
+The controller (:mod:`virtrepro.agent`) uploads this package to the host
 (``<state dir>/agent/<content hash>/``) and runs this module over SSH, as root
 (or through ``sudo -n``), with ``VIRTREPRO_STATE`` set to the host's state
 directory. Only the standard library is needed here: the host needs Python 3.9+
@@ -50,7 +50,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import platform_catalog  # standard library only, uploaded with this module
+from .platforms import catalog as platform_catalog  # standard library only, uploaded with this module
 
 RESULT_MARKER = "@@virtrepro-agent@@"
 MIN_PYTHON = (3, 9)
@@ -67,14 +67,14 @@ def _result(payload: dict, status: int = 0) -> int:
 
 
 def _state_dir() -> Path:
-    from .testbed import default_state_dir
+    from .hosts import default_state_dir
 
     return default_state_dir()
 
 
 def agent_host(testbed: str):
     """This host as the platforms see it, with a key of the agent's to reach its guests."""
-    from .testbed import Host
+    from .hosts import Host
 
     directory = _state_dir() / "testbeds" / testbed
     directory.mkdir(parents=True, exist_ok=True)

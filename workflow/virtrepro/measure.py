@@ -20,15 +20,16 @@ import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from . import __version__, adaptive, builds, platform_catalog, rawlog
+from . import __version__, adaptive, builds, rawlog
+from .platforms import catalog as platform_catalog
 from .benchmarks import BENCHMARKS, BUILT, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
 from .benchmarks.base import PEER_KNOWN_HOSTS, PEER_SSH_KEY
 from .config import QEMU_AUTO, Run, VariantPlan, repetition_rule, run_sequence
 from .errors import VirtreproError
 from .hostagent import install_command
 from .parsers import ParseError
-from .platforms import get_platform
-from .testbed import Host, TestbedError, connect, testbed_from_config
+from .testbed import testbed_from_config
+from .hosts import Host, TestbedError, connect
 
 
 class MeasurementError(VirtreproError, RuntimeError):
@@ -342,8 +343,10 @@ def measure(
     owner_pid: int | None = None,
     timeout: float | None = 3600,
     progress=None,
+    host_name: str | None = None,
 ) -> Path:
-    """Run ``run`` unless its complete log exists; return the log path.
+    """Run ``run`` unless its complete log exists; return the log path. ``host_name``: which of the
+    testbed's hosts (default: its first; :mod:`virtrepro.placement` chooses in the workflow).
 
     Raises MeasurementError (naming the kept failed log) if the tool fails or
     its output does not parse. Progress lines go to stderr and to ``progress``.
@@ -361,14 +364,14 @@ def measure(
     log.parent.mkdir(parents=True, exist_ok=True)
     benchmark = BENCHMARKS[run.benchmark]
     testbed = testbed_from_config(run.testbed, config)
-    host = testbed.up(owner_pid=owner_pid)
+    host = testbed.up(owner_pid=owner_pid, host=host_name)
     in_guest = platform_catalog.runs_in_guest(run.platform)
     spec = {**config.get("guest", {}), **benchmark.guest_overrides(run.variant)} if in_guest else None
-    platform = get_platform(run.platform)(host, spec)
+    platform = testbed.platform(host, run.platform, spec)
     platform.failure_dir = log.parent
     # no other platform's guest idles beside this measurement
     keep = platform.guest_name(0).rsplit("-", 1)[0] + "-" if in_guest and not benchmark.host_side else None
-    testbed.stop_guests(keep_prefix=keep)
+    testbed.stop_guests(keep_prefix=keep, host=host.name)  # the other hosts may be measuring
     scratch = f"{SCRATCH_DIR}/{run.testbed}.{run.platform}.{run.benchmark}.{run.repetition}.{os.getpid()}"
     count = benchmark.instances(run.variant)
     command = with_addresses(benchmark.command(run.variant).replace(SCRATCH, scratch), platform, count)
@@ -382,6 +385,9 @@ def measure(
     sidecar = {
         "virtrepro_version": __version__,
         "testbed": run.testbed,
+        "host_name": host.name,  # which of the testbed's hosts measured (virtrepro.placement)
+        # the scheduler that gave the host (a slurm testbed: job id, partition, nodes, this node), or none
+        **({"scheduler": scheduled} if (scheduled := testbed.scheduler(host)) else {}),
         "platform": platform.describe(),
         "benchmark": run.benchmark,
         "variant": run.variant.key,
@@ -698,7 +704,7 @@ def _measure_on_host(platform, host: Host, sidecar: dict, partial: Path):
 
 
 def measure_variant(variant: VariantPlan, config: dict, data_dir: str | Path, owner_pid: int | None = None,
-                    reps: list[int] | None = None) -> Path | None:
+                    reps: list[int] | None = None, host: str | None = None) -> Path | None:
     """Measure every repetition of ``variant`` whose complete raw log is missing, in order.
 
     A failed repetition does not stop the others (its output is kept, it never becomes a
@@ -721,16 +727,16 @@ def measure_variant(variant: VariantPlan, config: dict, data_dir: str | Path, ow
     print(f"{where}: {len(runs) - len(todo)} of {len(runs)} repetitions complete, "
           f"{len(todo)} to measure", file=sys.stderr, flush=True)
     with reused_connections():
-        return _measure_runs(variant, todo, where, config, data_dir, owner_pid, reps)
+        return _measure_runs(variant, todo, where, config, data_dir, owner_pid, reps, host)
 
 
 def _measure_runs(variant: VariantPlan, todo: list[Run], where: str, config: dict, data_dir: str | Path,
-                  owner_pid: int | None, reps: list[int] | None) -> Path | None:
+                  owner_pid: int | None, reps: list[int] | None, host: str | None = None) -> Path | None:
     failures = []
     for number, run in enumerate(todo, 1):
         print(f"[{number}/{len(todo)}] {where} rep {run.repetition}", file=sys.stderr, flush=True)
         try:
-            measure(run, config, data_dir, owner_pid=owner_pid)
+            measure(run, config, data_dir, owner_pid=owner_pid, host_name=host)
         except (MeasurementError, rawlog.RawLogExists) as error:
             failures.append(f"rep {run.repetition}: {error}")
         except TestbedError as error:  # the host cannot be reached: the other repetitions cannot either
@@ -740,11 +746,12 @@ def _measure_runs(variant: VariantPlan, todo: list[Run], where: str, config: dic
                                + "\n  ".join(failures))
     if reps is not None:
         return None
-    decision = continue_by_rule(variant, config, data_dir, owner_pid) if variant.continues else None
+    decision = continue_by_rule(variant, config, data_dir, owner_pid, host) if variant.continues else None
     return write_marker(variant, data_dir, decision)
 
 
-def continue_by_rule(variant: VariantPlan, config: dict, data_dir: str | Path, owner_pid: int | None = None):
+def continue_by_rule(variant: VariantPlan, config: dict, data_dir: str | Path, owner_pid: int | None = None,
+                     host: str | None = None):
     """The last part of a variant with a repetition rule (:mod:`virtrepro.adaptive`): decide on
     every complete log of the variant (rep-0, rep-1, ... up to the first missing one) and measure
     the next repetition until the rule stops; return its decision. A resumed job continues from
@@ -762,7 +769,7 @@ def continue_by_rule(variant: VariantPlan, config: dict, data_dir: str | Path, o
               file=sys.stderr, flush=True)
         if decision.stop:
             return decision
-        measure(variant.run(decision.n), config, data_dir, owner_pid=owner_pid)
+        measure(variant.run(decision.n), config, data_dir, owner_pid=owner_pid, host_name=host)
 
 
 def variant_records(variant: VariantPlan, data_dir: str | Path) -> list[list[dict]]:
@@ -877,6 +884,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="measure only this repetition (repeatable; no marker is written)")
     parser.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
     parser.add_argument("--expect-marker", help="the marker path the caller expects (checked against the plan)")
+    parser.add_argument("--host", help="which of the testbed's hosts measures (its name; default: the first)")
     args = parser.parse_args(argv)
     config = given_config(args.config)
     if config is None:
@@ -908,7 +916,8 @@ def main(argv: list[str] | None = None) -> int:
         reps = [rep for rep in args.rep if rep in variant.possible_numbers()] if args.rep else None
         if reps == []:
             continue
-        measure_variant(variant, config, args.data_dir, owner_pid=int(owner) if owner else None, reps=reps)
+        measure_variant(variant, config, args.data_dir, owner_pid=int(owner) if owner else None, reps=reps,
+                        host=args.host)
     return 0
 
 

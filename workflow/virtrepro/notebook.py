@@ -26,9 +26,10 @@ def _fraction(name: str, value) -> None:
         raise ParameterError(f"notebook parameter {name!r}: {value!r} is not a number between 0 and 1 (exclusive)")
 
 
-def check_parameters(*, testbed, data_dir, reference_dir, figures_dir, confidence, baseline, margin=None) -> None:
+def check_parameters(*, testbed, data_dir, reference_dir, figures_dir, confidence, baseline, margin=None,
+                     compare_testbeds=()) -> None:
     """Raise ParameterError naming the first parameter a notebook cannot use."""
-    from .platforms import PLATFORMS
+    from .platforms.catalog import NAMES as PLATFORMS
 
     if not isinstance(testbed, str) or not TESTBED_NAME.match(testbed):
         raise ParameterError(f"notebook parameter 'testbed': {testbed!r} is not a testbed name")
@@ -42,6 +43,12 @@ def check_parameters(*, testbed, data_dir, reference_dir, figures_dir, confidenc
         _fraction("margin", margin)
     if baseline not in PLATFORMS:
         raise ParameterError(f"notebook parameter 'baseline': {baseline!r} is not a platform ({', '.join(PLATFORMS)})")
+    if isinstance(compare_testbeds, str) or not all(isinstance(t, str) and TESTBED_NAME.match(t) for t in compare_testbeds):
+        raise ParameterError(f"notebook parameter 'compare_testbeds': {compare_testbeds!r} is not a list of testbed names")
+    for other in compare_testbeds:
+        if not (Path(data_dir) / "raw" / other).is_dir() and not (Path(data_dir) / "tables" / f"{other}.parquet").is_file():
+            raise ParameterError(f"notebook parameter 'compare_testbeds': testbed {other!r} has no raw logs or table "
+                                 f"under {data_dir}")
 
 
 # what each scale's numbers can carry (config/config.yaml, scales)

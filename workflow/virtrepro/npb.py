@@ -42,7 +42,7 @@ import urllib.request
 from pathlib import Path
 
 from .errors import VirtreproError
-from .testbed import default_state_dir
+from .hosts import default_state_dir
 
 # Published sha256 checksums of NASA's tarballs, by version. Only checksums
 # taken from a public package recipe are listed: 3.4.1 from spack's `npb`

@@ -7,9 +7,10 @@ For each planned part of a variant (:func:`config.plan_variants`) the repetition
 complete raw log are counted; a part that continues under a repetition rule
 (:mod:`virtrepro.adaptive`) counts from its minimum (low) to its cap (high). Each repetition costs
 the mean ``duration_s`` of the complete sidecars under ``<data_dir>/raw/*/`` and ``data/raw/*/`` (any testbed) of the
-same platform, benchmark and variant; where there are none, of the same platform and benchmark
-(other variants: other run lengths, a rougher guess); where there are none either, the job has
-nothing to go by and is listed. ``duration_s`` is the benchmark's own run: guest boots, tool checks
+same platform, benchmark and variant; where there are none, of the same variant on another platform
+times this platform's median slowdown on the benchmark's variants both ran (other platform, scaled);
+where there are none, of the same platform and benchmark (other variants: other run lengths, a
+rougher guess); where there are none either, the job has nothing to go by and is listed. ``duration_s`` is the benchmark's own run: guest boots, tool checks
 and set-up come on top. The dry run of the workflow prints the same summary.
 """
 
@@ -57,9 +58,25 @@ class Durations:
         key = (variant.platform, variant.benchmark, variant.variant.key)
         if key in self.by_variant:
             return self.by_variant[key], "same variant"
+        scaled = self.scaled(*key)
+        if scaled is not None:
+            return scaled, "other platform, scaled"
         if key[:2] in self.by_benchmark:
             return self.by_benchmark[key[:2]], "other variants"
         return None, "nothing to go by"
+
+    def scaled(self, platform: str, benchmark: str, key: str) -> float | None:
+        """The variant on another platform, times how much longer ``platform`` took than that one on the
+        variants of the same benchmark both have run (the median ratio): NPB kernels differ tenfold
+        in run time, a platform's slowdown on them much less. None without such a pair."""
+        for other in sorted({p for p, b, k in self.by_variant if b == benchmark and k == key and p != platform}):
+            ratios = sorted(self.by_variant[(platform, b, k)] / seconds for (p, b, k), seconds in self.by_variant.items()
+                            if p == other and b == benchmark and seconds > 0 and (platform, b, k) in self.by_variant)
+            if ratios:
+                middle = len(ratios) // 2
+                ratio = ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2
+                return self.by_variant[(other, benchmark, key)] * ratio
+        return None
 
 
 def remaining(variant: VariantPlan, data_dir: str | Path) -> tuple[int, int]:

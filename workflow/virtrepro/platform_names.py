@@ -1,6 +1,6 @@
 """Platform names: what each measured platform is called in figures and tables, and which measured
 platform may stand for which of the papers' platforms, derived from each platform's declaration in
-:mod:`virtrepro.platform_catalog` (``docs/methodology.md``, "Platform names and what stands for what",
+:mod:`virtrepro.platforms.catalog` (``docs/methodology.md``, "Platform names and what stands for what",
 explains the choices).
 
 * :data:`LABELS`: a measured platform's name for a reader. QEMU without KVM is binary translation
@@ -13,7 +13,7 @@ explains the choices).
 
 from __future__ import annotations
 
-from .platform_catalog import ALIASES, ANALOGUE, BY_NAME, PLATFORMS, SAME, SAME_KIND  # noqa: F401  (re-exported)
+from .platforms.catalog import ALIASES, ANALOGUE, BY_NAME, PLATFORMS, SAME, SAME_KIND  # noqa: F401  (re-exported)
 
 LABELS = {spec.name: spec.label for spec in PLATFORMS}
 

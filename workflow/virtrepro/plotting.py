@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from . import platform_catalog  # noqa: E402
+from .platforms import catalog as platform_catalog  # noqa: E402
 from .platform_names import LABELS, label as platform_label, paper_label  # noqa: E402,F401  (the one place for names)
 
 # One colour per platform, the same in every figure of every paper (declared in platform_catalog).
@@ -169,7 +169,7 @@ def tidy_legends(fig) -> None:
 
 def grouped_bars(ax, frame, x: str, value: str, low: str | None = None, high: str | None = None,
                  hue: str = "platform", order=None, hue_order=None, colors: dict | None = None,
-                 points=None, missing: str | None = None) -> None:
+                 points=None, missing: str | None = None, points_label: str = "one run") -> None:
     """Bars of ``value`` grouped by ``x``, one per ``hue`` (platform colours by default), with error
     bars from the ``low``/``high`` columns where they are not NaN (an unbounded interval has none).
     ``points``: rows with ``x``, ``hue`` and ``value`` columns (the individual runs), drawn as dots on
@@ -192,7 +192,7 @@ def grouped_bars(ax, frame, x: str, value: str, low: str | None = None, high: st
             runs = points[(points[hue] == name) & points[x].isin(order)]
             where = {o: p for o, p in zip(order, pos)}
             ax.scatter([where[v] for v in runs[x]], runs[value], s=9, facecolor="white", edgecolor="black",
-                       linewidth=0.7, zorder=4, label="one run" if i == 0 else None)
+                       linewidth=0.7, zorder=4, label=points_label if i == 0 else None)
         if low and high:
             ok = part[low].notna() & part[high].notna()
             err = [(part[value] - part[low])[ok], (part[high] - part[value])[ok]]

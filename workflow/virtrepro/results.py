@@ -20,9 +20,13 @@ for the notebooks and the claims.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import io
 import json
 import math
+import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -52,6 +56,8 @@ COLUMNS = [
     "regime",  # where it was measured (virtrepro.regimes); none for a record that is no disk or memory number
     "stopping",  # JSON object: its variant's STOPPING facts on this platform (stopping())
 ]
+# every column's type, whatever its rows hold (text: pandas' string type, missing as NaN)
+DTYPES = {column: "str" for column in COLUMNS} | {"repetition": "int64", "part": "Int64", "value": "float64"}
 # the JSON columns, widened by view()
 JSON_COLUMNS = ("parameters", "labels", "stopping")
 # per variant and platform (every row of it alike): its repetition rule (virtrepro.adaptive; "fixed"
@@ -191,13 +197,63 @@ def stopping(logged: list[list[dict]]) -> None:
                 row["stopping"] = facts
 
 
-def build_table(data_dir: str | Path, testbed: str) -> pd.DataFrame:
-    logged = [parse_log(log, data_dir) for log in raw_logs(data_dir, testbed)]
+def build_table(data_dir: str | Path, testbed: str, previous: pd.DataFrame | None = None,
+                reuse: set[str] = frozenset(), logs: list[Path] | None = None) -> pd.DataFrame:
+    """The table of every raw log of ``testbed``. ``previous`` (a table) and ``reuse`` (logs of it
+    whose content and sidecar are unchanged): those logs' rows are taken from ``previous``, not
+    parsed again; each variant with a new, changed or removed log has its stopping facts made anew."""
+    data_dir = Path(data_dir)
+    logs = raw_logs(data_dir, testbed) if logs is None else logs
+    names = [str(log.relative_to(data_dir)) for log in logs]
+    kept = previous[previous["source_log"].isin(reuse & set(names))] if previous is not None and reuse else None
+    kept_logs = set(kept["source_log"]) if kept is not None else set()
+    # variants whose logs are all kept keep their rows and stopping facts as they are
+    variant_of = {name: name.rsplit("/", 1)[0] for name in names}
+    touched = {variant_of[name] for name in names if name not in kept_logs}
+    if kept is not None and len(kept):
+        removed = set(previous["source_log"]) - set(names)
+        touched |= {name.rsplit("/", 1)[0] for name in removed}
+        kept_variants = kept["source_log"].str.rsplit("/", n=1).str[0]
+        whole = kept[~kept_variants.isin(touched)]
+        partly = kept[kept_variants.isin(touched)]
+    else:
+        whole, partly = None, None
+    by_log: dict[str, list[dict]] = {}
+    if partly is not None and len(partly):
+        for row in partly.drop(columns=["stopping"]).to_dict("records"):
+            row["part"] = None if pd.isna(row["part"]) else int(row["part"])
+            by_log.setdefault(row["source_log"], []).append({**row, "repetition_rule": None})
+    logged = []
+    for log, name in zip(logs, names):
+        if variant_of[name] not in touched:
+            continue
+        rows = by_log.get(name)
+        if rows is None:
+            rows = parse_log(log, data_dir)
+        logged.append(rows)
+    _latest_rules(logged, data_dir)
     stopping(logged)
-    frame = pd.DataFrame([row for rows in logged for row in rows], columns=COLUMNS)
-    frame = frame.astype({"repetition": "int64", "part": "Int64", "value": "float64"})
+    fresh = pd.DataFrame([row for rows in logged for row in rows], columns=COLUMNS).astype(DTYPES)
+    # an earlier table's rows have these types already (read_table)
+    frame = fresh if whole is None or not len(whole) else pd.concat([whole[COLUMNS], fresh], ignore_index=True)
     # a log's rows keep the parser's order (a stable sort)
     return frame.sort_values(["platform", "benchmark", "variant", "repetition"], kind="stable").reset_index(drop=True)
+
+
+def _latest_rules(logged: list[list[dict]], data_dir: Path) -> None:
+    """Each variant's latest log decides its repetition rule (:func:`stopping`): where that log's
+    rows came from an earlier table, its sidecar is read for it."""
+    latest: dict[tuple, list[dict]] = {}
+    for rows in logged:
+        if rows:
+            key = (rows[0]["platform"], rows[0]["benchmark"], rows[0]["variant"])
+            if key not in latest or rows[0]["repetition"] > latest[key][0]["repetition"]:
+                latest[key] = rows
+    for rows in latest.values():
+        if rows[0]["repetition_rule"] is None:
+            rule = rawlog.read_sidecar(data_dir / rows[0]["source_log"]).get("repetition_rule")
+            for row in rows:
+                row["repetition_rule"] = rule
 
 
 # ---------------------------------------------------------------------------
@@ -263,12 +319,76 @@ def view(table: pd.DataFrame, benchmark: str | list[str], metric: str | list[str
     return pd.concat([fixed, stopping_facts, measures, parameters, labels], axis=1)
 
 
-def fingerprint(data_dir: str | Path, testbed: str) -> str:
+class Checksums:
+    """The sha256 of a testbed's raw logs and sidecars, each hashed once: remembered with the file's
+    size, times and inode in ``<data>/tables/.cache/<testbed>.files.json`` (not committed: the
+    times are this machine's), and hashed again only when one of those changed. Complete raw logs
+    are never rewritten and sidecars are replaced whole (a new inode), so an unchanged stamp is an
+    unchanged file."""
+
+    def __init__(self, data_dir: str | Path, testbed: str):
+        self.data_dir = Path(data_dir)
+        self.path = self.data_dir / "tables" / ".cache" / f"{testbed}.files.json"
+        try:
+            self.known = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            self.known = {}
+        self.seen: dict[str, list] = {}
+
+    def of(self, path: Path) -> str | None:
+        """The file's sha256 (hex), or None when it is not there."""
+        relative = str(path.relative_to(self.data_dir))
+        if relative in self.seen:  # asked before in this build
+            return self.seen[relative][4]
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            return None
+        stamp = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+        entry = self.known.get(relative)
+        digest = entry[4] if entry and entry[:4] == stamp else hashlib.sha256(path.read_bytes()).hexdigest()
+        self.seen[relative] = [*stamp, digest]
+        return digest
+
+    def save(self) -> None:
+        if self.seen != self.known:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _replace(self.path, json.dumps(self.seen).encode())
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write ``path`` whole or not at all (a reader sees the old file or the new one)."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    partial.write_bytes(data)
+    os.replace(partial, path)
+
+
+def log_checksums(data_dir: str | Path, testbed: str, checksums: Checksums | None = None,
+                  logs: list[Path] | None = None) -> dict[str, str]:
+    """Each raw log's checksum: of its content and its sidecar's, and of the table format (the
+    parsers' version: :data:`TABLE_FORMAT`); the rows of a log whose checksum is unchanged are
+    taken from the earlier table."""
+    checksums = checksums or Checksums(data_dir, testbed)
+    found = {}
+    for log in raw_logs(data_dir, testbed) if logs is None else logs:
+        parts = [checksums.of(log), checksums.of(rawlog.sidecar_path(log))]
+        found[str(log.relative_to(data_dir))] = hashlib.sha256(
+            f"format={TABLE_FORMAT} {parts[0]} {parts[1]}".encode()).hexdigest()
+    return found
+
+
+def fingerprint(data_dir: str | Path, testbed: str, checksums: Checksums | None = None,
+                logs: list[Path] | None = None) -> str:
+    """One checksum of all raw logs and sidecars of ``testbed`` (paths and contents) and the table
+    format: a table whose manifest holds it is the table of these logs."""
+    data_dir = Path(data_dir)
+    checksums = checksums or Checksums(data_dir, testbed)
     digest = hashlib.sha256(f"format={TABLE_FORMAT}".encode())
-    for log in raw_logs(data_dir, testbed):
+    for log in raw_logs(data_dir, testbed) if logs is None else logs:
         for path in (log, rawlog.sidecar_path(log)):
             digest.update(str(path.relative_to(data_dir)).encode())
-            digest.update(hashlib.sha256(path.read_bytes()).digest() if path.exists() else b"missing")
+            sha = checksums.of(path)
+            digest.update(bytes.fromhex(sha) if sha is not None else b"missing")
     return digest.hexdigest()
 
 
@@ -277,40 +397,98 @@ def table_paths(data_dir: str | Path, testbed: str) -> dict[str, Path]:
     return {"parquet": base.with_suffix(".parquet"), "csv": base.with_suffix(".csv"), "manifest": base.with_suffix(".manifest.json")}
 
 
-def write_table(data_dir: str | Path, testbed: str) -> pd.DataFrame:
-    """Parse every raw log of ``testbed`` and write the table, CSV and manifest."""
+@contextmanager
+def _table_lock(data_dir: Path, testbed: str):
+    """One writer of a testbed's table at a time (hosts measured at once may finish together)."""
+    lock = data_dir / "tables" / ".cache" / f"{testbed}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _previous(paths: dict[str, Path]) -> tuple[pd.DataFrame | None, dict[str, str]]:
+    """The table written before and its logs' checksums, if it is of this format and readable."""
+    try:
+        manifest = json.loads(paths["manifest"].read_text())
+        if manifest.get("format") != TABLE_FORMAT or not isinstance(manifest.get("log_checksums"), dict):
+            return None, {}
+        return read_table(paths["parquet"]), manifest["log_checksums"]
+    except (OSError, ValueError, TableError):
+        return None, {}
+
+
+def write_table(data_dir: str | Path, testbed: str, csv: bool = True, reparse: bool = False,
+                checksums: Checksums | None = None, logs: list[Path] | None = None) -> pd.DataFrame:
+    """The table of every raw log of ``testbed``, written (Parquet, CSV unless ``csv=False``, and the
+    manifest, each whole or not at all). Each log is parsed once: the rows of a log whose content,
+    sidecar and table format are unchanged since the last table are taken from it (``reparse``:
+    every log is parsed again)."""
     data_dir = Path(data_dir)
-    frame = build_table(data_dir, testbed)
     paths = table_paths(data_dir, testbed)
-    paths["parquet"].parent.mkdir(parents=True, exist_ok=True)
-    frame.to_parquet(paths["parquet"], index=False)
-    frame.to_csv(paths["csv"], index=False)
-    manifest = {
-        "testbed": testbed,
-        "fingerprint": fingerprint(data_dir, testbed),
-        "logs": [str(p.relative_to(data_dir)) for p in raw_logs(data_dir, testbed)],
-        "rows": len(frame),
-    }
-    paths["manifest"].write_text(json.dumps(manifest, indent=2) + "\n")
+    with _table_lock(data_dir, testbed):
+        checksums = checksums or Checksums(data_dir, testbed)
+        logs = raw_logs(data_dir, testbed) if logs is None else logs
+        current = log_checksums(data_dir, testbed, checksums, logs)
+        previous, before = _previous(paths) if not reparse else (None, {})
+        reuse = {name for name, checksum in current.items() if before.get(name) == checksum}
+        frame = build_table(data_dir, testbed, previous, reuse, logs)
+        paths["parquet"].parent.mkdir(parents=True, exist_ok=True)
+        buffer = io.BytesIO()
+        frame.to_parquet(buffer, index=False)
+        _replace(paths["parquet"], buffer.getvalue())
+        if csv:
+            _replace(paths["csv"], _csv(frame))
+        manifest = {
+            "testbed": testbed,
+            "format": TABLE_FORMAT,
+            "fingerprint": fingerprint(data_dir, testbed, checksums, logs),
+            "csv": csv,
+            "rows": len(frame),
+            "logs": list(current),
+            "log_checksums": current,
+        }
+        _replace(paths["manifest"], (json.dumps(manifest, indent=2) + "\n").encode())
+        checksums.save()
     return frame
 
 
+def _csv(frame: pd.DataFrame) -> bytes:
+    """The table as CSV (a header line, then a row a line; quotes only where a value needs them)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    sink = pa.BufferOutputStream()
+    pacsv.write_csv(pa.Table.from_pandas(frame, preserve_index=False), sink,
+                    pacsv.WriteOptions(quoting_style="needed"))
+    return sink.getvalue().to_pybytes()
+
+
 def load(testbed: str, data_dir: str | Path = "data", rebuild: bool | None = None) -> pd.DataFrame:
-    """The tidy table of ``testbed``, rebuilt from the raw logs when they changed.
+    """The tidy table of ``testbed``, rebuilt from the raw logs when they changed (only the changed
+    logs are parsed again: :func:`write_table`).
 
     ``rebuild=None`` rebuilds only when the cached table is missing or stale,
-    True always rebuilds, False never does (and fails if there is no table).
+    True always rebuilds (parsing every log again), False never does (and fails if there is no table).
     """
+    if rebuild:
+        return write_table(data_dir, testbed, reparse=True)
     data_dir = Path(data_dir)
     paths = table_paths(data_dir, testbed)
+    checksums, logs = Checksums(data_dir, testbed), raw_logs(data_dir, testbed)
     if rebuild is None:
         try:
             manifest = json.loads(paths["manifest"].read_text())
-            rebuild = not paths["parquet"].exists() or manifest.get("fingerprint") != fingerprint(data_dir, testbed)
+            rebuild = not paths["parquet"].exists() or manifest.get("fingerprint") != fingerprint(data_dir, testbed,
+                                                                                                 checksums, logs)
+            checksums.save()
         except (OSError, ValueError):
             rebuild = True
     if rebuild:
-        return write_table(data_dir, testbed)
+        return write_table(data_dir, testbed, checksums=checksums, logs=logs)
     return read_table(paths["parquet"])
 
 

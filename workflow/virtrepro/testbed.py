@@ -1,345 +1,29 @@
-"""Testbeds: hosts reachable over SSH, and the embedded local testbed.
+"""Testbeds: the kinds of testbed (local, ssh) that bring hosts up and down.
 
-Every benchmark reaches its host through :func:`connect` (Fabric over SSH), on
-the local testbed exactly as on a remote one. The local testbed is an sshd that
-the workflow starts on 127.0.0.1 with a free port, a host key and a client key
-generated into a git-ignored state directory (``.state/testbeds/<name>``). A
-small supervisor process owns that sshd and stops it when its owner (the
-Snakemake process, a test, a script) goes away, so an interrupted run leaves no
-sshd behind. Host keys are pinned in the testbed's own known_hosts file: an
-unknown host key is refused, never trusted silently.
+The embedded local testbed is an sshd that the workflow starts on 127.0.0.1 with a free
+port, a host key and a client key generated into a git-ignored state directory
+(``.state/testbeds/<name>``). A small supervisor process owns that sshd and stops it when
+its owner (the Snakemake process, a test, a script) goes away, so an interrupted run leaves
+no sshd behind. A remote (``kind: ssh``) testbed is hosts described in the config; their
+guests are started by each host's agent (:mod:`virtrepro.remote`). Hosts and the connection
+to them are :mod:`virtrepro.hosts`; this module is above platforms, guests and the agent.
 """
 
 from __future__ import annotations
 
 import argparse
 import getpass
-import math
 import os
-import shlex
 import socket
 import subprocess
-import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from . import supervisor
-from .errors import VirtreproError
-
-from .layout import SCRATCH_DIR  # noqa: F401  (kept importable from here)
-
-def default_state_dir() -> Path:
-    """Where keys and sshd state live: $VIRTREPRO_STATE, else .state/ in the working directory."""
-    return Path(os.environ.get("VIRTREPRO_STATE") or Path.cwd() / ".state")
-
-
-class TestbedError(VirtreproError, RuntimeError):
-    """A testbed cannot be brought up or reached."""
-
-
-@dataclass(frozen=True)
-class Host:
-    """An SSH endpoint: where a benchmark command runs."""
-
-    name: str
-    hostname: str
-    port: int
-    user: str
-    identity: str | None
-    known_hosts: str
-    gateway: "Host | None" = None
-    # the testbed this host belongs to (for a testbed's own hosts; guests' private addresses depend on it)
-    testbed: str | None = None
-    # a host of a remote (kind: ssh) testbed: where virtrepro keeps its state there (host agent,
-    # guest image, guests); None for the local testbed, whose host is this machine
-    remote_state_dir: str | None = None
-
-    def describe(self) -> dict:
-        data = {"name": self.name, "hostname": self.hostname, "port": self.port, "user": self.user}
-        if self.gateway is not None:
-            data["via"] = self.gateway.describe()
-        return data
-
-
-class HostKeyRejected(TestbedError):
-    """A host offered a host key that is not the one pinned for it (or none is pinned)."""
-
-
-class ForwardingRefused(TestbedError):
-    """A gateway's sshd refuses to forward connections (direct-tcpip) to a host behind it."""
-
-
-CONNECT_TIMEOUT_S = 20
-
-
-def connect(host: Host, timeout: float = CONNECT_TIMEOUT_S):
-    """A Fabric connection to ``host`` that refuses unknown host keys.
-
-    A host with a ``gateway`` (a guest on a remote testbed host) is reached through a
-    connection to the gateway (ProxyJump: a direct-tcpip channel opened by the gateway's
-    sshd), which is closed together with the connection. The connection opens on first use;
-    whatever keeps it from opening is a :class:`TestbedError` of one line (see
-    :func:`connection_error`). Commands go to one runner process per connection
-    (:mod:`virtrepro.sshrun`)."""
-    import fabric
-    import paramiko
-
-    known_hosts = Path(host.known_hosts).expanduser()
-    if not known_hosts.exists():
-        raise TestbedError(f"testbed {host.name}: known_hosts file {known_hosts} does not exist")
-    if host.identity and not Path(host.identity).expanduser().is_file():
-        raise TestbedError(f"{_where(host)}: the identity (private key) file {host.identity} does not exist; "
-                           "make it (ssh-keygen) or set the host's identity to an existing key")
-    gateway = connect(host.gateway, timeout) if host.gateway is not None else None
-    connect_kwargs = {"look_for_keys": host.identity is None, "allow_agent": host.identity is None,
-                      "banner_timeout": timeout, "auth_timeout": timeout}
-    if host.identity:
-        connect_kwargs["key_filename"] = [str(Path(host.identity).expanduser())]
-    # lazy: the testbed's own settings, not the user's ~/.ssh/config or Fabric config files
-    connection = _connection_class()(
-        config=fabric.Config(lazy=True),
-        host=host.hostname,
-        port=host.port,
-        user=host.user,
-        connect_kwargs=connect_kwargs,
-        gateway=gateway,
-        connect_timeout=timeout,
-    )
-    connection.virtrepro_host = host
-    connection.timeout_s = timeout
-    connection.client = paramiko.SSHClient()
-    connection.client.load_host_keys(str(known_hosts))
-    connection.client.set_missing_host_key_policy(paramiko.RejectPolicy())
-    return connection
-
-
-def _where(host: Host) -> str:
-    via = f" via {host.gateway.hostname}:{host.gateway.port}" if host.gateway is not None else ""
-    return f"{host.name} ({host.user}@{host.hostname}:{host.port}{via})"
-
-
-def _pin_advice(host: Host) -> str:
-    spec = host.hostname if host.port == 22 else f"[{host.hostname}]:{host.port}"
-    return (f"if the host was re-installed or its key regenerated, check the new key's fingerprint and pin it: "
-            f"ssh-keygen -f {host.known_hosts} -R '{spec}' && "
-            f"ssh-keyscan -t ed25519 -p {host.port} {host.hostname} >> {host.known_hosts}")
-
-
-def connection_error(host: Host, error: BaseException, timeout: float = CONNECT_TIMEOUT_S) -> TestbedError:
-    """One line for why a connection to ``host`` did not open: which host, what failed, what to do."""
-    import paramiko
-
-    where = _where(host)
-    if isinstance(error, TestbedError):
-        return error
-    if isinstance(error, paramiko.BadHostKeyException):
-        return HostKeyRejected(
-            f"{where}: host key mismatch: it offered a {error.key.get_name()} key "
-            f"{error.key.fingerprint}, not the one pinned in {host.known_hosts} "
-            f"({error.expected_key.fingerprint}); {_pin_advice(host)}")
-    if isinstance(error, paramiko.ChannelException):
-        if error.code == 1:
-            return ForwardingRefused(f"{where}: the gateway's sshd refuses to forward connections ({error.text}); "
-                                     "its sshd_config needs 'AllowTcpForwarding yes'")
-        return TestbedError(f"{where}: the gateway could not open a connection to {host.hostname}:{host.port} "
-                            f"({error.text}); is the host up and its sshd listening?")
-    if isinstance(error, paramiko.AuthenticationException):
-        return TestbedError(f"{where}: authentication as {host.user} failed with "
-                            f"{host.identity or 'the SSH agent and default keys'} ({error}); add its public key "
-                            f"to ~{host.user}/.ssh/authorized_keys on the host, or set the host's identity/user")
-    if isinstance(error, paramiko.SSHException):
-        text = str(error)
-        if "not found in known_hosts" in text:
-            return HostKeyRejected(f"{where}: its host key is not pinned in {host.known_hosts} (unknown hosts are "
-                                   f"refused); {_pin_advice(host)}")
-        if "protocol banner" in text or "Negotiation timed out" in text or "No existing session" in text:
-            return TestbedError(f"{where}: no SSH server answers on this port (the SSH handshake did not "
-                                f"end within {timeout:g} s); check the host's port and that sshd runs there")
-        return TestbedError(f"{where}: SSH failed: {text}")
-    if isinstance(error, EOFError):
-        return TestbedError(f"{where}: the server closed the connection during the SSH handshake (not an SSH "
-                            "server, or one that refuses this client: see its log); check the port and the sshd")
-    if isinstance(error, ConnectionRefusedError) or isinstance(error, paramiko.ssh_exception.NoValidConnectionsError):
-        return TestbedError(f"{where}: connection refused: nothing listens on port {host.port}; "
-                            "start the host's sshd or fix the testbed's port")
-    if isinstance(error, socket.gaierror):
-        return TestbedError(f"{where}: cannot resolve host name {host.hostname!r} ({error.strerror}); "
-                            "fix the testbed's hostname")
-    if isinstance(error, (socket.timeout, TimeoutError)):
-        return TestbedError(f"{where}: no answer within {timeout:g} s (host down, or a firewall drops "
-                            "the connection); check that the host is up and reachable")
-    if isinstance(error, OSError):
-        return TestbedError(f"{where}: cannot connect: {error.strerror or error}; check that the host is up "
-                            "and reachable")
-    return TestbedError(f"{where}: connection failed: {type(error).__name__}: {error}")
-
-
-class _QuickSocket:
-    """A TCP socket for SSH's small request/answer packets, with neither side waiting for the
-    other's delayed ACK (about 40 ms each time): Nagle's algorithm is off (TCP_NODELAY), and
-    every receive re-arms TCP_QUICKACK, so that what the server sends without an answer to
-    wait for (sshd's host key announcement after login, two output packets in a row) is
-    acknowledged at once and does not hold back its next packet (sshd leaves Nagle on for
-    sessions without a terminal)."""
-
-    def __init__(self, sock: socket.socket):
-        self._sock = sock
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._quickack = getattr(socket, "TCP_QUICKACK", None)  # Linux only
-
-    def recv(self, size: int) -> bytes:
-        data = self._sock.recv(size)
-        if self._quickack is not None and data:
-            self._sock.setsockopt(socket.IPPROTO_TCP, self._quickack, 1)
-        return data
-
-    def __getattr__(self, name):
-        return getattr(self._sock, name)
-
-
-def _quick_socket(host: Host, timeout: float) -> _QuickSocket:
-    """A TCP connection to ``host`` for SSH (see :class:`_QuickSocket`), once the server's SSH
-    banner has arrived (peeked at, left for paramiko): a port that is not an SSH server's is
-    told apart here, in one line."""
-    sock = socket.create_connection((host.hostname, host.port), timeout=timeout)
-    try:
-        try:
-            first = sock.recv(4, socket.MSG_PEEK)
-        except (socket.timeout, TimeoutError):
-            raise TestbedError(f"{_where(host)}: no SSH server answers on this port (no SSH banner within "
-                               f"{timeout:g} s); check the host's port and that sshd runs there") from None
-        if not first:
-            raise TestbedError(f"{_where(host)}: the server closed the connection before saying anything (an sshd "
-                               "over its MaxStartups, or not an SSH server); check the port and the host's sshd log")
-        if not first.startswith(b"SSH-"[:len(first)]):
-            raise TestbedError(f"{_where(host)}: this port is not an SSH server's (it began with {first!r}); "
-                               "check the testbed's port")
-    except BaseException:
-        sock.close()
-        raise
-    return _QuickSocket(sock)
-
-
-_CONNECTION_CLASS = None
-
-# what the runner path of Connection.run understands; anything else goes to Fabric's own run
-_RUNNER_KWARGS = {"hide", "warn", "in_stream", "out_stream", "err_stream", "timeout", "pty", "merge_stderr"}
-KILL_AFTER_S = 10
-
-
-def _connection_class():
-    """fabric.Connection with the testbed's connection handling (built on first use: Fabric is
-    imported lazily). ``open`` sets TCP_NODELAY and turns failures into TestbedError; ``run``
-    sends commands to the connection's runner; ``close`` also closes the gateway connection
-    (Fabric leaves it open)."""
-    global _CONNECTION_CLASS
-    if _CONNECTION_CLASS is not None:
-        return _CONNECTION_CLASS
-    import threading
-
-    import fabric
-    import paramiko
-    from fabric.runners import Result
-    from invoke.exceptions import CommandTimedOut, UnexpectedExit
-    from invoke.runners import normalize_hide
-
-    from .sshrun import Runner, RunnerLost, RunnerUnavailable, TextSink
-
-    class Connection(fabric.Connection):
-        # declared here: invoke's DataProxy turns sets of undeclared attributes into config
-        virtrepro_host = None
-        timeout_s = CONNECT_TIMEOUT_S
-        facts = None  # host facts, cached per connection (virtrepro.measure.host_facts)
-        virtrepro_packages = None  # (packages) -> installed versions, asked once (virtrepro.measure.package_versions)
-        _runner = None  # None: not started yet; False: unavailable on this host
-        _runner_lock = None
-
-        def open(self):
-            if self.is_connected:
-                return None
-            host = self.virtrepro_host
-            try:
-                if self.gateway is None:
-                    self.connect_kwargs["sock"] = _quick_socket(host, self.timeout_s)
-                return super().open()
-            except Exception as error:
-                sock = self.connect_kwargs.get("sock")
-                if sock is not None:
-                    sock.close()
-                raise connection_error(host, error, self.timeout_s) from None
-            finally:
-                self.connect_kwargs.pop("sock", None)
-
-        def runner(self):
-            """This connection's runner, started on first use; None where it cannot run."""
-            if self._runner is None:
-                self.open()
-                try:
-                    self._runner = Runner(self.transport)
-                except (RunnerUnavailable, OSError, EOFError, paramiko.SSHException):
-                    self._runner = False
-                self._runner_lock = threading.Lock()
-            return self._runner or None
-
-        def run(self, command, **kwargs):
-            """Fabric's ``run``, through the connection's runner where it can be: the same
-            arguments, Result, UnexpectedExit and CommandTimedOut (the runner kills the
-            command's process group at ``timeout``). ``merge_stderr=True`` folds stderr into
-            stdout (in order, as ``2>&1``)."""
-            usable = set(kwargs) <= _RUNNER_KWARGS and kwargs.get("in_stream") is False and not kwargs.get("pty")
-            runner = self.runner() if usable else None
-            if runner is None or not self._runner_lock.acquire(blocking=False):
-                return self._fabric_run(command, **kwargs)
-            try:
-                out_stream, err_stream = kwargs.get("out_stream"), kwargs.get("err_stream")
-                hide = normalize_hide(kwargs.get("hide"), out_stream, err_stream)
-                out = TextSink(None if "stdout" in hide else out_stream or sys.stdout)
-                err = TextSink(None if "stderr" in hide else err_stream or sys.stderr)
-                timeout = kwargs.get("timeout")
-                status, timed_out = runner.execute(command, out, err, timeout, KILL_AFTER_S,
-                                                   merge=bool(kwargs.get("merge_stderr")))
-            except RunnerLost as error:
-                self._runner = False  # the channel is gone: later commands take Fabric's path
-                raise TestbedError(f"{_where(self.virtrepro_host)}: {error} while running {command[:200]!r}") from None
-            except BaseException:
-                self._runner = False
-                raise
-            finally:
-                self._runner_lock.release()
-            result = Result(stdout=out.text(), stderr=err.text(), encoding="utf-8", command=command, shell="/bin/sh",
-                            exited=status, pty=False, hide=hide, connection=self)
-            if timed_out:
-                raise CommandTimedOut(result, timeout)
-            if status != 0 and not kwargs.get("warn"):
-                raise UnexpectedExit(result)
-            return result
-
-        def _fabric_run(self, command, merge_stderr=False, timeout=None, **kwargs):
-            """One channel a command (a host without python3): the same semantics, from the shell."""
-            if merge_stderr:
-                command = f"sh -c {shlex.quote(command)} 2>&1"
-            if timeout:
-                command = f"timeout -k {KILL_AFTER_S} {math.ceil(timeout)} {command if merge_stderr else 'sh -c ' + shlex.quote(command)}"
-                warn = kwargs.pop("warn", False)
-                result = super().run(command, warn=True, timeout=timeout + KILL_AFTER_S + 30, **kwargs)
-                if result.exited in (124, 137):
-                    raise CommandTimedOut(result, timeout)
-                if result.exited != 0 and not warn:
-                    raise UnexpectedExit(result)
-                return result
-            return super().run(command, **kwargs)
-
-        def close(self):
-            if self._runner:
-                self._runner.close()
-            self._runner = None
-            super().close()
-            if isinstance(self.gateway, fabric.Connection):
-                self.gateway.close()
-
-    _CONNECTION_CLASS = Connection
-    return _CONNECTION_CLASS
+from .guests import stop_guests
+from .hosts import Host, TestbedError, default_state_dir
+from .platforms import Platform, get_platform
+from .agent import GuestsThroughAgent, HostAgent
 
 
 def _free_port() -> int:
@@ -453,14 +137,28 @@ class LocalTestbed:
             testbed=self.name,
         )
 
-    def stop_guests(self, keep_prefix: str | None = None) -> None:
-        """Tear down this testbed's guests (all, or all whose name does not start with ``keep_prefix``)."""
-        from .guests import stop_guests
+    def platform(self, host: Host, name: str, spec: dict | None = None) -> Platform:
+        """Platform ``name`` on ``host``, this process starting its guests."""
+        return get_platform(name)(host, spec)
 
+    def stop_guests(self, keep_prefix: str | None = None, host: str | None = None) -> None:
+        """Tear down this testbed's guests (all, or all whose name does not start with ``keep_prefix``)."""
+        if host is not None and host != self.name:
+            raise TestbedError(f"testbed {self.name} has one host, {self.name!r}, not {host!r}")
         stop_guests(self.name, keep_prefix)
 
-    def up(self, owner_pid: int | None = None, timeout: float = 20) -> Host:
+    def host_names(self) -> list[str]:
+        """Its one host: this machine (named like the testbed)."""
+        return [self.name]
+
+    def scheduler(self, host: Host) -> dict | None:
+        """No scheduler gave this testbed its host."""
+        return None
+
+    def up(self, owner_pid: int | None = None, timeout: float = 20, host: str | None = None) -> Host:
         """Start the sshd (if it is not running) and return its Host. Idempotent."""
+        if host is not None and host != self.name:
+            raise TestbedError(f"testbed {self.name} has one host, {self.name!r}, not {host!r}")
         if self.running():
             return self.host()
         _sshd_path()
@@ -505,44 +203,62 @@ REMOTE_STATE_DIR = "/var/lib/virtrepro"
 class RemoteTestbed:
     """Hosts described in the config, reached over SSH.
 
-    Nothing to start for benchmarks on the host itself. Guests (containers, VMs, the
-    network namespaces of `native`) are started on the host by its host agent
-    (:mod:`virtrepro.remote`), kept alive by a keeper that lives as long as the
-    controller; :meth:`down` stops them."""
+    Nothing to start for benchmarks on the hosts themselves. Guests (containers, VMs, the
+    network namespaces of `native`) are started on each host by its host agent
+    (:mod:`virtrepro.agent`), kept alive by a keeper that lives as long as the
+    controller; :meth:`down` stops them. Every host is used: the workflow places each
+    measurement on one of them (:mod:`virtrepro.placement`), and measures on different hosts
+    at the same time."""
 
     def __init__(self, name: str, spec: dict):
         self.name = name
         self.spec = spec
 
     def hosts(self) -> list[Host]:
-        return [
+        hosts = [
             Host(
-                name=f"{self.name}/{h['hostname']}",
+                name=f"{self.name}/{h['hostname']}" + (f":{h['port']}" if h.get("port", 22) != 22 else ""),
                 hostname=h["hostname"],
                 port=h.get("port", 22),
                 user=h.get("user", "root"),
                 identity=h.get("identity"),
                 known_hosts=self.spec["known_hosts"],
                 testbed=self.name,
-                remote_state_dir=self.spec.get("state_dir") or REMOTE_STATE_DIR,
+                remote_state_dir=h.get("state_dir") or self.spec.get("state_dir") or REMOTE_STATE_DIR,
             )
             for h in self.spec["hosts"]
         ]
+        names = [host.name for host in hosts]
+        if len(set(names)) != len(names):
+            raise TestbedError(f"testbed {self.name}: a host is listed twice ({', '.join(names)})")
+        return hosts
 
-    def up(self, owner_pid: int | None = None) -> Host:
-        return self.hosts()[0]
+    def host_names(self) -> list[str]:
+        return [host.name for host in self.hosts()]
 
-    def stop_guests(self, keep_prefix: str | None = None) -> None:
-        """Tear down this testbed's guests on its hosts (only where a keeper runs: without one, none run)."""
-        from .remote import HostAgent
+    def scheduler(self, host: Host) -> dict | None:
+        """No scheduler gave these hosts (a slurm testbed's allocation did: SlurmTestbed)."""
+        return None
 
-        for host in self.hosts():
-            HostAgent(host).stop_guests(keep_prefix)
+    def up(self, owner_pid: int | None = None, host: str | None = None) -> Host:
+        """The host named ``host`` (default: the first)."""
+        return _named(self.hosts(), host, self.name)
+
+    def platform(self, host: Host, name: str, spec: dict | None = None) -> Platform:
+        """Platform ``name`` on ``host``: its guests are started there by the host's agent."""
+        platform = get_platform(name)(host, spec)
+        if hasattr(platform, "agent"):
+            platform.agent = GuestsThroughAgent()
+        return platform
+
+    def stop_guests(self, keep_prefix: str | None = None, host: str | None = None) -> None:
+        """Tear down this testbed's guests on its hosts (or on the host named ``host`` only: the
+        others may be measuring); only where a keeper runs: without one, none run."""
+        for each in self.hosts() if host is None else [_named(self.hosts(), host, self.name)]:
+            HostAgent(each).stop_guests(keep_prefix)
 
     def down(self) -> None:
         """Stop the guests on the testbed's hosts and their keepers."""
-        from .remote import HostAgent
-
         for host in self.hosts():
             HostAgent(host).down()
 
@@ -550,10 +266,91 @@ class RemoteTestbed:
         return True
 
 
+def _named(hosts: list[Host], name: str | None, testbed: str) -> Host:
+    if name is None:
+        return hosts[0]
+    for host in hosts:
+        if host.name == name:
+            return host
+    raise TestbedError(f"testbed {testbed} has no host {name!r} (its hosts: {', '.join(h.name for h in hosts)})")
+
+
+class SlurmTestbed(RemoteTestbed):
+    """The nodes of the SLURM allocation the workflow runs in, as the testbed's hosts.
+
+    The researcher asks the scheduler for nodes (``salloc -N 2 --exclusive ...``, or ``sbatch`` of a
+    script that runs the workflow: ``scripts/slurm_run.sh``) and runs the workflow inside that
+    allocation. Its nodes (``SLURM_JOB_NODELIST``, expanded by ``scontrol show hostnames``, each
+    reached at its ``NodeAddr``) are the hosts, over SSH as on any remote testbed: clusters that
+    confine SSH to the nodes of one's own job (``pam_slurm_adopt``) allow exactly that. Chosen over a
+    SLURM job per measurement (the executor plugin) because the comparison must stay on one set of
+    nodes for its whole run (a platform's difference from native must not be a difference between
+    nodes the scheduler happened to give), guests boot once per node rather than once per job, and
+    no status polling sits between measurements. Every sidecar records the job, its partition and
+    the node (:meth:`scheduler`)."""
+
+    def __init__(self, name: str, spec: dict, environ: dict | None = None):
+        super().__init__(name, spec)
+        self.environ = dict(os.environ if environ is None else environ)
+        self._nodes: list[tuple[str, str]] | None = None
+
+    def job(self) -> str:
+        job = self.environ.get("SLURM_JOB_ID") or self.environ.get("SLURM_JOBID")
+        if not job:
+            raise TestbedError(f"testbed {self.name} (kind: slurm) measures the nodes of the SLURM allocation it runs "
+                               "in, and there is none (no SLURM_JOB_ID): run the workflow inside one, e.g. "
+                               "salloc -N 2 --exclusive -t 8:00:00 .venv/bin/snakemake --cores all --config "
+                               f"testbed={self.name}, or sbatch scripts/slurm_run.sh {self.name}")
+        return job
+
+    def nodes(self) -> list[tuple[str, str]]:
+        """(node name, address to reach it at) of each node of the allocation, in the scheduler's order."""
+        if self._nodes is None:
+            self.job()
+            listed = self.environ.get("SLURM_JOB_NODELIST") or self.environ.get("SLURM_NODELIST") or ""
+            names = _scontrol(["show", "hostnames", listed], self.environ).split()
+            if not names:
+                raise TestbedError(f"testbed {self.name}: the allocation {self.job()} lists no nodes ({listed!r})")
+            self._nodes = []
+            for node in names:
+                shown = _scontrol(["show", "node", node, "--oneliner"], self.environ)
+                fields = dict(item.split("=", 1) for item in shown.split() if "=" in item)
+                self._nodes.append((node, fields.get("NodeAddr") or node))
+        return self._nodes
+
+    def hosts(self) -> list[Host]:
+        return [
+            Host(name=f"{self.name}/{node}", hostname=address, port=self.spec.get("port", 22),
+                 user=self.spec.get("user", "root"), identity=self.spec.get("identity"),
+                 known_hosts=self.spec["known_hosts"], testbed=self.name,
+                 remote_state_dir=(self.spec.get("state_dir") or REMOTE_STATE_DIR).replace("%n", node))
+            for node, address in self.nodes()
+        ]
+
+    def scheduler(self, host: Host) -> dict:
+        """What a sidecar records of the scheduler: the job, its partition, its nodes, this host's node."""
+        return {"kind": "slurm", "job_id": self.job(), "partition": self.environ.get("SLURM_JOB_PARTITION"),
+                "nodes": [node for node, _ in self.nodes()], "node": host.name.split("/", 1)[1],
+                "cluster": self.environ.get("SLURM_CLUSTER_NAME")}
+
+
+def _scontrol(args: list[str], environ: dict) -> str:
+    try:
+        result = subprocess.run(["scontrol", *args], capture_output=True, text=True, timeout=30, env=environ)
+    except FileNotFoundError:
+        raise TestbedError("a slurm testbed needs SLURM's scontrol (Debian package slurm-client) where the "
+                           "workflow runs") from None
+    if result.returncode != 0:
+        raise TestbedError(f"scontrol {' '.join(args)}: {result.stderr.strip() or result.stdout.strip()}")
+    return result.stdout
+
+
 def testbed_from_config(name: str, config: dict, state_dir: Path | str | None = None):
     spec = config["testbeds"][name]
     if spec["kind"] == "local":
         return LocalTestbed(name, state_dir)
+    if spec["kind"] == "slurm":
+        return SlurmTestbed(name, spec)
     return RemoteTestbed(name, spec)
 
 

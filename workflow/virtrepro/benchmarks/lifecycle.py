@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import platform_catalog
+from ..platforms import catalog as platform_catalog
 from ..parsers import parse_lifecycle
 from .base import Benchmark, Variant
 

@@ -23,7 +23,7 @@ import os
 import shlex
 from pathlib import Path
 
-from .. import platform_catalog
+from ..platforms import catalog as platform_catalog
 from ..platforms.guest import host_memory_mb, overcommit_policy
 from ..parsers import ParseError, parse_fio, parse_iperf3, parse_sysbench
 from .base import SCRATCH, Benchmark, Variant, peer, size_to_kb

@@ -186,7 +186,7 @@ def render(root: Path = ROOT, testbed: str = DEFAULTS["testbed"]) -> str:
         "containers, QEMU full VMs with KVM where it works and TCG where it does not), keeps every raw log with "
         "its provenance, and redraws each paper's comparison figures with the published numbers beside ours. "
         "A claim about KVM, Xen, OpenVZ, VMware Server or Palacios is decided only where that platform, or the "
-        "stand-in declared for it (`workflow/virtrepro/platform_catalog.py`), really ran; QEMU TCG is binary "
+        "stand-in declared for it (`workflow/virtrepro/platforms/catalog.py`), really ran; QEMU TCG is binary "
         "translation and never stands for KVM.",
         "",
         "| paper | notebook | figures | claims |",

@@ -66,10 +66,16 @@ def published_rows(reference_dir, paper: str, benchmark: str, unit: str = "%") -
     return rows[pd.to_numeric(rows["value"], errors="coerce").notna()]
 
 
-def published_panel(ax, s, paper: str, benchmark: str, why: str, unit: str = "%") -> pd.DataFrame:
+def published_panel(ax, s, paper: str, benchmark: str, why: str, unit: str = "%",
+                    kernels: list[str] | None = None) -> pd.DataFrame:
     """A panel without our runs: the paper's own numbers on ``benchmark`` (a marker per statement, its
-    kind of bound as the marker's shape, in grey), and one line on why ours are missing."""
+    kind of bound as the marker's shape, in grey), and one line on why ours are missing. ``kernels``:
+    only the statements on one of these kernels (a figure of some of a suite's kernels)."""
     rows = published_rows(s.reference_dir, paper, benchmark, unit)
+    if kernels is not None:
+        on = rows["parameters"].fillna("").map(lambda text: set(dict(kv.split("=", 1) for kv in text.split(";")
+                                                                     if "=" in kv).get("kernel", "").split("+")))
+        rows = rows[on.map(lambda named: bool(named & set(kernels)))]
     if rows.empty:
         plotting.unavailable(ax, f"{why}\n(the paper gives this figure as a plot only: no numbers to draw)")
         return rows

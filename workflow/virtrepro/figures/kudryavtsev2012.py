@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from .. import claims, plotting, rawlog, results
-from ..platform_catalog import FULL_VM, get
+from ..platforms.catalog import FULL_VM, get
 from .registry import Drawn, figure
 from .common import OVERHEAD, compare, comparable, footnote, no_comparison, npb_missing, published_panel, short_why
 
@@ -29,7 +29,7 @@ def npb_figure(table, s, kernels: list[str], title: str) -> Drawn:
     compared, why = npb_overhead(table, s)
     if compared.empty and results.view(table, "npb_mpi", metric="time").empty:  # the paper's own numbers instead
         fig, ax = plt.subplots(figsize=(8, 3))
-        shown = published_panel(ax, s, PAPER, "npb_mpi", short_why(s, "npb_mpi"))
+        shown = published_panel(ax, s, PAPER, "npb_mpi", short_why(s, "npb_mpi"), kernels=kernels)
         fig.suptitle(f"{title} on testbed {s.testbed!r}")
         return Drawn(fig, {"published": shown[["platform_in_paper", "parameters", "value"]]})
     if compared.empty:  # one line on why, in one panel

@@ -34,9 +34,13 @@ def cpu_overhead(table, s) -> Drawn:
         plotting.unavailable(ax, f"no sysbench cpu runs on testbed {s.testbed!r}")
     else:
         threads = sorted(summary["threads"].unique())
-        shown = summary.assign(x=[f"{t} thread{'s' if t > 1 else ''}" for t in summary["threads"]])
+
+        def named(counts):
+            return [f"{t} thread{'s' if t > 1 else ''}" for t in counts]
+
+        shown = summary.assign(x=named(summary["threads"]))
         plotting.grouped_bars(ax, shown, "x", "mean", "ci_low", "ci_high", hue_order=baseline_first(summary["platform"], s.baseline),
-                              order=[f"{t} thread{'s' if t > 1 else ''}" for t in threads])
+                              order=named(threads), points=cpu.assign(x=named(cpu["threads"]), mean=cpu["value"]))
         ax.set_ylabel(f"sysbench cpu events/s, {ci_label(s)}")
         ax.legend(title="platform")
     ax.set_title(f"CPU performance per platform (thesis Figs. 4.1-4.4) on testbed {s.testbed!r}")
@@ -98,7 +102,8 @@ def disk(table, s) -> Drawn:
             continue
         part = summarize(records, ["platform", "operation"], s)
         plotting.grouped_bars(ax, part, "operation", "mean", "ci_low", "ci_high", order=sorted(part["operation"].unique()),
-                              hue_order=baseline_first(part["platform"], s.baseline))
+                              hue_order=baseline_first(part["platform"], s.baseline),
+                              points=records.assign(mean=records["value"]))
         ax.legend(title="platform")
         ax.set_ylabel(f"{records['unit'].iloc[0]}, {ci_label(s)}")
         if comparable(records, s.baseline):
@@ -262,7 +267,8 @@ def cpu_vcpus(table, s) -> Drawn:
             continue
         order = sorted(part["platform"])
         plotting.grouped_bars(ax, part.assign(x=f"{vcpus}"), x="x", value="ratio", low="ratio_ci_low",
-                              high="ratio_ci_high", order=[f"{vcpus}"], hue_order=order)
+                              high="ratio_ci_high", order=[f"{vcpus}"], hue_order=order,
+                              points=run_ratios(scaling, s, "vcpus", vcpus).assign(x=f"{vcpus}"))
         for patch, (_, row) in zip(ax.patches, part.set_index("platform").reindex(order).iterrows()):
             if row["oversubscribed"]:
                 patch.set_hatch("//")
@@ -273,6 +279,18 @@ def cpu_vcpus(table, s) -> Drawn:
     fig.suptitle(f"CPU performance per vCPU count relative to {s.baseline} (thesis Figs. 4.1-4.4), testbed {s.testbed!r}")
     fig.tight_layout()
     return Drawn(fig, {f"events/s relative to {s.baseline}": relative}, digits=3)
+
+
+def run_ratios(runs: pd.DataFrame, s, key: str, value, by: str | None = None) -> pd.DataFrame:
+    """Each run of a platform other than the baseline where ``runs[key] == value``, over the mean of the
+    baseline's runs with the same ``key`` (and ``by``, if given): the dots on a ratio's bar."""
+    chosen = runs[runs[key] == value]
+    base = chosen[chosen["platform"] == s.baseline]
+    if by is None:
+        means = pd.Series(base["value"].mean(), index=chosen.index)
+    else:
+        means = chosen[by].map(base.groupby(by)["value"].mean())
+    return chosen.assign(ratio=chosen["value"] / means)[lambda f: (f["platform"] != s.baseline) & f["ratio"].notna()]
 
 
 def memory_scaling(table, s) -> pd.DataFrame:
@@ -304,8 +322,15 @@ def memory(table, s) -> Drawn:
         if part.empty:
             plotting.unavailable(ax, f"no runs of this size\n(not configured, refused\nor no {s.baseline!r} baseline)")
             continue
+        fraction = part["fraction"].iloc[0]
+        runs = results.view(table, "memory_scaling", metric="throughput")
+        runs = runs.assign(oper=runs["param_oper"], fraction=runs["param_fraction"])
+        # the baseline runs at every fraction (native has no guest size): the mean per operation
+        dots = run_ratios(runs.assign(fraction=runs["fraction"].where(runs["platform"] != s.baseline, fraction)),
+                          s, "fraction", fraction, by="oper")
         plotting.grouped_bars(ax, part, x="oper", value="ratio", low="ratio_ci_low", high="ratio_ci_high",
-                              order=sorted(part["oper"].unique()), hue_order=sorted(part["platform"].unique()))
+                              order=sorted(part["oper"].unique()), hue_order=sorted(part["platform"].unique()),
+                              points=dots)
         ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
         ax.legend(fontsize=7)
     _vs_baseline(axes[0], s, "MiB/s")

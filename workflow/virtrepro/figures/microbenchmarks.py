@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import platform_catalog, plotting, results, stats
+from .. import plotting, results, stats
+from ..platforms import catalog as platform_catalog
 from ..platform_names import label
 from .registry import Drawn, figure
 

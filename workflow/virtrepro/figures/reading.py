@@ -9,7 +9,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import claims, platform_catalog, platform_names, plotting, results
+from .. import claims, platform_names, plotting, results
+from ..platforms import catalog as platform_catalog
 from ..notebook import check_parameters, scale_note
 from .registry import Drawn, Setting, draw, get
 
@@ -24,9 +25,11 @@ DEFAULTS = {
     "confidence": Setting.confidence,  # level of the confidence intervals
     "baseline": Setting.baseline,  # overheads are relative to this platform
     "margin": Setting.margin,  # equivalence margin of claims without their own threshold
+    "compare_testbeds": Setting.compare_testbeds,  # other testbeds beside this one (their tables, same data_dir)
 }
-# a paper's own defaults over those (Kudryavtsev 2012 gives 97 % Student-t intervals)
-PAPER_DEFAULTS = {"kudryavtsev2012": {"confidence": 0.97}}
+# a paper's own defaults over those (Kudryavtsev 2012 gives 97 % Student-t intervals; the summary sets the
+# committed check of the fair method, another testbed of the same machine, beside the reference run)
+PAPER_DEFAULTS = {"kudryavtsev2012": {"confidence": 0.97}, "summary": {"compare_testbeds": ("fair-quick",)}}
 
 
 class Notebook:
@@ -40,9 +43,13 @@ class Notebook:
             raise TypeError(f"Notebook: no parameter {', '.join(sorted(unknown))} (known: {', '.join(DEFAULTS)})")
         defaults = {**DEFAULTS, **PAPER_DEFAULTS.get(paper, {})}
         p = {name: default if parameters.get(name) is None else parameters[name] for name, default in defaults.items()}
+        if parameters.get("compare_testbeds") is None:  # the default's testbeds where this data directory has them
+            p["compare_testbeds"] = tuple(t for t in p["compare_testbeds"] if t != p["testbed"] and (
+                (Path(p["data_dir"]) / "tables" / f"{t}.parquet").is_file() or (Path(p["data_dir"]) / "raw" / t).is_dir()))
         check_parameters(**p)
         self.paper, self.figures_dir = paper, p["figures_dir"]
-        self.setting = Setting(p["testbed"], p["data_dir"], p["reference_dir"], p["confidence"], p["baseline"], p["margin"])
+        self.setting = Setting(p["testbed"], p["data_dir"], p["reference_dir"], p["confidence"], p["baseline"], p["margin"],
+                               tuple(t for t in p["compare_testbeds"] if t != p["testbed"]))
         plotting.style()
         # raw logs -> tidy table (results.load: cached in data/tables/, rebuilt when a log changes)
         self.table = results.load(p["testbed"], p["data_dir"])

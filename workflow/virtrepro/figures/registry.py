@@ -9,7 +9,7 @@ from typing import Callable
 
 import pandas as pd
 
-from ..platform_catalog import BASELINE
+from ..platforms.catalog import BASELINE
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,7 @@ class Setting:
     confidence: float = 0.95
     baseline: str = BASELINE
     margin: float = 0.05
+    compare_testbeds: tuple = ()  # other testbeds to set beside this one (the summary's side-by-side figure)
 
 
 @dataclass(repr=False)

@@ -9,7 +9,7 @@ import pandas as pd
 import seaborn as sns
 
 from .. import plotting, results
-from ..platform_catalog import BASELINE, has
+from ..platforms.catalog import BASELINE, has
 from .registry import Drawn, figure
 from .common import at_size, footnote, lines_with_bands, netperf, npb_relative_bars, npb_relative_time, \
     published_panel, short_why, stand_in_present, summarize

@@ -7,7 +7,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import claims, metric_catalog, platform_catalog, plotting, results, stats
+from .. import claims, metric_catalog, plotting, results, stats
+from ..platforms import catalog as platform_catalog
 from .registry import Drawn, figure
 
 PAPER = "summary"
@@ -16,7 +17,7 @@ PAPER = "summary"
 SUBSYSTEM_LABELS = {"cpu": "CPU", "memory": "memory", "disk": "disk", "network": "network", "hpc": "MPI"}
 SUBSYSTEM = {key: SUBSYSTEM_LABELS[subsystem] for key, subsystem in metric_catalog.overview().items()}
 SUBSYSTEMS = list(SUBSYSTEM_LABELS.values())
-# every platform but the native ones, with its family's name (declared once: virtrepro.platform_catalog)
+# every platform but the native ones, with its family's name (declared once: virtrepro.platforms.catalog)
 FAMILY = {p.name: platform_catalog.FAMILY_LABELS[p.family] for p in platform_catalog.PLATFORMS
           if p.family != platform_catalog.NATIVE}
 CONTAINER, FULL_VM = (platform_catalog.FAMILY_LABELS[f] for f in (platform_catalog.CONTAINER, platform_catalog.FULL_VM))
@@ -160,6 +161,42 @@ def overview(table, s) -> Drawn:
     return Drawn(fig, {"overhead (%) by family, subsystem and era": overview_numbers,
                        "today, per benchmark": ours.groupby(["family", "subsystem", "benchmark"])["overhead_percent"].median()
                        .unstack("family")}, digits=1)
+
+
+@figure(PAPER, "testbeds-side-by-side", title="Testbeds side by side", benchmarks=sorted({b for b, _ in SUBSYSTEM}),
+        caption="overhead against native by subsystem and platform on this testbed and on each testbed of the "
+                "notebook's compare_testbeds parameter (their tables in the same data directory), one panel a "
+                "testbed: bars are the median comparison, dots single comparisons, n their count; symmetric-log "
+                "axis, positive = worse. Each testbed is compared with its own native runs, never another's.")
+def testbeds(table, s) -> Drawn:
+    names = [s.testbed, *s.compare_testbeds]
+    tables = {s.testbed: table, **{name: results.load(name, s.data_dir) for name in s.compare_testbeds}}
+    ours = pd.concat([today(tables[name], s.baseline).assign(testbed=name) for name in names])
+    platforms = [p.name for p in platform_catalog.PLATFORMS if p.name in set(ours["platform"])]
+    fig, axes = plt.subplots(1, len(names), figsize=(5.5 * len(names), 4), sharey=True, squeeze=False)
+    for ax, name in zip(axes[0], names):
+        part = ours[ours["testbed"] == name]
+        scales = "/".join(sorted(tables[name]["scale"].dropna().unique())) or "unknown"
+        ax.set_title(f"testbed {name!r} ({scales} scale)", fontsize="small")
+        if part.empty:
+            plotting.unavailable(ax, f"no comparison with {s.baseline!r} on testbed {name!r}")
+            continue
+        med = part.groupby(["subsystem", "platform"], as_index=False)["overhead_percent"].median()
+        shown = [x for x in SUBSYSTEMS if x in set(part["subsystem"])]
+        plotting.grouped_bars(ax, med, "subsystem", "overhead_percent", order=shown,
+                              hue_order=[p for p in platforms if p in set(part["platform"])],
+                              points=part[part["subsystem"].isin(shown)], points_label="one comparison")
+        counts = part.groupby("subsystem").size()
+        ax.set_xticks(range(len(shown)), labels=[f"{x}\n(n={counts[x]})" for x in shown])
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_yscale("symlog", linthresh=10)
+        ax.legend(fontsize="small")
+    axes[0][0].set_ylabel(f"overhead vs {s.baseline} (%), positive = worse")
+    plotting.tidy_legends(fig)
+    fig.suptitle("The same comparisons on each testbed" + ("" if s.compare_testbeds else
+                 " (set the notebook's compare_testbeds to add others)"))
+    numbers = ours.groupby(["subsystem", "platform", "testbed"])["overhead_percent"].median().unstack("testbed")
+    return Drawn(fig, {f"median overhead vs {s.baseline} (%) by subsystem, platform and testbed": numbers}, digits=1)
 
 
 # the answer's paragraphs: (heading, the overview's subsystem or None, the declared subsystems of the claims in it)

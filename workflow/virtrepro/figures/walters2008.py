@@ -7,7 +7,7 @@ import pandas as pd
 import seaborn as sns
 
 from .. import plotting, results, stats
-from ..platform_catalog import BASELINE
+from ..platforms.catalog import BASELINE
 from .registry import Drawn, figure
 from .common import (at_size, baseline_first, ci_label, footnote, lines_with_bands, npb_relative_bars, published_panel, short_why,
                      npb_relative_time, stand_in_present, summarize)

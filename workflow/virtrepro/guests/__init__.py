@@ -32,7 +32,7 @@ from pathlib import Path
 
 from .. import supervisor
 from ..errors import VirtreproError
-from ..testbed import Host, connect, default_state_dir
+from ..hosts import Host, connect, default_state_dir
 
 # what this module runs on the host: path or program -> Debian package (see virtrepro.packages)
 HOST_PATHS = {"ssh-keygen": "openssh-client", "ssh": "openssh-client"}
@@ -182,7 +182,7 @@ def wait_for_ssh(host: Host, timeout: float, alive=None, client: str = "fabric",
     was ready: its SSH banner on a plain TCP connect (polled every READY_POLL_S), or, for a
     guest behind a gateway, the first login. ``timing`` gets the details (monotonic times of
     readiness and login, the probe, its resolution)."""
-    from ..testbed import ForwardingRefused, HostKeyRejected
+    from ..hosts import ForwardingRefused, HostKeyRejected
 
     if client == "fabric":
         import logging

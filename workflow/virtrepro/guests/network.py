@@ -22,7 +22,7 @@ import hashlib
 import subprocess
 from pathlib import Path
 
-from .. import platform_catalog
+from ..platforms import catalog as platform_catalog
 from ..errors import VirtreproError
 
 # what this module runs on the host: path or program -> Debian package (see virtrepro.packages)

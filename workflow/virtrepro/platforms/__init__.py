@@ -3,29 +3,33 @@
 A platform turns a testbed host into the SSH endpoint that a benchmark uses:
 ``native`` is the host itself; ``lxc`` and ``podman`` start a container,
 ``qemu-kvm`` and ``qemu-tcg`` a full VM, and yield the guest's endpoint.
-Adding a platform is adding one module with a :class:`Platform` subclass, its
-line in ``PLATFORMS`` and its declaration in :mod:`virtrepro.platform_catalog`
-(family, label, colour, address block, capabilities).
+Adding a platform is adding one module with a :class:`Platform` subclass and its
+declaration in :mod:`virtrepro.platforms.catalog` (family, label, colour, address
+block, capabilities, and the ``implementation`` that names the class).
+
+This ``__init__`` stays light (standard library only): the catalog is read by the
+analysis and by the host agent without loading any platform's code; a platform's
+module is imported when :func:`get_platform` is first asked for it.
 """
 
-from .. import platform_catalog
+from importlib import import_module
 
+from . import catalog
 from .base import Platform, PlatformError
-from .lxc import Lxc
-from .native import Native
-from .podman import Podman
-from .qemu import QemuKvm, QemuTcg
-
-PLATFORMS: dict[str, type[Platform]] = {cls.name: cls for cls in (Native, Lxc, Podman, QemuKvm, QemuTcg)}
-if tuple(PLATFORMS) != platform_catalog.NAMES:
-    raise ImportError(f"platform classes {tuple(PLATFORMS)} differ from platform_catalog.PLATFORMS {platform_catalog.NAMES}")
 
 
 def get_platform(name: str) -> type[Platform]:
+    """The class that implements platform ``name`` (declared in the catalog)."""
     try:
-        return PLATFORMS[name]
-    except KeyError:
-        raise PlatformError(f"unknown platform {name!r}; known: {', '.join(sorted(PLATFORMS))}") from None
+        spec = catalog.get(name)
+    except catalog.UnknownPlatform as error:
+        raise PlatformError(str(error)) from None
+    module, _, class_name = spec.implementation.partition(":")
+    cls = getattr(import_module(f"{__name__}.{module}"), class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Platform) and cls.name == name):
+        raise PlatformError(f"platform {name!r}: its declared implementation {spec.implementation!r} is not a "
+                            f"Platform class named {name!r}")
+    return cls
 
 
-__all__ = ["PLATFORMS", "Platform", "PlatformError", "get_platform"]
+__all__ = ["Platform", "PlatformError", "catalog", "get_platform"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
-from .. import platform_catalog
+from .catalog import PlatformSpec, get as declared
 from ..errors import VirtreproError
-from ..testbed import Host
+from ..hosts import Host
 
 
 class PlatformError(VirtreproError, RuntimeError):
@@ -17,7 +17,7 @@ class PlatformError(VirtreproError, RuntimeError):
 class Platform:
     """Where a benchmark runs on a testbed host.
 
-    Subclasses set ``name`` (declared in :mod:`virtrepro.platform_catalog`, which gives
+    Subclasses set ``name`` (declared in :mod:`virtrepro.platforms.catalog`, which gives
     ``declaration`` and ``family``) and implement :meth:`instance`, a
     context manager that brings up one instance of the platform on ``host`` and
     yields the SSH endpoint of that instance. It must tear the instance down on
@@ -25,14 +25,14 @@ class Platform:
     """
 
     name: str = ""
-    family: str = ""  # platform_catalog.NATIVE, CONTAINER or FULL_VM: from the declaration
-    declaration: platform_catalog.PlatformSpec | None = None
+    family: str = ""  # catalog.NATIVE, CONTAINER or FULL_VM: from the declaration
+    declaration: PlatformSpec | None = None
     failure_dir = None  # where a failed start keeps its console log (set by measure)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "name" in cls.__dict__:
-            cls.declaration = platform_catalog.get(cls.name)
+            cls.declaration = declared(cls.name)
             cls.family = cls.declaration.family
 
     def __init__(self, host: Host, spec: dict | None = None):

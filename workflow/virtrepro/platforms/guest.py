@@ -13,7 +13,7 @@ from .. import supervisor
 from ..guests import (READY_POLL_S, GuestError, GuestState, guest_run, last_lines, make_seed, spec_hash, wait_for_ssh,
                       write_known_hosts)
 from ..layout import SCRATCH_DIR
-from ..testbed import Host
+from ..hosts import Host
 from .base import Platform, PlatformError
 
 
@@ -76,8 +76,10 @@ class GuestPlatform(Platform):
     this process, in which case it is torn down when the ``with`` block ends.
 
     On a remote testbed (``host.remote_state_dir`` set) the same code runs on the
-    remote host, in its host agent (:mod:`virtrepro.hostagent`), called over SSH by
-    :mod:`virtrepro.remote`; the guest is then reached through the host (ProxyJump).
+    remote host, in its host agent (:mod:`virtrepro.hostagent`); this process then hands
+    :meth:`instance` and :meth:`lifecycle` to :attr:`agent`, which whoever made the platform for
+    a remote host sets (the testbed's ``platform``: :mod:`virtrepro.testbed`), and reaches the guest through the
+    host (ProxyJump). Platforms never import the remote side: it is above them.
     """
 
     boot_timeout = 180.0
@@ -91,6 +93,8 @@ class GuestPlatform(Platform):
         self.remote = host is not None and host.remote_state_dir is not None
         self.extra_authorized_keys: list[str] = []  # set by the host agent: the controller's key
         self.owner_pid: int | None = None  # set by the host agent: its keeper, for lifecycle guests
+        # on a remote host: what starts guests there (instance(platform, index), lifecycle(platform, out))
+        self.agent = None
 
     def guest_name(self, index: int) -> str:
         return f"{self.name}-{spec_hash(self.spec)}-{index}"
@@ -224,9 +228,7 @@ class GuestPlatform(Platform):
 
         On a remote testbed the host agent does it on the host (the same steps, timed there)."""
         if self.remote:
-            from ..remote import remote_lifecycle
-
-            return remote_lifecycle(self, out)
+            return self._agent().lifecycle(self, out)
         state = self.state(LIFECYCLE_INDEX)
         print(f"virtrepro lifecycle platform={self.name} guest={state.name}", file=out, flush=True)
         try:
@@ -312,9 +314,7 @@ class GuestPlatform(Platform):
     @contextmanager
     def instance(self, index: int = 0) -> Iterator[Host]:
         if self.remote:
-            from ..remote import remote_instance
-
-            with remote_instance(self, index) as endpoint:
+            with self._agent().instance(self, index) as endpoint:
                 yield endpoint
             return
         owner = int(os.environ.get("VIRTREPRO_TESTBED_OWNER") or os.getpid())
@@ -327,6 +327,12 @@ class GuestPlatform(Platform):
         finally:
             if own:
                 self.state(index).stop()
+
+    def _agent(self):
+        if self.agent is None:
+            raise PlatformError(f"{self.name} on {self.host.name}: the guests of a remote host are started by its host "
+                                "agent; make the platform with its testbed's platform()")
+        return self.agent
 
     def describe(self) -> dict:
         return {**super().describe(), "applied": dict(self.applied)}

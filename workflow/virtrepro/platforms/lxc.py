@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..guests import GuestState, require_image
 from ..guests.network import PREFIX, address, device_name, ensure_bridge, remove_idle_bridge
-from ..testbed import default_state_dir
+from ..hosts import default_state_dir
 from .guest import GuestPlatform, scratch_bind
 
 # what this module runs or reads on the host: path or program -> Debian package (see virtrepro.packages)

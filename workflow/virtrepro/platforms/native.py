@@ -14,7 +14,7 @@ from typing import Iterator
 
 from ..guests import GuestState
 from ..guests.network import address, device_name, netns_on_bridge
-from ..testbed import Host
+from ..hosts import Host
 from .base import Platform
 from .guest import GuestPlatform
 

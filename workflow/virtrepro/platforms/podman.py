@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..guests import GuestState, require_image
 from ..guests.network import address, device_name, netns_on_bridge
-from ..testbed import default_state_dir
+from ..hosts import default_state_dir
 from .base import PlatformError
 from .guest import GuestPlatform, scratch_bind
 

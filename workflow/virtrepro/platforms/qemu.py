@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..guests import GuestState, require_image
 from ..guests.network import address, device_name, mac, networkd_static, tap_on_bridge
-from ..testbed import default_state_dir
+from ..hosts import default_state_dir
 from .base import PlatformError
 from .guest import GuestPlatform, host_cpus, host_memory_mb, overcommit_policy
 

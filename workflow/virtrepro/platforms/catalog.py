@@ -1,12 +1,12 @@
 """The measured platforms as plain data: the one declaration of each platform's name, family, label
-and colour in figures, private address block, capabilities and the papers' platforms it may stand
-for. Everything outside ``virtrepro.platforms`` that treats platforms differently asks this module
-(``tests/test_declarations.py`` refuses a platform name written anywhere else).
+and colour in figures, private address block, capabilities, the papers' platforms it may stand
+for, and the class that implements it. Everything outside ``virtrepro.platforms`` that treats
+platforms differently asks this module (``tests/test_declarations.py`` refuses a platform name
+written anywhere else).
 
-A leaf module, standard library only: the host agent (``python3 -S`` on a remote host) reads it,
-and so do the modules below ``platforms`` in the import order (plotting, claims, results). The
-classes in ``virtrepro.platforms`` implement the platforms named here (one class per name,
-checked when ``virtrepro.platforms`` is imported).
+A leaf module, standard library only (and so is ``virtrepro.platforms``' ``__init__``, which only
+looks the classes up when asked): the host agent (``python3 -S`` on a remote host) reads it, and
+so do the analysis modules (plotting, claims, results) without loading any platform's code.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ ANALOGUE = "analogue"  # a different technique that shares the trait the claim i
 @dataclass(frozen=True)
 class PlatformSpec:
     name: str
+    implementation: str  # "<module of virtrepro.platforms>:<class>"
     family: str  # NATIVE, CONTAINER or FULL_VM
     label: str  # its name for a reader, in every legend, axis and table
     colour: str  # the same in every figure
@@ -45,16 +46,16 @@ class PlatformSpec:
 
 
 PLATFORMS: tuple[PlatformSpec, ...] = (
-    PlatformSpec("native", NATIVE, "native", "#222222", 70, stands_for={"native": SAME},
+    PlatformSpec("native", "native:Native", NATIVE, "native", "#222222", 70, stands_for={"native": SAME},
                  guest=False, sized_guest=False, resource_limits=False, lifecycle=False),
-    PlatformSpec("lxc", CONTAINER, "lxc", "#1b9e77", 10, stands_for={"OpenVZ": SAME_KIND, "LXC": SAME}),
-    PlatformSpec("podman", CONTAINER, "podman", "#66a61e", 30, stands_for={"OpenVZ": SAME_KIND, "LXC": SAME_KIND}),
-    PlatformSpec("qemu-kvm", FULL_VM, "QEMU KVM", "#7570b3", 50, stands_for={"KVM": SAME},
+    PlatformSpec("lxc", "lxc:Lxc", CONTAINER, "lxc", "#1b9e77", 10, stands_for={"OpenVZ": SAME_KIND, "LXC": SAME}),
+    PlatformSpec("podman", "podman:Podman", CONTAINER, "podman", "#66a61e", 30, stands_for={"OpenVZ": SAME_KIND, "LXC": SAME_KIND}),
+    PlatformSpec("qemu-kvm", "qemu:QemuKvm", FULL_VM, "QEMU KVM", "#7570b3", 50, stands_for={"KVM": SAME},
                  own_memory=True, disk_formats=True),
     # VMware Server virtualizes in software (binary translation of kernel code); QEMU TCG translates
     # all guest code, so it is slower still: an analogue for "software virtualization costs a lot",
     # never a measurement of VMware Server, and never KVM.
-    PlatformSpec("qemu-tcg", FULL_VM, "QEMU TCG (binary translation, no KVM)", "#d95f02", 50,
+    PlatformSpec("qemu-tcg", "qemu:QemuTcg", FULL_VM, "QEMU TCG (binary translation, no KVM)", "#d95f02", 50,
                  stands_for={"VMware Server": ANALOGUE},
                  not_for={"KVM": "no working KVM on this testbed (qemu-tcg is binary translation)"},
                  own_memory=True, disk_formats=True),

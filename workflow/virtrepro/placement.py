@@ -1,0 +1,53 @@
+"""Which host of a testbed measures a variant.
+
+A testbed of several hosts measures on all of them at once, one measurement per host at a time
+(the workflow's resources ``testbed_host_<i>``, :func:`resource_name`). A comparison must not mix
+hosts: every platform of one benchmark variant is measured on the same host, so that a platform's
+difference from native is never a difference between machines. So the host is chosen per
+benchmark and variant key, not per platform:
+
+- where some complete log of the variant exists already (any platform, an earlier part of the
+  run), on the host its sidecar names (``host_name``): a resumed or extended run stays there;
+- otherwise by a hash of ``<benchmark>/<variant key>`` over the hosts: stable across runs and
+  configurations, and spread evenly over the hosts within each benchmark in expectation.
+
+Standard library only; the Snakemake rules and ``python -m virtrepro.measure`` ask it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+
+def resource_name(index: int) -> str:
+    """The Snakemake resource that one measurement holds on host ``index`` of the testbed."""
+    return f"testbed_host_{index}"
+
+
+def recorded_host(data_dir: str | Path, testbed: str, benchmark: str, key: str) -> str | None:
+    """The host that measured some complete log of this variant (on any platform), if any."""
+    for sidecar in sorted((Path(data_dir) / "raw" / testbed).glob(f"*/{benchmark}/{key}/rep-*.json")):
+        try:
+            data = json.loads(sidecar.read_text())
+        except (OSError, ValueError):
+            continue
+        if data.get("status") == "complete" and data.get("host_name"):
+            return data["host_name"]
+    return None
+
+
+def hashed_host(hosts: list[str], benchmark: str, key: str) -> str:
+    digest = hashlib.sha256(f"{benchmark}/{key}".encode()).digest()
+    return hosts[int.from_bytes(digest[:8], "big") % len(hosts)]
+
+
+def host_for(hosts: list[str], data_dir: str | Path, testbed: str, benchmark: str, key: str) -> str:
+    """The host of ``hosts`` (names, the testbed's order) that measures this variant."""
+    if not hosts:
+        raise ValueError(f"testbed {testbed} has no hosts")
+    if len(hosts) == 1:
+        return hosts[0]
+    recorded = recorded_host(data_dir, testbed, benchmark, key)
+    return recorded if recorded in hosts else hashed_host(hosts, benchmark, key)
