@@ -70,6 +70,13 @@ install_debian_packages() {
     $SUDO systemctl disable --now ssh >/dev/null 2>&1 || true
     log "openssh-server installed for the testbed; its system service stays disabled"
   fi
+  # the SLURM tests start their own controller, nodes and munged (tests/slurmcluster.py)
+  local service
+  for service in slurmctld slurmd munge; do
+    if printf '%s\n' "${missing[@]}" | grep -qx "$service" && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+      $SUDO systemctl disable --now "$service" >/dev/null 2>&1 || true
+    fi
+  done
 }
 
 python_environment() {
