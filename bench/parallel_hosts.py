@@ -110,8 +110,9 @@ def main() -> int:
                 seconds, found = run(hosts[:count], root / f"run-{count}")
                 rows.append((count, seconds, found))
                 ok &= all(overlap == 0 for _, overlap in found.values()) and len(found) == count
-            print(f"plan: {sum(len(v) for v in PLAN.values())} parameter lists of {', '.join(PLAN)} on native, "
-                  f"2 repetitions each; this machine has {os.cpu_count()} CPUs")
+            total = sum(n for n, _ in rows[0][2].values())
+            print(f"plan: {total} repetitions (2 a variant) of {', '.join(PLAN)} on native; "
+                  f"this machine has {os.cpu_count()} CPUs")
             for count, seconds, found in rows:
                 per_host = ", ".join(f"{host.split('/')[-1]}: {n} reps, overlap {overlap:.3f} s"
                                      for host, (n, overlap) in sorted(found.items()))
