@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -171,7 +172,9 @@ def overview(table, s) -> Drawn:
 def testbeds(table, s) -> Drawn:
     names = [s.testbed, *s.compare_testbeds]
     tables = {s.testbed: table, **{name: results.load(name, s.data_dir) for name in s.compare_testbeds}}
-    ours = pd.concat([today(tables[name], s.baseline).assign(testbed=name) for name in names])
+    with warnings.catch_warnings():  # identical runs on both sides (a quick check's cached reads): scipy's t-test says so
+        warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
+        ours = pd.concat([today(tables[name], s.baseline).assign(testbed=name) for name in names])
     platforms = [p.name for p in platform_catalog.PLATFORMS if p.name in set(ours["platform"])]
     fig, axes = plt.subplots(1, len(names), figsize=(5.5 * len(names), 4), sharey=True, squeeze=False)
     for ax, name in zip(axes[0], names):
