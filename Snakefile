@@ -50,15 +50,33 @@ rule all:
         notebook_outputs(),
 
 
-# What must exist before the measurement plan is known in full: the guest image and the two probes
-# (checkpoints) that decide whether `qemu` is qemu-kvm or qemu-tcg and whether a compiled benchmark (NPB) runs.
+# Every measurement of the plan, without the tables and notebooks (measure on the testbed, analyse
+# later or elsewhere). A target rather than `--omit-from table`: Snakemake applies --omit-from and
+# --until to the plan known before its checkpoints (the probes) ran, not to the whole plan.
+rule measurements:
+    input:
+        markers,
+        built_markers,
+
+
+# What must exist before the measurement plan is known in full: the probe of which platforms the
+# testbed can run, the guest image and the probes (checkpoints) that decide whether `qemu` is
+# qemu-kvm or qemu-tcg and whether a compiled benchmark (NPB) runs.
 # scripts/reproduce.sh makes these first, so that the main run's progress counts every job from
 # its first line instead of jumping when a checkpoint finishes.
+def prepare_inputs(wildcards=None):
+    """The probe of which platforms the testbed can run, then what those platforms need."""
+    available = available_platforms()  # common.smk
+    return ([ancient(GUEST_IMAGE)] if GUEST_PLATFORMS & set(available) else []) + (
+        [QEMU_PROBE.format(testbed=TESTBED)] if QEMU_AUTO in available else []
+    )
+
+
 rule prepare:
     input:
-        ([ancient(GUEST_IMAGE)] if GUEST_PLATFORMS & set(config["platforms"]) else [])
-        + ([QEMU_PROBE.format(testbed=TESTBED)] if QEMU_AUTO in config["platforms"] else [])
-        + build_probes(),
+        PLATFORM_PROBE.format(testbed=TESTBED),
+        prepare_inputs,
+        build_probes(),
 
 
 # The orchestrator must be quiet while a benchmark runs. Snakemake's job rate limiter (default

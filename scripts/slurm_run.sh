@@ -15,4 +15,8 @@ if [ -z "${SLURM_JOB_ID:-}" ]; then
     echo "error: run this inside a SLURM allocation (sbatch scripts/slurm_run.sh ..., or salloc)" >&2
     exit 2
 fi
+# the probes first (which platforms the nodes allow, QEMU's accelerator, NPB's source: checkpoints),
+# so that the main run's plan is whole from its first line (and --until/--omit-from, which Snakemake
+# does not apply again after a checkpoint, filter the whole plan)
+.venv/bin/python -m virtrepro.run --cores all prepare "$@"
 exec .venv/bin/python -m virtrepro.run --cores all "$@"

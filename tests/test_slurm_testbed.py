@@ -2,14 +2,16 @@
 controller and two compute nodes made of namespaces on this machine (``tests/slurmcluster.py``),
 started here and torn down after the tests, also when they fail. The workflow is submitted as a
 researcher on a cluster submits it (``sbatch scripts/slurm_run.sh``): it runs on the allocation's
-first node and measures on both nodes at once; a cancelled job stops within seconds, keeps nothing
-partial as complete, and the job submitted again measures only what is missing."""
+first node and measures on both nodes at once; MPI across the two nodes (HPCC, ``across: hosts``)
+starts through the scheduler; a cancelled job stops within seconds, keeps nothing partial as
+complete, and the job submitted again measures only what is missing."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -22,6 +24,7 @@ import yaml
 from conftest import require_tools
 from slurmcluster import PARTITION, SlurmCluster
 from virtrepro import rawlog
+from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.testbed import SlurmTestbed
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,9 +60,8 @@ def submit(cluster: SlurmCluster, work: Path, configfile: Path) -> str:
     for name in ("VIRTREPRO_CONFIG", "VIRTREPRO_TESTBED_OWNER", "VIRTREPRO_INVOCATION"):
         env.pop(name, None)
     result = subprocess.run(["sbatch", "--parsable", "-N", "2", "-p", PARTITION, "-o", str(work / "slurm-%j.out"),
-                             "-D", str(REPO), str(REPO / "scripts" / "slurm_run.sh"), "--snakefile",
-                             str(REPO / "Snakefile"), "--directory", str(work), "--configfile", str(configfile),
-                             "--omit-from", "table"],
+                             "-D", str(REPO), str(REPO / "scripts" / "slurm_run.sh"), "measurements", "--snakefile",
+                             str(REPO / "Snakefile"), "--directory", str(work), "--configfile", str(configfile)],
                             capture_output=True, text=True, env=env, timeout=60, check=True)
     return result.stdout.strip().split(";")[0]
 
@@ -126,6 +128,28 @@ def test_a_submitted_workflow_measures_on_both_nodes_at_once(cluster, tmp_path):
         assert all(later[0] >= earlier[1] for earlier, later in zip(intervals, intervals[1:]))
     # and the two nodes did measure at the same time
     assert any(a[0] < b[1] and b[0] < a[1] for a in spans["vrnode1"] for b in spans["vrnode2"])
+
+
+def test_mpi_across_the_two_nodes_starts_through_the_scheduler(cluster, tmp_path):
+    require_tools("hpcc", "mpirun", "srun")
+    across = {"hpcc": {"repetitions": 1, "procs": 1, "nodes": [2], "across": "hosts", "n": 400, "nb": 40}}
+    job = submit(cluster, tmp_path, config(cluster, tmp_path, across))
+    wait_gone(cluster, job, 600)
+    output = next(tmp_path.glob("slurm-*.out")).read_text()
+    [record] = sidecars(tmp_path)
+    assert record["status"] == "complete", output[-3000:]
+    assert record["variant"] == "procs-1_n-400_nb-40_nodes-2_across-hosts"
+    assert record["spanned_hosts"] == [f"{TESTBED}/vrnode1", f"{TESTBED}/vrnode2"] and record["mpi_launch"] == "slurm"
+    assert record["host"]["hostname"] == "vrnode1" and record["peers"][0]["host"]["hostname"] == "vrnode2"
+    assert "--mca plm slurm" in record["command"] and "--host" not in record["command"]
+    assert f"SLURM_JOB_ID={job} " in record["command"] and "SLURM_NODELIST=vrnode1,vrnode2 " in record["command"]
+    log = next((tmp_path / "data" / "raw" / TESTBED).glob("native/hpcc/*/rep-0.log")).read_text()
+    # mpirun's map (--display-map): one rank on each node, the second started by srun as a step of the job
+    for node in ("vrnode1", "vrnode2"):
+        assert re.search(rf"Data for node: {node}\s+Num slots: 1\s+Max slots: 0\s+Num procs: 1", log), log[:3000]
+    records = BENCHMARKS["hpcc"].parse_run(log, "log", {"procs": 1, "nodes": 2, "n": 400, "nb": 40})
+    assert {r["metric"] for r in records} >= {"hpl_gflops", "avg_ping_pong_latency"}
+    assert {int(r["processes"]) for r in records} == {2}
 
 
 def test_a_cancelled_job_stops_in_seconds_and_the_next_measures_only_what_is_missing(cluster, tmp_path):

@@ -51,6 +51,8 @@ if "measurement_slots" not in workflow.global_resources:  # at most one measurem
 VARIANT_DIR = DATA + "/raw/{testbed}/{platform}/{benchmark}/{variant}"
 MARKER_PATTERN = VARIANT_DIR + ".reps-{reps}.part-{part}of{parts}.json"
 QEMU_PROBE = DATA + "/raw/{testbed}/probes/qemu-accel.json"
+# which configured platforms the testbed's hosts can run (virtrepro.availability; a checkpoint)
+PLATFORM_PROBE = DATA + "/raw/{testbed}/probes/platforms.json"
 
 
 wildcard_constraints:
@@ -72,12 +74,38 @@ def probe_record(path, key):
         stop(error)  # Snakefile
 
 
+_UNAVAILABLE_SAID = []
+
+
+def available_platforms():
+    """The configured platforms that every host of the testbed can run, as the platform probe (a
+    checkpoint) found; the others are said once, with the reason, and left out of the plan."""
+    from virtrepro.availability import unavailable
+
+    if workflow.dryrun and not os.path.exists(PLATFORM_PROBE.format(testbed=TESTBED)):
+        return list(config["platforms"])  # a dry run before the probe: planned as if all were available
+    path = checkpoints.platform_probe.get(testbed=TESTBED).output[0]
+    record = probe_record(path, "platforms")
+    unprobed = [name for name in config["platforms"] if name not in record["platforms"]]
+    if unprobed:
+        stop(f"{path}: the platform probe did not ask about {', '.join(unprobed)} (configured since it ran); "
+             "delete it to probe again")
+    left_out = unavailable(record)
+    if left_out and not _UNAVAILABLE_SAID:
+        _UNAVAILABLE_SAID.append(True)
+        for name, reason in left_out.items():
+            print(f"not measured on testbed {TESTBED}: {name} is unavailable ({reason})", file=sys.stderr)
+    return [name for name in config["platforms"] if name not in left_out]
+
+
 def concrete_platforms():
-    """The configured platforms with `qemu` resolved by the KVM boot probe (a checkpoint)."""
+    """The configured platforms the testbed can run (the platform probe), with `qemu` resolved by
+    the KVM boot probe (checkpoints)."""
+    available = available_platforms()
     qemu = None
-    if QEMU_AUTO in config["platforms"]:
+    if QEMU_AUTO in available:
         qemu = probe_record(checkpoints.qemu_accel.get(testbed=TESTBED).output[0], "platform")["platform"]
-    return resolve_platforms(config["platforms"], qemu)
+    return resolve_platforms(available, qemu)
 
 
 def planned_variants(built=None):

@@ -31,6 +31,22 @@ else:
             f"{sys.executable} -m virtrepro.guests.image build {{params.out}} > {{log}} 2>&1"
 
 
+# Which configured platforms the testbed's hosts can run (root or passwordless sudo, /dev/kvm):
+# a cluster's compute nodes often allow neither; those platforms are left out with the reason
+# (virtrepro.availability). Kept like every probe record: delete it to probe again.
+checkpoint platform_probe:
+    output:
+        update(PLATFORM_PROBE),
+    log:
+        "logs/probes/{testbed}/platforms.log",
+    params:
+        platforms=",".join(config["platforms"]),
+    shell:
+        "if [ -s {output} ]; then echo 'kept {output}: a probe record is never replaced; delete it to probe again' > {log};"
+        f" else {sys.executable} -m virtrepro.availability --testbed {{wildcards.testbed}} --platforms {{params.platforms}}"
+        " {output} > {log} 2>&1; fi"
+
+
 # Which QEMU accelerator works on the testbed: a real KVM boot, else TCG.
 # Kept with the raw data, since it decides which platform the results belong to: like a raw
 # log it is never replaced (a change of this rule's code keeps it); delete it to probe again.

@@ -69,14 +69,21 @@ def job_priority(platform):
 
 
 @functools.lru_cache(maxsize=None)
-def measuring_host(benchmark, variant):
-    """The testbed host that measures this variant on every platform (virtrepro.placement)."""
-    return placement.host_for(TESTBED_HOSTS, DATA, TESTBED, benchmark, variant)
+def measuring_hosts(benchmark, key, platform):
+    """The testbed hosts one run of this variant holds (virtrepro.placement), the one that runs its
+    command first: the same host on every platform, or the first hosts of the testbed for a run whose
+    instances are on different hosts (MPI across hosts)."""
+    declared = BENCHMARKS[benchmark]
+    variant = next((v for v in declared.variants(config["scales"][config["scale"]][benchmark], platform)
+                    if v.key == key), None)
+    spanned = declared.hosts_used(variant) if variant is not None else 1
+    return tuple(placement.hosts_for(TESTBED_HOSTS, DATA, TESTBED, benchmark, key, spanned))
 
 
-def host_resources():
-    """One measurement at a time on each host: the job holds its host's resource (and no other)."""
-    return {placement.resource_name(index): (lambda wc, name=name: int(measuring_host(wc.benchmark, wc.variant) == name))
+def host_resources(platform):
+    """One measurement at a time on each host: the job holds the resource of each host it uses (and no other)."""
+    return {placement.resource_name(index):
+            (lambda wc, name=name: int(name in measuring_hosts(wc.benchmark, wc.variant, platform)))
             for index, name in enumerate(TESTBED_HOSTS)}
 
 
@@ -95,14 +102,14 @@ for _platform in PLATFORMS:
             f"logs/measure/{{testbed}}/{_platform}/{{benchmark}}/{{variant}}.reps-{{reps}}.part-{{part}}of{{parts}}.log",
         params:
             platform=_platform,  # the shell command is formatted when the job runs, after the loop
-            host=lambda wc: measuring_host(wc.benchmark, wc.variant),
+            host=lambda wc, platform=_platform: measuring_hosts(wc.benchmark, wc.variant, platform)[0],
         priority: job_priority(_platform)
         # a measurement owns its host: on the local testbed that is this machine, so nothing else runs
         # beside it here; a remote host's measurement leaves this machine's cores to the others
         threads: 1 if REMOTE_TESTBED else workflow.cores
         resources:
             measurement_slots=1,
-            **host_resources(),
+            **host_resources(_platform),
         localrule: True
         # a failed repetition (kept as rep-<k>.failed-<time>.log) is measured once more; the
         # repetitions already complete are kept; the log holds both attempts

@@ -20,9 +20,10 @@ import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from . import __version__, adaptive, builds, rawlog
+from . import __version__, adaptive, builds, placement, rawlog
 from .platforms import catalog as platform_catalog
 from .benchmarks import BENCHMARKS, BUILT, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
+from .benchmarks.base import MPIRUN_SCHEDULED
 from .benchmarks.base import PEER_KNOWN_HOSTS, PEER_SSH_KEY
 from .config import QEMU_AUTO, Run, VariantPlan, repetition_rule, run_sequence
 from .errors import VirtreproError
@@ -371,10 +372,18 @@ def measure(
     platform.failure_dir = log.parent
     # no other platform's guest idles beside this measurement
     keep = platform.guest_name(0).rsplit("-", 1)[0] + "-" if in_guest and not benchmark.host_side else None
-    testbed.stop_guests(keep_prefix=keep, host=host.name)  # the other hosts may be measuring
     scratch = f"{SCRATCH_DIR}/{run.testbed}.{run.platform}.{run.benchmark}.{run.repetition}.{os.getpid()}"
     count = benchmark.instances(run.variant)
-    command = with_addresses(benchmark.command(run.variant).replace(SCRATCH, scratch), platform, count)
+    spanned = [host]  # the hosts the run holds: one, or one per instance (MPI across hosts)
+    if benchmark.across_hosts(run.variant):
+        spanned = _spanned_hosts(testbed, run, host, count)
+    for each in spanned:
+        testbed.stop_guests(keep_prefix=keep, host=each.name)  # the other hosts may be measuring
+    command = benchmark.command(run.variant).replace(SCRATCH, scratch)
+    if len(spanned) > 1:  # the scheduler knows where the instances are: no addresses in the command
+        command = command.replace(MPIRUN_SCHEDULED, testbed.mpi_launcher(spanned))
+    else:
+        command = with_addresses(command, platform, count)
     try:
         uploads = [(built_path(local, run.benchmark, config), remote.replace(SCRATCH, scratch))
                    for local, remote in benchmark.uploads(run.variant, config)]
@@ -404,6 +413,9 @@ def measure(
            if uploads else {}),
         **benchmark.sidecar_fields(run.variant, config),
         **built,  # the source build the run used (its record: builds)
+        # instances on different hosts: which hosts, and what started MPI there (the scheduler)
+        **({"spanned_hosts": [each.name for each in spanned], "mpi_launch": scheduled.get("kind")}
+           if len(spanned) > 1 else {}),
         **provenance(),
     }
     partial = rawlog.temporary_path(log)
@@ -411,8 +423,12 @@ def measure(
     if benchmark.host_side:
         status, error = _measure_on_host(platform, host, sidecar, partial)
     else:
+        instances = None
+        if len(spanned) > 1:  # instance i is the platform on host i (its first instance: the host itself)
+            instances = [(testbed.platform(each, run.platform, spec), each.hostname) for each in spanned]
         status, error = _measure_in_instances(platform, benchmark, run.variant, count, command, sidecar, partial, timeout, scratch,
-                                              uploads, host, owner_pid=owner_pid or _owner_from_environment())
+                                              uploads, host, owner_pid=owner_pid or _owner_from_environment(),
+                                              on_hosts=instances)
     text = Path(partial).read_text(errors="replace")
     if error is None:
         try:
@@ -472,6 +488,25 @@ def is_complete(log: Path) -> bool:
         raise MeasurementError(str(error)) from None
 
 
+def _spanned_hosts(testbed, run: Run, host: Host, count: int) -> list[Host]:
+    """The hosts of a run whose ``count`` instances are on different hosts, ``host`` first; refused
+    (before anything runs) where the platform's instances cannot span hosts or no scheduler starts MPI."""
+    where = f"{run.benchmark}/{run.variant.key} on {run.platform}"
+    if platform_catalog.lacks(run.platform, "spans_hosts"):
+        raise MeasurementError(f"{where}: {run.platform}'s instances cannot be on different hosts (across: hosts)")
+    try:
+        names = placement.spanned_hosts(testbed.host_names(), count, run.testbed)
+    except ValueError as error:
+        raise MeasurementError(f"{where}: {error}") from None
+    if names[0] != host.name:
+        raise MeasurementError(f"{where}: a run across hosts starts on {names[0]}, not {host.name}")
+    hosts = [host] + [testbed.up(host=name) for name in names[1:]]
+    if testbed.mpi_launcher(hosts) is None:
+        raise MeasurementError(f"{where}: MPI across hosts starts through the testbed's scheduler (kind: slurm); "
+                               f"testbed {run.testbed} has none")
+    return hosts
+
+
 def with_addresses(command: str, platform, count: int) -> str:
     """Replace the peer placeholders of a multi-instance command with private addresses."""
     if count <= 1:
@@ -484,18 +519,22 @@ def with_addresses(command: str, platform, count: int) -> str:
 
 def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, command: str, sidecar: dict,
                           partial: Path, timeout, scratch: str, uploads=(), host: Host | None = None,
-                          owner_pid: int | None = None):
+                          owner_pid: int | None = None, on_hosts: list | None = None):
     """Run the benchmark's command over SSH in instance 0 of the platform, into ``partial``.
 
     With ``count`` > 1 every instance is a network instance; instances 1.. run the
     benchmark's peer command (a server) first, and its stop command afterwards,
-    whatever happened in between.
+    whatever happened in between. ``on_hosts``: (the platform on a host, the host's address) for
+    each instance of a run across hosts, the first instance of the platform on each.
     """
     with ExitStack() as stack:
-        if count == 1:
+        if on_hosts:
+            endpoints = [stack.enter_context(on_host.instance(0)) for on_host, _ in on_hosts]
+        elif count == 1:
             endpoints = [stack.enter_context(platform.instance(0))]
         else:
             endpoints = [stack.enter_context(platform.network_instance(i)) for i in range(count)]
+        addresses = [address for _, address in on_hosts] if on_hosts else None
         sidecar["platform"] = platform.describe()  # now with what was applied (accelerator, boot time, ...)
         sidecar["endpoint"] = endpoints[0].describe()
         connection = open_connection(stack, endpoints[0])
@@ -505,8 +544,10 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
         sidecar["benchmark_packages"] = package_versions(connection, benchmark.packages)
         if peers:
             sidecar["peers"] = [
-                {"endpoint": endpoint.describe(), "address": platform.private_address(i + 1),
-                 "tool_version": ensure_tools(peer_connection, benchmark, endpoint)}
+                {"endpoint": endpoint.describe(),
+                 "address": addresses[i + 1] if addresses else platform.private_address(i + 1),
+                 "tool_version": ensure_tools(peer_connection, benchmark, endpoint),
+                 **({"host": host_facts(peer_connection)} if addresses else {})}  # another machine
                 for i, (endpoint, peer_connection) in enumerate(zip(endpoints[1:], peers))
             ]
             # peer commands may name the instances too (@PEERn@)
@@ -517,7 +558,8 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
             connection.run(f"mkdir -p {scratch}", hide=True, in_stream=False)
             sidecar["scratch_fs"] = scratch_fs(connection, scratch)
             stack.callback(connection.run, f"rm -rf {scratch}", hide=True, warn=True, in_stream=False)
-            if uploads or (peers and benchmark.peer_ssh(variant)):
+            # the same paths in every instance: MPI starts the same binary, its ranks start in that directory
+            if uploads or (peers and (benchmark.peer_ssh(variant) or addresses)):
                 for peer_connection in peers:  # the same paths in every instance (MPI starts the same binary)
                     peer_connection.run(f"mkdir -p {scratch}", hide=True, in_stream=False)
                     stack.callback(peer_connection.run, f"rm -rf {scratch}", hide=True, warn=True, in_stream=False)

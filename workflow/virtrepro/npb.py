@@ -231,13 +231,17 @@ def wanted_binaries(config: dict) -> dict[str, list[str]]:
 
 
 def not_planned(config: dict) -> list[str]:
-    """The configured NPB runs that cannot run (process counts a kernel does not accept), each with its reason."""
+    """The configured NPB runs that cannot run (process counts a kernel does not accept, MPI across
+    hosts on a platform whose instances cannot be on different hosts), each with its reason."""
     from .benchmarks.npb import NpbMpi
 
     scale = config["scales"][config["scale"]]
-    if "npb_mpi" in config["benchmarks"] and "npb_mpi" in scale:
-        return NpbMpi().planning(scale["npb_mpi"])[1]
-    return []
+    if "npb_mpi" not in config["benchmarks"] or "npb_mpi" not in scale:
+        return []
+    reasons = []
+    for platform in config.get("platforms") or [None]:
+        reasons += [r for r in NpbMpi().planning(scale["npb_mpi"], platform)[1] if r not in reasons]
+    return reasons
 
 
 def uses_npb(config: dict) -> bool:

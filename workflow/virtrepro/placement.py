@@ -11,6 +11,10 @@ benchmark and variant key, not per platform:
 - otherwise by a hash of ``<benchmark>/<variant key>`` over the hosts: stable across runs and
   configurations, and spread evenly over the hosts within each benchmark in expectation.
 
+A run whose instances span hosts (MPI ``across: hosts``) holds the first ``nodes`` hosts of the
+testbed, in its order (a slurm testbed: the scheduler's order of the allocation's nodes), and
+none of them measures anything else meanwhile (:func:`hosts_for`).
+
 Standard library only; the Snakemake rules and ``python -m virtrepro.measure`` ask it.
 """
 
@@ -51,3 +55,20 @@ def host_for(hosts: list[str], data_dir: str | Path, testbed: str, benchmark: st
         return hosts[0]
     recorded = recorded_host(data_dir, testbed, benchmark, key)
     return recorded if recorded in hosts else hashed_host(hosts, benchmark, key)
+
+
+def spanned_hosts(hosts: list[str], count: int, testbed: str = "") -> list[str]:
+    """The hosts a run whose ``count`` instances are on different hosts uses: the testbed's first ``count``."""
+    if count > len(hosts):
+        raise ValueError(f"testbed {testbed} has {len(hosts)} host(s); a run across {count} hosts needs {count} "
+                         "(a slurm testbed: ask the scheduler for that many nodes, e.g. sbatch -N " f"{count})")
+    return hosts[:count]
+
+
+def hosts_for(hosts: list[str], data_dir: str | Path, testbed: str, benchmark: str, key: str,
+              spanned: int = 1) -> list[str]:
+    """Every host one run of the variant holds, the one that runs its command first: the placed host,
+    or (``spanned`` > 1, instances on different hosts) the testbed's first ``spanned`` hosts."""
+    if spanned > 1:
+        return spanned_hosts(hosts, spanned, testbed)
+    return [host_for(hosts, data_dir, testbed, benchmark, key)]

@@ -142,14 +142,20 @@ def report(result: dict) -> str:
 
 
 def probed_platforms(config: dict, data_dir: str | Path) -> list[str]:
-    """The configured platforms with ``qemu`` as the testbed's KVM probe found it (qemu-tcg when
-    it has not run yet)."""
-    probe = Path(data_dir) / "raw" / config["testbed"] / "probes" / "qemu-accel.json"
+    """The configured platforms the testbed can run (all, before its platform probe ran), with
+    ``qemu`` as the testbed's KVM probe found it (qemu-tcg when it has not run yet)."""
+    probes = Path(data_dir) / "raw" / config["testbed"] / "probes"
     try:
-        qemu = json.loads(probe.read_text())["platform"]
+        record = json.loads((probes / "platforms.json").read_text())["platforms"]
+        left_out = {name for name, entry in record.items() if entry.get("status") == "unavailable"}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        left_out = set()
+    platforms = [name for name in config["platforms"] if name not in left_out]
+    try:
+        qemu = json.loads((probes / "qemu-accel.json").read_text())["platform"]
     except (OSError, ValueError, KeyError, TypeError):
         qemu = AUTO.unprobed
-    return resolve_platforms(config["platforms"], qemu if QEMU_AUTO in config["platforms"] else None)
+    return resolve_platforms(platforms, qemu if QEMU_AUTO in platforms else None)
 
 
 def main(argv: list[str] | None = None) -> int:

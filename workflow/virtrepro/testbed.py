@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import shlex
 import socket
 import subprocess
 import time
@@ -155,6 +156,10 @@ class LocalTestbed:
         """No scheduler gave this testbed its host."""
         return None
 
+    def mpi_launcher(self, hosts: list[Host]) -> str | None:
+        """No scheduler starts MPI across hosts here (one host)."""
+        return None
+
     def up(self, owner_pid: int | None = None, timeout: float = 20, host: str | None = None) -> Host:
         """Start the sshd (if it is not running) and return its Host. Idempotent."""
         if host is not None and host != self.name:
@@ -238,6 +243,11 @@ class RemoteTestbed:
 
     def scheduler(self, host: Host) -> dict | None:
         """No scheduler gave these hosts (a slurm testbed's allocation did: SlurmTestbed)."""
+        return None
+
+    def mpi_launcher(self, hosts: list[Host]) -> str | None:
+        """None: no scheduler starts MPI across these hosts. Runs across hosts are made through a
+        scheduler that knows the nodes (SlurmTestbed), not from a hostfile written here."""
         return None
 
     def up(self, owner_pid: int | None = None, host: str | None = None) -> Host:
@@ -332,6 +342,23 @@ class SlurmTestbed(RemoteTestbed):
         return {"kind": "slurm", "job_id": self.job(), "partition": self.environ.get("SLURM_JOB_PARTITION"),
                 "nodes": [node for node, _ in self.nodes()], "node": host.name.split("/", 1)[1],
                 "cluster": self.environ.get("SLURM_CLUSTER_NAME")}
+
+    def mpi_launcher(self, hosts: list[Host]) -> str:
+        """The start of an mpirun command, run on ``hosts[0]``, whose ranks go to ``hosts`` (nodes of this
+        allocation) through SLURM: Open MPI reads the allocation from the job's environment (given here,
+        as a login to the node has none: the job, its nodes, ``$per_node`` slots on each) and starts its
+        daemons on the other nodes with ``srun`` as steps of the job (``plm slurm``, which fails rather
+        than falls back to SSH). ``$per_node`` is set by the benchmark's command."""
+        nodes = ",".join(host.name.split("/", 1)[1] for host in hosts)
+        job = self.job()
+        settings = {"SLURM_JOB_ID": job, "SLURM_JOBID": job, "SLURM_JOB_NODELIST": nodes, "SLURM_NODELIST": nodes,
+                    "SLURM_JOB_NUM_NODES": str(len(hosts)), "SLURM_NNODES": str(len(hosts))}
+        for passed in ("SLURM_CONF", "SLURM_JOB_PARTITION", "SLURM_CLUSTER_NAME"):
+            if self.environ.get(passed):
+                settings[passed] = self.environ[passed]
+        assignments = " ".join(f"{name}={shlex.quote(value)}" for name, value in settings.items())
+        return (f'env {assignments} SLURM_TASKS_PER_NODE="${{per_node}}(x{len(hosts)})" '
+                "mpirun --mca plm slurm --mca ras slurm")
 
 
 def _scontrol(args: list[str], environ: dict) -> str:

@@ -24,6 +24,11 @@ BUILT = "@BUILT@"
 # peers' real host keys at their private addresses. measure writes both (see Benchmark.peer_ssh).
 PEER_SSH_KEY = f"{SCRATCH}/.peer-ssh/id_ed25519"
 PEER_KNOWN_HOSTS = f"{SCRATCH}/.peer-ssh/known_hosts"
+# MPI across hosts (``across: hosts``): the command of such a variant starts its mpirun with this
+# placeholder, which measure replaces with the testbed scheduler's launcher (a slurm testbed: mpirun
+# inside the job's allocation, its daemons started by srun; virtrepro.testbed). No hostfile is written.
+MPIRUN_SCHEDULED = "@MPIRUN@"
+ACROSS_HOSTS = "hosts"
 
 
 def mpi_across_instances() -> str:
@@ -37,6 +42,21 @@ def mpi_across_instances() -> str:
     network = f"{NETWORK}.0.0/{PREFIX}"
     rsh = f"-i {PEER_SSH_KEY} -o UserKnownHostsFile={PEER_KNOWN_HOSTS} -o StrictHostKeyChecking=yes -o BatchMode=yes"
     return f"--mca plm_rsh_args '{rsh}' --mca btl_tcp_if_include {network} --mca oob_tcp_if_include {network}"
+
+
+def mpi_spread(params: dict, nodes: int, platform: str | None) -> dict | None:
+    """The key parameters that say where an MPI variant over ``nodes`` instances runs: ``{}`` for
+    one instance or instances on one host (the keys such runs always had), ``{"across": "hosts"}``
+    for one instance on each of ``nodes`` hosts of the testbed; None when ``platform`` cannot run it
+    (its instances cannot be on different hosts: no variant, so no comparison with a platform that
+    ran on one host only)."""
+    from ..platforms import catalog as platform_catalog
+
+    if nodes <= 1 or params.get("across", "instances") != ACROSS_HOSTS:
+        return {}
+    if platform_catalog.lacks(platform, "spans_hosts"):
+        return None
+    return {"across": ACROSS_HOSTS}
 
 
 def peer(index: int) -> str:
@@ -122,6 +142,15 @@ class Benchmark:
         network instance on the private network, the command runs in instance 0, and
         :meth:`peer_start` runs first in each of the others."""
         return 1
+
+    def across_hosts(self, variant: Variant) -> bool:
+        """True: its instances are on different hosts of the testbed, one each (``across: hosts``), and
+        its command starts with :data:`MPIRUN_SCHEDULED`."""
+        return variant.param_dict.get("across") == ACROSS_HOSTS
+
+    def hosts_used(self, variant: Variant) -> int:
+        """How many of the testbed's hosts one run holds (1 unless its instances span hosts)."""
+        return self.instances(variant) if self.across_hosts(variant) else 1
 
     def peer_start(self, variant: Variant) -> str | None:
         """Command run in instances 1.. before the run (a server); it must return once the server listens."""

@@ -7,7 +7,7 @@ import re
 
 from .. import regimes
 from ..parsers import ParseError, TruncatedLogError, parse_hpcc, parse_hpccinf
-from .base import HOSTS, SCRATCH, Benchmark, Variant, mpi_across_instances
+from .base import HOSTS, MPIRUN_SCHEDULED, SCRATCH, Benchmark, Variant, mpi_across_instances, mpi_spread
 
 # hpccinf.txt: the HPL part (lines 1-31) follows HPL's defaults except N, NB and P x Q; then PTRANS
 _HPCCINF = """HPLinpack benchmark input file
@@ -114,6 +114,7 @@ class Hpcc(Benchmark):
             minItems: 1
             uniqueItems: true
             items: {type: integer, minimum: 1, maximum: 20}
+          across: {$ref: "#/$defs/mpi_across"}
           n: {type: integer, minimum: 100}
           stream_llc_multiple:
             description: raise N until HPCC's STREAM arrays are this many times the last-level cache per process
@@ -184,21 +185,25 @@ class Hpcc(Benchmark):
         if params.get("stream_llc_multiple"):
             size["stream"] = params["stream_llc_multiple"]
         # one instance: no `nodes` in the key (the key runs on one instance always had)
-        return [
-            self._variant(procs=params["procs"], **size, nb=int(params["nb"]), **({"nodes": nodes} if nodes > 1 else {}))
-            for nodes in params.get("nodes", [1])
-        ]
+        variants = []
+        for nodes in params.get("nodes", [1]):
+            spread = mpi_spread(params, nodes, platform)
+            if spread is not None:
+                variants.append(self._variant(procs=params["procs"], **size, nb=int(params["nb"]),
+                                              **({"nodes": nodes} if nodes > 1 else {}), **spread))
+        return variants
 
     def instances(self, variant: Variant) -> int:
         return int(variant.param_dict.get("nodes", 1))
 
     def peer_ssh(self, variant: Variant) -> bool:
-        return self.instances(variant) > 1
+        return self.instances(variant) > 1 and not self.across_hosts(variant)
 
     def command(self, variant: Variant) -> str:
         """``procs`` processes per instance; with ``nodes`` > 1, mpirun in instance 0 starts the ranks of
         the other instances over SSH (a per-run key and their pinned host keys, see measure) and the
-        problem size follows the memory of all of them."""
+        problem size follows the memory of all of them. Across hosts (``across: hosts``) mpirun is
+        started through the testbed's scheduler, ``procs`` ranks on each host, and prints its map."""
         p = variant.param_dict
         procs = "$(nproc)" if p["procs"] == "all" else str(int(p["procs"]))
         nodes = int(p.get("nodes", 1))
@@ -210,6 +215,10 @@ class Hpcc(Benchmark):
         if nodes == 1:
             mpirun = 'mpirun --allow-run-as-root --bind-to none -np "$procs" hpcc'
             facts = ""
+        elif self.across_hosts(variant):
+            mpirun = (f'{MPIRUN_SCHEDULED} --allow-run-as-root --bind-to none --display-map'
+                      ' --map-by "ppr:$per_node:node" -np "$procs" hpcc')
+            facts = f" nodes={nodes}"
         else:
             mpirun = (
                 f"mpirun --allow-run-as-root --bind-to none --host \"$(echo {HOSTS} | sed -e \"s/,/:$per_node,/g\" -e \"s/\\$/:$per_node/\")\""

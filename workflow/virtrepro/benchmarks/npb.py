@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from ..parsers import ParseError, parse_npb
-from .base import BUILT, HOSTS, SCRATCH, Benchmark, Variant, mpi_across_instances
+from .base import BUILT, HOSTS, MPIRUN_SCHEDULED, SCRATCH, Benchmark, Variant, mpi_across_instances, mpi_spread
 
 KERNELS = ("bt", "cg", "ep", "ft", "is", "lu", "mg", "sp")
 MPIRUN = "mpirun --allow-run-as-root --bind-to none --oversubscribe"
@@ -166,6 +166,7 @@ class NpbMpi(_Npb):
           class: {$ref: "#/$defs/npb_class"}
           processes: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 1}}
           nodes: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 1, maximum: 18}, default: [1]}
+          across: {$ref: "#/$defs/mpi_across"}
     """
     metric_declaration = ("hpc", """
         mops_per_process  Mop/s          higher
@@ -180,29 +181,33 @@ class NpbMpi(_Npb):
     check_command = "command -v mpirun"
     version_command = "mpirun --version 2>&1 | head -n 1"
 
-    def planning(self, params: dict) -> tuple[list[Variant], list[str]]:
-        """The runnable variants and, for each one left out, why."""
+    def planning(self, params: dict, platform: str | None = None) -> tuple[list[Variant], list[str]]:
+        """The runnable variants (on ``platform``; None: on any) and, for each one left out, why."""
         variants, skipped = [], []
         for kernel in params["kernels"]:
             for nodes in params.get("nodes", [1]):
+                spread = mpi_spread(params, int(nodes), platform)
+                where = "host(s)" if spread != {} else "instance(s)"  # None: across hosts, not on this platform
                 for processes in params["processes"]:
                     problem = process_count_problem(kernel, int(processes), int(nodes))
+                    if spread is None:
+                        problem = f"{platform}'s instances cannot be on different hosts"
                     if problem:
                         skipped.append(f"npb_mpi {kernel} class {kernel_class(params, kernel)}, {processes} processes "
-                                       f"on {nodes} instance(s): {problem}")
+                                       f"on {nodes} {where}: {problem}")
                     else:
                         variants.append(self._variant(kernel=kernel, **{"class": kernel_class(params, kernel)},
-                                                      procs=int(processes), nodes=int(nodes)))
+                                                      procs=int(processes), nodes=int(nodes), **spread))
         return variants, skipped
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
-        return self.planning(params)[0]
+        return self.planning(params, platform)[0]
 
     def instances(self, variant: Variant) -> int:
         return int(variant.param_dict["nodes"])
 
     def peer_ssh(self, variant: Variant) -> bool:
-        return self.instances(variant) > 1
+        return self.instances(variant) > 1 and not self.across_hosts(variant)
 
     def command(self, variant: Variant) -> str:
         p = variant.param_dict
@@ -210,6 +215,10 @@ class NpbMpi(_Npb):
         if nodes == 1:
             return f"cd {SCRATCH} && {MPIRUN} -np {procs} {self.remote_binary(variant)}"
         slots = procs // nodes
+        if self.across_hosts(variant):  # through the testbed's scheduler, which knows the hosts
+            launcher = MPIRUN.replace("mpirun", MPIRUN_SCHEDULED, 1)
+            return (f"cd {SCRATCH} && per_node={slots} && {launcher} --display-map --map-by ppr:{slots}:node -np {procs} "
+                    f"{self.remote_binary(variant)}")
         hosts = f"$(echo {HOSTS} | sed -e 's/,/:{slots},/g' -e 's/$/:{slots}/')"
         return f"cd {SCRATCH} && {MPIRUN} --host {hosts} -np {procs} {mpi_across_instances()} {self.remote_binary(variant)}"
 

@@ -43,15 +43,23 @@ class PlatformSpec:
     disk_formats: bool = False  # runs each VM disk format and cache mode (iozone_disk)
     resource_limits: bool = True  # CPU and memory limits can be set on it (isolation)
     lifecycle: bool = True  # provision, boot, reboot, clone, destroy (thesis Tables 5.1-5.3)
+    # its instances of one run can be on different hosts of the testbed (MPI across a cluster's nodes,
+    # benchmarks' `across: hosts`): only the host itself; a guest's private network ends at its host
+    spans_hosts: bool = False
+    # what its host must give (probed on every host of the testbed before the plan: virtrepro.availability):
+    # root (or passwordless sudo) to make bridges, namespaces, containers and VMs; a usable /dev/kvm
+    needs_root: bool = True
+    needs_kvm: bool = False
 
 
 PLATFORMS: tuple[PlatformSpec, ...] = (
     PlatformSpec("native", "native:Native", NATIVE, "native", "#222222", 70, stands_for={"native": SAME},
-                 guest=False, sized_guest=False, resource_limits=False, lifecycle=False),
+                 guest=False, sized_guest=False, resource_limits=False, lifecycle=False, spans_hosts=True,
+                 needs_root=False),
     PlatformSpec("lxc", "lxc:Lxc", CONTAINER, "lxc", "#1b9e77", 10, stands_for={"OpenVZ": SAME_KIND, "LXC": SAME}),
     PlatformSpec("podman", "podman:Podman", CONTAINER, "podman", "#66a61e", 30, stands_for={"OpenVZ": SAME_KIND, "LXC": SAME_KIND}),
     PlatformSpec("qemu-kvm", "qemu:QemuKvm", FULL_VM, "QEMU KVM", "#7570b3", 50, stands_for={"KVM": SAME},
-                 own_memory=True, disk_formats=True),
+                 own_memory=True, disk_formats=True, needs_kvm=True),
     # VMware Server virtualizes in software (binary translation of kernel code); QEMU TCG translates
     # all guest code, so it is slower still: an analogue for "software virtualization costs a lot",
     # never a measurement of VMware Server, and never KVM.
@@ -126,3 +134,23 @@ def lacks(name: str | None, capability: str) -> bool:
 def alias_of(name: str) -> str | None:
     """The configuration alias that may resolve to platform ``name`` (None if none)."""
     return next((a.name for a in ALIASES.values() if name in a.candidates), None)
+
+
+def unavailable_reason(name: str, facts: dict) -> str | None:
+    """Why platform ``name`` (or an alias: what all its candidates need) cannot run on a host with
+    ``facts`` (virtrepro.availability: ``root`` yes/sudo/no, ``kvm`` yes/denied/missing,
+    ``user``); None: it can. An alias needs only what its least demanding candidate needs (qemu:
+    TCG where KVM is missing)."""
+    specs = [get(c) for c in ALIASES[name].candidates] if name in ALIASES else [get(name)]
+    reasons = []
+    for spec in specs:
+        if spec.needs_root and facts.get("root") not in ("yes", "sudo"):
+            reasons.append(f"{spec.name} needs root (or passwordless sudo) on the host, and {facts.get('user', 'the user')} "
+                           "has neither (containers, VMs and their networks are made by root)")
+        elif spec.needs_kvm and facts.get("kvm") != "yes":
+            reasons.append(f"{spec.name} needs a usable /dev/kvm, and it is "
+                           + ("missing (no KVM on the host: a compute node without virtualization)"
+                              if facts.get("kvm") == "missing" else "not usable by " + facts.get("user", "the user")))
+        else:
+            return None
+    return "; ".join(reasons)

@@ -1,0 +1,72 @@
+"""Which platforms a testbed's hosts can run (virtrepro.availability): the probe's shell script run
+for real as root and as an unprivileged user, the decision for each platform from the facts, and
+the refusal of a garbled answer. The workflow's use of the record: test_across_hosts.py."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import require_tools
+from virtrepro import availability
+from virtrepro.testbed import LocalTestbed
+from virtrepro.availability import FACTS_COMMAND, decide, parse_facts, unavailable
+
+ROOT = {"root": "yes", "kvm": "yes", "user": "root"}
+NO_ROOT_NO_KVM = {"root": "no", "kvm": "missing", "user": "alice"}
+
+
+def test_the_facts_script_answers_for_root_and_for_an_unprivileged_user():
+    as_root = parse_facts(subprocess.run(["sh", "-c", FACTS_COMMAND], capture_output=True, text=True, check=True).stdout)
+    assert as_root["root"] == "yes" and as_root["user"] == "root"
+    if not shutil.which("runuser"):
+        pytest.skip("runuser (util-linux) is missing")
+    # nobody: no root, no sudo; /dev/kvm (if there) is root's and the kvm group's
+    out = subprocess.run(["runuser", "-u", "nobody", "--", "sh", "-c", FACTS_COMMAND], capture_output=True, text=True,
+                         check=True, cwd="/").stdout
+    as_nobody = parse_facts(out)
+    assert as_nobody["root"] == "no" and as_nobody["user"] == "nobody"
+    assert as_nobody["kvm"] == ("missing" if subprocess.run(["test", "-e", "/dev/kvm"]).returncode else "denied")
+
+
+@pytest.mark.parametrize("answer", ["", "root=yes\nkvm=yes\n", "root=maybe\nkvm=yes\nuser=x\n",
+                                    "root=yes\nkvm=sometimes\nuser=x\n", "bash: sudo: command not found\n"])
+def test_a_cut_or_garbled_answer_is_an_error_not_a_guess(answer):
+    with pytest.raises(ValueError, match="answer lacks"):
+        parse_facts(answer)
+
+
+def test_without_root_only_native_runs_and_the_reason_names_host_and_user():
+    decided = decide(["native", "lxc", "podman", "qemu", "qemu-kvm"], {"c/n1": ROOT, "c/n2": NO_ROOT_NO_KVM})
+    assert decided["native"] == {"status": "available"}
+    assert set(unavailable({"platforms": decided})) == {"lxc", "podman", "qemu", "qemu-kvm"}
+    assert decided["lxc"]["reason"] == ("c/n2: lxc needs root (or passwordless sudo) on the host, and alice has "
+                                        "neither (containers, VMs and their networks are made by root)")
+    assert "c/n1" not in decided["podman"]["reason"]  # the host that can is not named
+
+
+def test_without_kvm_qemu_falls_back_to_tcg_but_qemu_kvm_is_unavailable():
+    sudo_no_kvm = {"root": "sudo", "kvm": "missing", "user": "alice"}
+    decided = decide(["qemu", "qemu-kvm", "qemu-tcg", "lxc"], {"c/n1": sudo_no_kvm})
+    assert decided["qemu"] == decided["qemu-tcg"] == decided["lxc"] == {"status": "available"}
+    assert decided["qemu-kvm"]["reason"] == ("c/n1: qemu-kvm needs a usable /dev/kvm, and it is missing "
+                                             "(no KVM on the host: a compute node without virtualization)")
+    denied = decide(["qemu-kvm"], {"c/n1": {"root": "yes", "kvm": "denied", "user": "root"}})
+    assert denied["qemu-kvm"]["reason"].endswith("and it is not usable by root")
+
+
+@pytest.mark.integration
+def test_the_probe_asks_the_testbed_host_over_ssh(tmp_path):
+    """The real path: the local testbed's sshd, the script over SSH, the record the workflow reads."""
+    require_tools("/usr/sbin/sshd")
+    testbed = LocalTestbed("avail-probe", tmp_path)
+    try:
+        record = availability.probe(testbed, ["native", "lxc", "qemu"])
+    finally:
+        testbed.down()
+    facts = record["hosts"]["avail-probe"]
+    assert facts["root"] == "yes" and facts["user"] == "root"
+    assert facts["kvm"] == ("missing" if subprocess.run(["test", "-e", "/dev/kvm"]).returncode else "yes")
+    assert unavailable(record) == {}
