@@ -170,10 +170,10 @@ def test_an_unavailable_platform_is_left_out_with_its_reason(tmp_path):
     assert f"not measured on testbed three: lxc is unavailable ({reason})" in result.stderr
 
 
-def test_a_platform_configured_after_the_probe_stops_the_run_naming_the_record(tmp_path):
+def test_a_platform_the_probe_did_not_ask_about_stops_the_run_naming_the_record(tmp_path):
     result = dry_run(tmp_path, ["native", "lxc"], {"platforms": {"native": {"status": "available"}}})
     assert result.returncode != 0
-    assert "the platform probe did not ask about lxc (configured since it ran); delete it to probe again" in result.stderr
+    assert "the platform probe did not ask about lxc (a platform added since it ran); delete it to probe again" in result.stderr
 
 
 def test_a_dry_run_before_the_probe_plans_every_configured_platform(tmp_path):

@@ -250,6 +250,13 @@ def test_not_measured_and_not_testable():
     assert row["verdict"] == "not measured" and "size=8" in row["note"]
     row = claims.evaluate_claim(claim("overhead_at_most", benchmark="netperf", platform="lxc", baseline="native", threshold=0.1), THROUGHPUT)
     assert row["verdict"] == "not measured" and "no netperf runs on lxc" in row["note"]
+    # a platform the testbed's probe found it cannot run: the note says so, with the probe's reason
+    why = "tb/n1: lxc needs root (or passwordless sudo) on the host, and alice has neither"
+    row = claims.evaluate_claim(claim("overhead_at_most", benchmark="netperf", platform="lxc", baseline="native",
+                                      threshold=0.1), THROUGHPUT, unavailable={"lxc": why, "podman": "other"})
+    assert row["verdict"] == "not measured"
+    assert row["note"].startswith("no netperf runs on lxc; ")
+    assert row["note"].endswith(f"; lxc is unavailable on this testbed: {why}") and "podman" not in row["note"]
     untestable = {"id": "x-u", "paper": "x", "testable": False, "reason": "Xen is not available"}
     row = claims.evaluate_claim(untestable, THROUGHPUT)
     assert row["verdict"] == "not testable here" and row["note"] == "Xen is not available"

@@ -153,7 +153,8 @@ def test_log_without_complete_sidecar_is_refused(data):
 def test_load_caches_and_rebuilds_when_a_log_changes(data):
     first = results.load("tb", data)
     paths = results.table_paths(data, "tb")
-    assert paths["parquet"].exists() and paths["csv"].exists() and paths["manifest"].exists()
+    assert paths["parquet"].exists() and paths["manifest"].exists()
+    assert not paths["csv"].exists()  # the copy for people is the table rule's (write_table)
     stamp = paths["parquet"].stat().st_mtime_ns
     second = results.load("tb", data)
     assert paths["parquet"].stat().st_mtime_ns == stamp  # cache hit: not rewritten
@@ -162,8 +163,17 @@ def test_load_caches_and_rebuilds_when_a_log_changes(data):
     third = results.load("tb", data)
     assert len(third) > len(first)
     assert 4565.97 in set(third["value"])
+    written = results.write_table(data, "tb")
+    pd.testing.assert_frame_equal(written, third)
     csv = pd.read_csv(paths["csv"])
     assert len(csv) == len(third)
+    manifest = json.loads(paths["manifest"].read_text())
+    assert manifest["csv"] and manifest["csv_fingerprint"] == manifest["fingerprint"]
+    place(data, SYSBENCH_2_DIR, 1, DATA / "sysbench" / "cpu-histogram-p99-interval.log")
+    results.load("tb", data)  # the Parquet table follows; the manifest says the CSV is of the table before
+    manifest = json.loads(paths["manifest"].read_text())
+    assert not manifest["csv"] and manifest["csv_fingerprint"] != manifest["fingerprint"]
+    assert len(pd.read_csv(paths["csv"])) == len(csv)
 
 
 def test_load_rebuild_false_never_parses(data):
@@ -277,6 +287,28 @@ def test_a_changed_or_removed_log_is_seen_and_nothing_else_parsed(data, monkeypa
     assert parsed == [] and str(log.relative_to(data)) not in set(table["source_log"])
     assert '"n_repetitions": 1' in table.loc[table["variant"] == Path(SYSBENCH_DIR).name, "stopping"].iloc[0]
     pd.testing.assert_frame_equal(table, _full(data))
+
+
+def test_variants_added_between_others_or_gone_leave_the_others_rows_as_one_block(data, monkeypatch):
+    """The rows of an unchanged variant are kept as a block (manifest's variant_rows): the table stays
+    in order when a variant sorts between kept ones, another is gone, and one more comes last."""
+    results.load("tb", data)
+    parsed = _parsed(monkeypatch)
+    between = "raw/tb/native/sysbench_cpu/prime-20000_seconds-10_threads-1"  # the same run spelled in another order: sorts before SYSBENCH_DIR
+    last = "raw/tb/podman/sysbench_cpu/threads-1_prime-20000_seconds-10"
+    added = [place(data, between, 0, DATA / "sysbench" / "cpu-1thread-10s.log"),
+             place(data, last, 0, DATA / "sysbench" / "cpu-1thread-10s.log")]
+    shutil.rmtree(data / IOZONE_DIR)
+    table = results.load("tb", data)
+    assert sorted(parsed) == sorted(str(p.relative_to(data)) for p in added)  # nothing else parsed
+    pd.testing.assert_frame_equal(table, _full(data))
+    manifest = json.loads(results.table_paths(data, "tb")["manifest"].read_text())
+    ranges = manifest["variant_rows"]
+    assert list(ranges) == sorted(ranges, key=lambda v: tuple(v.split("/")))
+    for variant, (first, stop) in ranges.items():  # each block is exactly that variant's rows
+        rows = table.iloc[first:stop]
+        assert {"/".join(r) for r in zip(rows["platform"], rows["benchmark"], rows["variant"])} == {variant}
+    assert sum(stop - first for first, stop in ranges.values()) == len(table)
 
 
 def test_the_rows_of_a_changed_parser_are_made_anew(data, monkeypatch):

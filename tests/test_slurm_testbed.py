@@ -25,6 +25,7 @@ from conftest import require_tools
 from slurmcluster import PARTITION, SlurmCluster
 from virtrepro import rawlog
 from virtrepro.benchmarks import BENCHMARKS
+from virtrepro.platforms import catalog as platform_catalog
 from virtrepro.testbed import SlurmTestbed
 
 REPO = Path(__file__).resolve().parents[1]
@@ -147,6 +148,11 @@ def test_mpi_across_the_two_nodes_starts_through_the_scheduler(cluster, tmp_path
     # mpirun's map (--display-map): one rank on each node, the second started by srun as a step of the job
     for node in ("vrnode1", "vrnode2"):
         assert re.search(rf"Data for node: {node}\s+Num slots: 1\s+Max slots: 0\s+Num procs: 1", log), log[:3000]
+    # the platform probe asked both nodes about every platform (a later run with others reads the same record)
+    probe = json.loads((tmp_path / "data" / "raw" / TESTBED / "probes" / "platforms.json").read_text())
+    assert set(probe["hosts"]) == {f"{TESTBED}/vrnode1", f"{TESTBED}/vrnode2"}
+    assert set(probe["platforms"]) == set(platform_catalog.config_names())
+    assert probe["platforms"]["native"] == {"status": "available"}
     records = BENCHMARKS["hpcc"].parse_run(log, "log", {"procs": 1, "nodes": 2, "n": 400, "nb": 40})
     assert {r["metric"] for r in records} >= {"hpl_gflops", "avg_ping_pong_latency"}
     assert {int(r["processes"]) for r in records} == {2}

@@ -88,7 +88,7 @@ def available_platforms():
     record = probe_record(path, "platforms")
     unprobed = [name for name in config["platforms"] if name not in record["platforms"]]
     if unprobed:
-        stop(f"{path}: the platform probe did not ask about {', '.join(unprobed)} (configured since it ran); "
+        stop(f"{path}: the platform probe did not ask about {', '.join(unprobed)} (a platform added since it ran); "
              "delete it to probe again")
     left_out = unavailable(record)
     if left_out and not _UNAVAILABLE_SAID:

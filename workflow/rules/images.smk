@@ -40,7 +40,8 @@ checkpoint platform_probe:
     log:
         "logs/probes/{testbed}/platforms.log",
     params:
-        platforms=",".join(config["platforms"]),
+        # every platform there is, not only the configured ones: a later run with other platforms reads the same record
+        platforms=",".join(platform_catalog.config_names()),
     shell:
         "if [ -s {output} ]; then echo 'kept {output}: a probe record is never replaced; delete it to probe again' > {log};"
         f" else {sys.executable} -m virtrepro.availability --testbed {{wildcards.testbed}} --platforms {{params.platforms}}"

@@ -47,5 +47,8 @@ rule claims_table:
         from virtrepro.claims import write_claims_table
 
         with open(log[0], "w") as handle:
-            frame = write_claims_table(input.claims, pd.read_parquet(input.table), output[0], causes_path=input.causes)
+            # a platform the testbed could not run is "not measured" with the probe's reason
+            probe = f"{DATA}/raw/{wildcards.testbed}/probes/platforms.json"
+            frame = write_claims_table(input.claims, pd.read_parquet(input.table), output[0], causes_path=input.causes,
+                                       probe_path=probe)
             print(frame["verdict"].value_counts().to_string(), file=handle)

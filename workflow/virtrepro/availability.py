@@ -20,7 +20,6 @@ import os
 import sys
 from pathlib import Path
 
-from .hosts import connect
 from .platforms import catalog as platform_catalog
 
 # root: yes (uid 0), sudo (passwordless sudo works), no; kvm: yes (readable and writable), denied, missing
@@ -57,6 +56,8 @@ def decide(platforms: list[str], facts_by_host: dict[str, dict]) -> dict:
 
 def probe(testbed, platforms: list[str]) -> dict:
     """Ask every host of ``testbed`` (a virtrepro.testbed kind) and decide for ``platforms``."""
+    from .hosts import connect  # here: the analysis reads records through this module without the SSH layer
+
     facts_by_host = {}
     for name in testbed.host_names():
         host = testbed.up(owner_pid=_owner(), host=name)

@@ -65,6 +65,7 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -673,9 +674,12 @@ def _shape_verdict(kind: str, rows: list[dict], alpha: float) -> str:
 
 
 def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin: float = 0.05,
-                   seed: int = 0, guard: list[dict] | None = None) -> dict:  # fmt: skip
+                   seed: int = 0, guard: list[dict] | None = None,
+                   unavailable: dict[str, str] | None = None) -> dict:  # fmt: skip
     """One claim's verdict row (see the module docstring). ``guard``: the faster-than-native entries
-    of the table (:func:`_guard`; computed here with the registry's causes when not given)."""
+    of the table (:func:`_guard`; computed here with the registry's causes when not given).
+    ``unavailable``: platform -> why the testbed cannot run it (its platform probe,
+    :mod:`virtrepro.availability`), said in the note of a claim not measured for that reason."""
     check = claim.get("check") or {}
     row = {c: None for c in COLUMNS}
     row.update({k: claim.get(k) for k in ("id", "paper", "source", "published")})
@@ -692,6 +696,7 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
     kind = check["kind"]
     views = _views(table)
     table = views.table
+    names: list[str] = []
     try:
         names = [resolve_platform(p, table, paper) for p, paper in zip(_check_platforms(check), papers)]
         row["platforms"] = (" > ".join(names) + " (best first)") if kind == "order" else " vs ".join(names)
@@ -715,7 +720,9 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
             row["threshold"] = threshold
             rows, notes = _compare(views, check, plat, base, kind, float(threshold), level, seed)
     except NotMeasured as why:
-        row.update(verdict="not measured", note=str(why))
+        reasons = [f"{name} is unavailable on this testbed: {(unavailable or {})[name]}"
+                   for name in dict.fromkeys(names) if name in (unavailable or {})]
+        row.update(verdict="not measured", note="; ".join([str(why), *reasons]))
         return row
     verdict = _shape_verdict(kind, rows, 1.0 - level)
     shown_as = {"order": "better", "trend": "overhead_at_least" if check.get("direction") == "worsens" else "better",
@@ -751,7 +758,8 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
 
 
 def evaluate(claims: list[dict], table: pd.DataFrame, level: float = 0.95, margin: float = 0.05,
-             seed: int = 0, causes: list[dict] | None = None) -> pd.DataFrame:  # fmt: skip
+             seed: int = 0, causes: list[dict] | None = None,
+             unavailable: dict[str, str] | None = None) -> pd.DataFrame:  # fmt: skip
     """One row per claim: id, paper, source, kind, benchmark, metric, published, platforms
     (as used: ``qemu`` resolved), threshold, value (relative difference, positive = worse),
     ci_low, ci_high (at ``level``), ci_method (the interval's method, :func:`stats.ratio_ci`),
@@ -762,10 +770,12 @@ def evaluate(claims: list[dict], table: pd.DataFrame, level: float = 0.95, margi
     paper_platform, stand_in (how the measured platforms stand for the paper's,
     :mod:`virtrepro.platform_names`) and suspect_faster_than_native (the claim compares records of a
     guest faster than native, :func:`faster_than_native`; ``causes`` defaults to the registry).
+    ``unavailable``: platform -> why the testbed cannot run it (:func:`unavailable_platforms`).
     """
     guard = _guard(table, level, load_causes() if causes is None else causes)
     views = _Views(table)
-    rows = [evaluate_claim(c, views, level=level, margin=margin, seed=seed, guard=guard) for c in claims]
+    rows = [evaluate_claim(c, views, level=level, margin=margin, seed=seed, guard=guard, unavailable=unavailable)
+            for c in claims]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -1093,11 +1103,25 @@ def claims_table(verdicts: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     return out[TABLE_COLUMNS]
 
 
+def unavailable_platforms(probe_path: str | Path) -> dict[str, str]:
+    """platform -> reason, from a testbed's platform probe record (``probes/platforms.json``,
+    :mod:`virtrepro.availability`); empty where there is none (a testbed measured before it existed)."""
+    from .availability import unavailable
+
+    try:
+        return unavailable(json.loads(Path(probe_path).read_text()))
+    except FileNotFoundError:
+        return {}
+
+
 def write_claims_table(claims_path: str | Path, table: pd.DataFrame, out: str | Path, level: float = 0.95,
-                       causes_path: str | Path = CAUSES_PATH) -> pd.DataFrame:  # fmt: skip
+                       causes_path: str | Path = CAUSES_PATH, probe_path: str | Path | None = None) -> pd.DataFrame:  # fmt: skip
     """Evaluate every claim of ``claims_path`` on ``table`` (causes of faster-than-native results from
-    ``causes_path``) and write :func:`claims_table` as CSV to ``out``."""
-    verdicts = evaluate(load_claims(claims_path), table, level=level, causes=load_causes(causes_path))
+    ``causes_path``; the platforms the testbed could not run from its platform probe ``probe_path``)
+    and write :func:`claims_table` as CSV to ``out``."""
+    unavailable = unavailable_platforms(probe_path) if probe_path else {}
+    verdicts = evaluate(load_claims(claims_path), table, level=level, causes=load_causes(causes_path),
+                        unavailable=unavailable)
     frame = claims_table(verdicts, level=level)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(out, index=False, float_format="%.6g")

@@ -2,9 +2,11 @@
 
 :func:`load` is the one way notebooks and rules get numbers: it parses every
 complete raw log of a testbed with the one parser of its tool, and keeps the
-result as ``<data>/tables/<testbed>.parquet`` (and ``.csv``) with a manifest
-of the logs it was built from. The table is a cache: when any log or sidecar
-changes, appears or disappears, or the parsers change, it is rebuilt. A log
+result as ``<data>/tables/<testbed>.parquet`` with a manifest of the logs it
+was built from (the workflow's table rule, :func:`write_table`, also writes a
+``.csv`` copy for people). The table is a cache: when any log or sidecar
+changes, appears or disappears, or the parsers change, it is rebuilt, each
+log parsed once and each unchanged variant's rows kept as a block. A log
 that does not parse stops the build with the parser's error, which names the
 file; it never becomes a number. So does a log whose sidecar is missing, cannot
 be read or describes another run than the log's place (:func:`check_place`),
@@ -198,46 +200,99 @@ def stopping(logged: list[list[dict]]) -> None:
 
 
 def build_table(data_dir: str | Path, testbed: str, previous: pd.DataFrame | None = None,
-                reuse: set[str] = frozenset(), logs: list[Path] | None = None) -> pd.DataFrame:
+                reuse: set[str] = frozenset(), logs: list[str | Path] | None = None) -> pd.DataFrame:
     """The table of every raw log of ``testbed``. ``previous`` (a table) and ``reuse`` (logs of it
     whose content and sidecar are unchanged): those logs' rows are taken from ``previous``, not
     parsed again; each variant with a new, changed or removed log has its stopping facts made anew."""
-    data_dir = Path(data_dir)
+    return _build(Path(data_dir), testbed, previous, reuse, logs)[0]
+
+
+def _variant_of(name: str) -> str:
+    """``platform/benchmark/variant`` of a log's name relative to the data directory."""
+    return name.split("/", 2)[2].rsplit("/", 1)[0]
+
+
+def _row_ranges(frame: pd.DataFrame) -> dict[str, list[int]]:
+    """Where each variant's rows are in a table sorted by variant: ``platform/benchmark/variant``
+    -> [first row, row after its last]."""
+    if not len(frame):
+        return {}
+    keys = (frame["platform"].astype(str) + "/" + frame["benchmark"].astype(str) + "/"
+            + frame["variant"].astype(str)).to_numpy()
+    change = [0, *(i + 1 for i in (keys[1:] != keys[:-1]).nonzero()[0]), len(keys)]
+    return {keys[a]: [int(a), int(b)] for a, b in zip(change, change[1:])}
+
+
+def _build(data_dir: Path, testbed: str, previous: pd.DataFrame | None, reuse: set[str], logs: list[str | Path] | None,
+           names: list[str] | None = None, before: set[str] | None = None,
+           ranges: dict[str, list[int]] | None = None) -> tuple[pd.DataFrame, dict[str, list[int]]]:
+    """:func:`build_table`, and where each variant's rows are in it (:func:`_row_ranges`).
+
+    A table is sorted by platform, benchmark, variant and repetition, so each variant's rows are
+    one block. A variant none of whose logs is new, changed or gone keeps its block of ``previous``
+    as it is (``ranges``: where the blocks are; ``before``: the logs ``previous`` was made of); only
+    the blocks of the other variants are made anew, and the table is those blocks in order: one new
+    log costs its variant's rows, not a sort of the whole table."""
     logs = raw_logs(data_dir, testbed) if logs is None else logs
-    names = [str(log.relative_to(data_dir)) for log in logs]
-    kept = previous[previous["source_log"].isin(reuse & set(names))] if previous is not None and reuse else None
-    kept_logs = set(kept["source_log"]) if kept is not None else set()
-    # variants whose logs are all kept keep their rows and stopping facts as they are
-    variant_of = {name: name.rsplit("/", 1)[0] for name in names}
-    touched = {variant_of[name] for name in names if name not in kept_logs}
-    if kept is not None and len(kept):
-        removed = set(previous["source_log"]) - set(names)
-        touched |= {name.rsplit("/", 1)[0] for name in removed}
-        kept_variants = kept["source_log"].str.rsplit("/", n=1).str[0]
-        whole = kept[~kept_variants.isin(touched)]
-        partly = kept[kept_variants.isin(touched)]
+    names = [str(Path(log).relative_to(data_dir)) for log in logs] if names is None else names
+    current: dict[str, list[int]] = {}  # variant -> indexes of its logs
+    for index, name in enumerate(names):
+        current.setdefault(_variant_of(name), []).append(index)
+    incremental = previous is not None and len(previous) and bool(reuse)
+    if incremental:
+        ranges = _row_ranges(previous) if ranges is None else ranges
+        if before is None:
+            before = set(previous["source_log"].unique())
+        had: dict[str, set[str]] = {}
+        for name in before:
+            had.setdefault(_variant_of(name), set()).add(name)
+        kept = {variant for variant, indexes in current.items()
+                if variant in ranges and had.get(variant) == {names[i] for i in indexes}
+                and all(names[i] in reuse for i in indexes)}
     else:
-        whole, partly = None, None
-    by_log: dict[str, list[dict]] = {}
-    if partly is not None and len(partly):
-        for row in partly.drop(columns=["stopping"]).to_dict("records"):
-            row["part"] = None if pd.isna(row["part"]) else int(row["part"])
-            by_log.setdefault(row["source_log"], []).append({**row, "repetition_rule": None})
+        kept = set()
     logged = []
-    for log, name in zip(logs, names):
-        if variant_of[name] not in touched:
+    for variant, indexes in current.items():
+        if variant in kept:
             continue
-        rows = by_log.get(name)
-        if rows is None:
-            rows = parse_log(log, data_dir)
-        logged.append(rows)
+        earlier: dict[str, list[dict]] = {}
+        if incremental and variant in ranges and any(names[i] in reuse for i in indexes):
+            a, b = ranges[variant]
+            for row in previous.iloc[a:b].drop(columns=["stopping"]).to_dict("records"):
+                if row["source_log"] in reuse:
+                    row["part"] = None if pd.isna(row["part"]) else int(row["part"])
+                    earlier.setdefault(row["source_log"], []).append({**row, "repetition_rule": None})
+        for i in indexes:
+            rows = earlier.get(names[i])
+            logged.append(rows if rows is not None else parse_log(Path(logs[i]), data_dir))
     _latest_rules(logged, data_dir)
     stopping(logged)
     fresh = pd.DataFrame([row for rows in logged for row in rows], columns=COLUMNS).astype(DTYPES)
-    # an earlier table's rows have these types already (read_table)
-    frame = fresh if whole is None or not len(whole) else pd.concat([whole[COLUMNS], fresh], ignore_index=True)
     # a log's rows keep the parser's order (a stable sort)
-    return frame.sort_values(["platform", "benchmark", "variant", "repetition"], kind="stable").reset_index(drop=True)
+    fresh = fresh.sort_values(["platform", "benchmark", "variant", "repetition"], kind="stable").reset_index(drop=True)
+    if not kept:
+        return fresh, _row_ranges(fresh)
+    fresh_ranges = _row_ranges(fresh)
+    pieces, new_ranges, at = [], {}, 0
+    block = None  # the previous table's rows [a, b) that come next, joined while they follow each other
+    for variant in sorted(current, key=lambda v: tuple(v.split("/"))):
+        source, (a, b) = (previous, ranges[variant]) if variant in kept else (fresh, fresh_ranges[variant])
+        new_ranges[variant] = [at, at + b - a]
+        at += b - a
+        if source is previous and block is not None and block[1] == a:
+            block[1] = b
+            continue
+        if block is not None:
+            pieces.append(previous.iloc[block[0]:block[1]])
+            block = None
+        if source is previous:
+            block = [a, b]
+        else:
+            pieces.append(fresh.iloc[a:b])
+    if block is not None:
+        pieces.append(previous.iloc[block[0]:block[1]])
+    frame = pd.concat([piece[COLUMNS] for piece in pieces], ignore_index=True)
+    return frame, new_ranges
 
 
 def _latest_rules(logged: list[list[dict]], data_dir: Path) -> None:
@@ -321,7 +376,7 @@ def view(table: pd.DataFrame, benchmark: str | list[str], metric: str | list[str
 
 class Checksums:
     """The sha256 of a testbed's raw logs and sidecars, each hashed once: remembered with the file's
-    size, times and inode in ``<data>/tables/.cache/<testbed>.files.json`` (not committed: the
+    size, times and inode in ``<data>/tables/.cache/<testbed>.files.tsv`` (not committed: the
     times are this machine's), and hashed again only when one of those changed. Complete raw logs
     are never rewritten and sidecars are replaced whole (a new inode), so an unchanged stamp is an
     unchanged file; a file rewritten in place by hand changes its times and is hashed again.
@@ -333,22 +388,20 @@ class Checksums:
     def __init__(self, data_dir: str | Path, testbed: str):
         self.data_dir = Path(data_dir)
         self.testbed = testbed
-        self.path = self.data_dir / "tables" / ".cache" / f"{testbed}.files.json"
-        try:
-            self.known = json.loads(self.path.read_text())
-            if not isinstance(self.known, dict):
-                self.known = {}
-        except (OSError, ValueError):
-            self.known = {}
-        self.seen: dict[str, list] = {}
-        self.stamps: dict[str, list] = {}  # taken by logs(): relative path -> [size, mtime, ctime, inode]
+        self.path = self.data_dir / "tables" / ".cache" / f"{testbed}.files.tsv"
+        self.known = self._read()
+        self.seen: dict[str, tuple[str, str]] = {}  # relative path -> (stamp, sha256)
+        self.stamps: dict[str, str] = {}  # taken by logs(): relative path -> "size<tab>mtime<tab>ctime<tab>inode"
+        self._listed: list[str] | None = None  # what logs() returned, and its names relative to data_dir
+        self._names: list[str] = []
 
-    def logs(self) -> list[Path]:
-        """Every final raw log of the testbed, as :func:`raw_logs` lists them (the same order), with
-        the stamps of the logs and their sidecars taken on the way."""
+    def logs(self) -> list[str]:
+        """Every final raw log of the testbed, as :func:`raw_logs` lists them (the same order, as
+        text rather than path objects: 50,000 of those cost a second), with the stamps of the logs and
+        their sidecars taken on the way."""
         root = self.data_dir / "raw" / self.testbed
         prefix = f"raw/{self.testbed}/"
-        found = []
+        found, names = [], []
         for platform in _subdirectories(str(root)):
             for benchmark in _subdirectories(f"{root}/{platform}"):
                 for variant in _subdirectories(f"{root}/{platform}/{benchmark}"):
@@ -360,34 +413,68 @@ class Checksums:
                             stat = entry.stat()
                         except FileNotFoundError:
                             continue
-                        self.stamps[f"{prefix}{where}/{entry.name}"] = [stat.st_size, stat.st_mtime_ns,
-                                                                        stat.st_ctime_ns, stat.st_ino]
-                        if rawlog.LOG_NAME.match(entry.name):
-                            found.append(root / where / entry.name)
+                        self.stamps[f"{prefix}{where}/{entry.name}"] = \
+                            f"{stat.st_size}\t{stat.st_mtime_ns}\t{stat.st_ctime_ns}\t{stat.st_ino}"
+                        if entry.name.endswith(".log") and entry.name[4:-4].isdecimal():  # rawlog.LOG_NAME
+                            found.append(f"{root}/{where}/{entry.name}")
+                            names.append(f"{prefix}{where}/{entry.name}")
+        self._listed, self._names = found, names
         return found
+
+    def names(self, logs: list[Path]) -> list[str]:
+        """Each log's path relative to the data directory (without path arithmetic for what
+        :meth:`logs` listed)."""
+        if logs is self._listed:
+            return self._names
+        return [str(Path(log).relative_to(self.data_dir)) for log in logs]
 
     def of(self, path: Path) -> str | None:
         """The file's sha256 (hex), or None when it is not there."""
         text, base = str(path), f"{self.data_dir}{os.sep}"
-        relative = text[len(base):] if text.startswith(base) else str(path.relative_to(self.data_dir))
+        return self.of_name(text[len(base):] if text.startswith(base) else str(path.relative_to(self.data_dir)))
+
+    def of_name(self, relative: str) -> str | None:
+        """:meth:`of` the file at ``relative`` (to the data directory)."""
         if relative in self.seen:  # asked before in this build
-            return self.seen[relative][4]
+            return self.seen[relative][1]
         stamp = self.stamps.pop(relative, None)
         if stamp is None:
             try:
-                stat = path.stat()
+                stat = os.stat(self.data_dir / relative)
             except FileNotFoundError:
                 return None
-            stamp = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+            stamp = f"{stat.st_size}\t{stat.st_mtime_ns}\t{stat.st_ctime_ns}\t{stat.st_ino}"
         entry = self.known.get(relative)
-        digest = entry[4] if entry and entry[:4] == stamp else hashlib.sha256(path.read_bytes()).hexdigest()
-        self.seen[relative] = [*stamp, digest]
+        digest = (entry[1] if entry and entry[0] == stamp
+                  else hashlib.sha256((self.data_dir / relative).read_bytes()).hexdigest())
+        self.seen[relative] = (stamp, digest)
         return digest
+
+    HEADER = "virtrepro file checksums 1: path, size, mtime_ns, ctime_ns, inode, sha256\n"
+
+    def _read(self) -> dict[str, tuple[str, str]]:
+        """The remembered stamps (a tab-separated file: JSON takes half a second at 100,000 files);
+        anything unreadable is forgotten (every file is hashed again)."""
+        try:
+            text = self.path.read_text()
+        except (OSError, UnicodeDecodeError):
+            return {}
+        if not text.startswith(self.HEADER):
+            return {}
+        known = {}
+        for line in text[len(self.HEADER):].splitlines():
+            name, _, rest = line.partition("\t")
+            stamp, _, digest = rest.rpartition("\t")
+            if len(digest) != 64 or stamp.count("\t") != 3:
+                return {}
+            known[name] = (stamp, digest)
+        return known
 
     def save(self) -> None:
         if self.seen != self.known:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            _replace(self.path, json.dumps(self.seen).encode())
+            text = "".join(f"{name}\t{stamp}\t{digest}\n" for name, (stamp, digest) in self.seen.items())
+            _replace(self.path, (self.HEADER + text).encode())
 
 
 def _subdirectories(path: str) -> list[str]:
@@ -407,31 +494,32 @@ def _replace(path: Path, data: bytes) -> None:
 
 
 def log_checksums(data_dir: str | Path, testbed: str, checksums: Checksums | None = None,
-                  logs: list[Path] | None = None) -> dict[str, str]:
+                  logs: list[str | Path] | None = None) -> dict[str, str]:
     """Each raw log's checksum: of its content and its sidecar's, and of the table format (the
     parsers' version: :data:`TABLE_FORMAT`); the rows of a log whose checksum is unchanged are
     taken from the earlier table."""
     checksums = checksums or Checksums(data_dir, testbed)
     found = {}
-    for log in raw_logs(data_dir, testbed) if logs is None else logs:
-        parts = [checksums.of(log), checksums.of(rawlog.sidecar_path(log))]
-        found[str(log.relative_to(data_dir))] = hashlib.sha256(
-            f"format={TABLE_FORMAT} {parts[0]} {parts[1]}".encode()).hexdigest()
+    for name in checksums.names(raw_logs(data_dir, testbed) if logs is None else logs):
+        parts = [checksums.of_name(name), checksums.of_name(_sidecar_name(name))]
+        found[name] = hashlib.sha256(f"format={TABLE_FORMAT} {parts[0]} {parts[1]}".encode()).hexdigest()
     return found
 
 
+def _sidecar_name(log_name: str) -> str:
+    """The name of a log's sidecar (:func:`rawlog.sidecar_path`), as text."""
+    return log_name[: -len(".log")] + ".json"
+
+
 def fingerprint(data_dir: str | Path, testbed: str, checksums: Checksums | None = None,
-                logs: list[Path] | None = None) -> str:
+                logs: list[str | Path] | None = None, checksummed: dict[str, str] | None = None) -> str:
     """One checksum of all raw logs and sidecars of ``testbed`` (paths and contents) and the table
-    format: a table whose manifest holds it is the table of these logs."""
-    data_dir = Path(data_dir)
-    checksums = checksums or Checksums(data_dir, testbed)
+    format: a table whose manifest holds it is the table of these logs. It is made of the logs'
+    :func:`log_checksums` (``checksummed``, when the caller has them)."""
+    current = log_checksums(data_dir, testbed, checksums, logs) if checksummed is None else checksummed
     digest = hashlib.sha256(f"format={TABLE_FORMAT}".encode())
-    for log in raw_logs(data_dir, testbed) if logs is None else logs:
-        for path in (log, rawlog.sidecar_path(log)):
-            digest.update(str(path.relative_to(data_dir)).encode())
-            sha = checksums.of(path)
-            digest.update(bytes.fromhex(sha) if sha is not None else b"missing")
+    for name, checksum in current.items():
+        digest.update(f"{name}\0{checksum}\n".encode())
     return digest.hexdigest()
 
 
@@ -453,50 +541,78 @@ def _table_lock(data_dir: Path, testbed: str):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _previous(paths: dict[str, Path]) -> tuple[pd.DataFrame | None, dict[str, str]]:
-    """The table written before and its logs' checksums, if it is of this format and readable."""
+def _previous(paths: dict[str, Path]) -> tuple[pd.DataFrame | None, dict]:
+    """The table written before and its manifest, if it is of this format and readable."""
     try:
         manifest = json.loads(paths["manifest"].read_text())
         if manifest.get("format") != TABLE_FORMAT or not isinstance(manifest.get("log_checksums"), dict):
             return None, {}
-        return read_table(paths["parquet"]), manifest["log_checksums"]
+        return read_table(paths["parquet"]), manifest
     except (OSError, ValueError, TableError):
         return None, {}
 
 
 def write_table(data_dir: str | Path, testbed: str, csv: bool = True, reparse: bool = False,
-                checksums: Checksums | None = None, logs: list[Path] | None = None) -> pd.DataFrame:
+                checksums: Checksums | None = None, logs: list[str | Path] | None = None,
+                known_fingerprint: str | None = None, checksummed: dict[str, str] | None = None) -> pd.DataFrame:
     """The table of every raw log of ``testbed``, written (Parquet, CSV unless ``csv=False``, and the
     manifest, each whole or not at all). Each log is parsed once: the rows of a log whose content,
-    sidecar and table format are unchanged since the last table are taken from it (``reparse``:
-    every log is parsed again)."""
+    sidecar and table format are unchanged since the last table are taken from it, and the rows of
+    a variant none of whose logs changed are taken as one block (``reparse``: every log is parsed
+    again). The manifest says which table the CSV copy was written from (``csv_fingerprint``):
+    :func:`load` keeps the Parquet table current and leaves the CSV to the workflow's table rule.
+    ``known_fingerprint``, ``checksummed``: the logs' :func:`fingerprint` and :func:`log_checksums`,
+    when the caller has them already (made from the same ``logs``)."""
     data_dir = Path(data_dir)
     paths = table_paths(data_dir, testbed)
     with _table_lock(data_dir, testbed):
         checksums = checksums or Checksums(data_dir, testbed)
         logs = checksums.logs() if logs is None else logs
-        current = log_checksums(data_dir, testbed, checksums, logs)
-        previous, before = _previous(paths) if not reparse else (None, {})
+        names = checksums.names(logs)
+        current = log_checksums(data_dir, testbed, checksums, logs) if checksummed is None else checksummed
+        previous, manifest_before = _previous(paths) if not reparse else (None, {})
+        before = manifest_before.get("log_checksums", {})
         reuse = {name for name, checksum in current.items() if before.get(name) == checksum}
-        frame = build_table(data_dir, testbed, previous, reuse, logs)
+        ranges = manifest_before.get("variant_rows")
+        frame, ranges = _build(data_dir, testbed, previous, reuse, logs, names, set(before),
+                               ranges if isinstance(ranges, dict) else None)
         paths["parquet"].parent.mkdir(parents=True, exist_ok=True)
         buffer = io.BytesIO()
         frame.to_parquet(buffer, index=False)
         _replace(paths["parquet"], buffer.getvalue())
+        fingerprinted = known_fingerprint or fingerprint(data_dir, testbed, checksummed=current)
         if csv:
             _replace(paths["csv"], _csv(frame))
         manifest = {
             "testbed": testbed,
             "format": TABLE_FORMAT,
-            "fingerprint": fingerprint(data_dir, testbed, checksums, logs),
+            "fingerprint": fingerprinted,
             "csv": csv,
+            # the table the CSV copy was written from (it may be older than the Parquet table)
+            "csv_fingerprint": fingerprinted if csv else manifest_before.get("csv_fingerprint"),
             "rows": len(frame),
-            "logs": list(current),
             "log_checksums": current,
+            "variant_rows": ranges,  # platform/benchmark/variant -> [first row, row after its last]
         }
-        _replace(paths["manifest"], (json.dumps(manifest, indent=2) + "\n").encode())
+        _replace(paths["manifest"], _manifest_text(manifest).encode())
         checksums.save()
     return frame
+
+
+def _manifest_text(manifest: dict) -> str:
+    """The manifest as JSON with one entry a line (a new log is one line in a diff), made with the
+    C encoder line by line: ``json.dumps(indent=2)`` takes the pure-Python encoder, a second at 50,000 logs."""
+    lines = []
+    for key, value in manifest.items():
+        if isinstance(value, dict) and value and all(isinstance(v, str) for v in value.values()):
+            entries = json.dumps(value, separators=(",\n    ", ": "))[1:-1]  # the C encoder, an entry a line
+            lines.append(f"  {json.dumps(key)}: {{\n    {entries}\n  }}")
+        elif isinstance(value, dict) and value:
+            entries = ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in value.items())
+            lines.append(f"  {json.dumps(key)}: {{\n{entries}\n  }}")
+        else:
+            lines.append(f"  {json.dumps(key)}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
 def _csv(frame: pd.DataFrame) -> bytes:
@@ -516,23 +632,29 @@ def load(testbed: str, data_dir: str | Path = "data", rebuild: bool | None = Non
 
     ``rebuild=None`` rebuilds only when the cached table is missing or stale,
     True always rebuilds (parsing every log again), False never does (and fails if there is no table).
+    It writes the Parquet table and its manifest, not the CSV copy (the workflow's table rule does:
+    the manifest's ``csv_fingerprint`` says which table that copy is of).
     """
     if rebuild:
-        return write_table(data_dir, testbed, reparse=True)
+        return write_table(data_dir, testbed, reparse=True, csv=False)
     data_dir = Path(data_dir)
     paths = table_paths(data_dir, testbed)
     checksums = Checksums(data_dir, testbed)
     logs = checksums.logs()
+    now = current = None
     if rebuild is None:
         try:
             manifest = json.loads(paths["manifest"].read_text())
-            rebuild = not paths["parquet"].exists() or manifest.get("fingerprint") != fingerprint(data_dir, testbed,
-                                                                                                 checksums, logs)
-            checksums.save()
+            current = log_checksums(data_dir, testbed, checksums, logs)
+            now = fingerprint(data_dir, testbed, checksummed=current)
+            rebuild = not paths["parquet"].exists() or manifest.get("fingerprint") != now
+            if not rebuild:
+                checksums.save()  # (a rebuild saves them)
         except (OSError, ValueError):
             rebuild = True
     if rebuild:
-        return write_table(data_dir, testbed, checksums=checksums, logs=logs)
+        return write_table(data_dir, testbed, csv=False, checksums=checksums, logs=logs, known_fingerprint=now,
+                           checksummed=current)
     return read_table(paths["parquet"])
 
 
