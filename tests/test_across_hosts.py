@@ -132,12 +132,12 @@ def dry_run(tmp_path: Path, platforms: list[str], probe: dict | None) -> subproc
                              str(tmp_path / "config.yaml")], capture_output=True, text=True, timeout=300,
                             env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "VIRTREPRO_STATE": str(tmp_path / "state"),
                                  "PYTHONPATH": str(REPO / "workflow")})
-    assert result.returncode == 0 or probe is None or set(probe["platforms"]) != set(platforms), result.stderr[-3000:]
     return result
 
 
 def measurement_jobs(result) -> dict:
-    """(platform, variant) -> (the hosts whose resource the job holds, its --host)."""
+    """(platform, variant) -> (the hosts whose resource the job holds, its --host), of a dry run that worked."""
+    assert result.returncode == 0, result.stderr[-3000:]
     jobs = {}
     for block in result.stdout.split("\n\n"):
         if "virtrepro.measure" not in block:
@@ -180,3 +180,21 @@ def test_a_dry_run_before_the_probe_plans_every_configured_platform(tmp_path):
     result = dry_run(tmp_path, ["native", "lxc"], None)
     assert result.returncode == 0, result.stderr[-3000:]
     assert {platform for platform, _ in measurement_jobs(result)} == {"native", "lxc"}
+
+
+ACROSS_LOG = REPO / "tests" / "data" / "hpcc" / "across-two-slurm-nodes-p1.log"  # a real run on two SLURM nodes
+ACROSS_PARAMS = {"procs": 1, "nodes": 2, "n": 400, "nb": 40, "across": "hosts"}
+
+
+def test_a_run_across_hosts_counts_only_if_mpiruns_map_put_ranks_on_every_node():
+    text = ACROSS_LOG.read_text()
+    records = BENCHMARKS["hpcc"].parse_run(text, "log", ACROSS_PARAMS)
+    assert {int(r["processes"]) for r in records} == {2}
+    one_node = text.replace("Data for node: vrnode2", "Data for node: vrnode1")  # both ranks on one node
+    with pytest.raises(Exception, match=r"map of a run across hosts shows vrnode1: 2; the run asked for 1 rank\(s\) on each of 2 nodes"):
+        BENCHMARKS["hpcc"].parse_run(one_node, "log", ACROSS_PARAMS)
+    no_map = "\n".join(line for line in text.splitlines() if "Data for node" not in line) + "\n"
+    with pytest.raises(Exception, match="shows no map in the log"):
+        BENCHMARKS["hpcc"].parse_run(no_map, "log", ACROSS_PARAMS)
+    # the same log as a run on one host's instances (no `across`) is not asked for a map
+    assert BENCHMARKS["hpcc"].parse_run(no_map, "log", {k: v for k, v in ACROSS_PARAMS.items() if k != "across"})

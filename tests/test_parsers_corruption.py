@@ -370,6 +370,9 @@ def test_every_good_capture_is_corrupted():
             "mpirun-np2-N2000+2500-NB64+128-P1Q2.hpccinf.txt", "mpirun-np2-N2000+2500-NB64+128-P1Q2.log",
             "mpirun-np2-N3000-NB80-P1Q2.hpccinf.txt", "mpirun-np2-N3000-NB80-P1Q2.log", "quirk-append-N1000-run1.log",
             "quirk-append-N1000-run2-same-dir.log", "quirk-append-N1000-two-runs-same-dir.hpccinf.txt",
+            # a whole run's log across two SLURM nodes, for mpirun's rank map (test_across_hosts.py): its
+            # hpccoutf.txt section is the same report the hpccoutf captures above are corrupted for
+            "across-two-slurm-nodes-p1.log",
         },
         "npb": {"availability-check.log", "bad_mpi_bt.S.np2-nonsquare.log", "bad_omp_lu.W.t1-sigterm-unbuffered.log"},
         "netperf": {"netserver.log"},  # the server's log holds no result

@@ -311,6 +311,20 @@ def test_variants_added_between_others_or_gone_leave_the_others_rows_as_one_bloc
     assert sum(stop - first for first, stop in ranges.values()) == len(table)
 
 
+def test_a_table_replaced_without_its_manifest_is_built_anew_not_cut_at_old_blocks(data, monkeypatch):
+    """The manifest's row blocks describe its own Parquet file: another file under it (here a table
+    of the same logs in another row order) is not reused, so a new log cannot take wrong rows."""
+    results.load("tb", data)
+    paths = results.table_paths(data, "tb")
+    shuffled = results.read_table(paths["parquet"]).iloc[::-1].reset_index(drop=True)
+    shuffled.to_parquet(paths["parquet"], index=False)
+    parsed = _parsed(monkeypatch)
+    place(data, SYSBENCH_DIR, 2, DATA / "sysbench" / "cpu-1thread-10s.log")
+    table = results.load("tb", data)
+    assert len(parsed) == len(results.raw_logs(data, "tb"))  # every log parsed again: nothing taken from that file
+    pd.testing.assert_frame_equal(table, _full(data))
+
+
 def test_the_rows_of_a_changed_parser_are_made_anew(data, monkeypatch):
     """The table format is the parsers' version: another one reparses every log."""
     results.load("tb", data)

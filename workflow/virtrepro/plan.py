@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import rawlog
+from .availability import unavailable
 from .config import AUTO, QEMU_AUTO, VariantPlan, plan_variants, resolve_platforms
 
 
@@ -146,8 +147,7 @@ def probed_platforms(config: dict, data_dir: str | Path) -> list[str]:
     ``qemu`` as the testbed's KVM probe found it (qemu-tcg when it has not run yet)."""
     probes = Path(data_dir) / "raw" / config["testbed"] / "probes"
     try:
-        record = json.loads((probes / "platforms.json").read_text())["platforms"]
-        left_out = {name for name, entry in record.items() if entry.get("status") == "unavailable"}
+        left_out = set(unavailable(json.loads((probes / "platforms.json").read_text())))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         left_out = set()
     platforms = [name for name in config["platforms"] if name not in left_out]

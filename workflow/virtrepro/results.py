@@ -542,12 +542,18 @@ def _table_lock(data_dir: Path, testbed: str):
 
 
 def _previous(paths: dict[str, Path]) -> tuple[pd.DataFrame | None, dict]:
-    """The table written before and its manifest, if it is of this format and readable."""
+    """The table written before and its manifest, if it is of this format, readable and the table the
+    manifest was written with (its ``parquet_sha256``): the manifest's row blocks (``variant_rows``)
+    describe that file only, so a table replaced without its manifest (a run cut between the two
+    writes, a file copied by hand) is built anew rather than cut at the wrong rows."""
     try:
         manifest = json.loads(paths["manifest"].read_text())
         if manifest.get("format") != TABLE_FORMAT or not isinstance(manifest.get("log_checksums"), dict):
             return None, {}
-        return read_table(paths["parquet"]), manifest
+        data = paths["parquet"].read_bytes()
+        if manifest.get("parquet_sha256") != hashlib.sha256(data).hexdigest():
+            return None, {}
+        return read_table(io.BytesIO(data), paths["parquet"]), manifest
     except (OSError, ValueError, TableError):
         return None, {}
 
@@ -580,6 +586,7 @@ def write_table(data_dir: str | Path, testbed: str, csv: bool = True, reparse: b
         buffer = io.BytesIO()
         frame.to_parquet(buffer, index=False)
         _replace(paths["parquet"], buffer.getvalue())
+        parquet_sha256 = hashlib.sha256(buffer.getvalue()).hexdigest()
         fingerprinted = known_fingerprint or fingerprint(data_dir, testbed, checksummed=current)
         if csv:
             _replace(paths["csv"], _csv(frame))
@@ -591,6 +598,7 @@ def write_table(data_dir: str | Path, testbed: str, csv: bool = True, reparse: b
             # the table the CSV copy was written from (it may be older than the Parquet table)
             "csv_fingerprint": fingerprinted if csv else manifest_before.get("csv_fingerprint"),
             "rows": len(frame),
+            "parquet_sha256": parquet_sha256,  # the table these rows and blocks describe (_previous)
             "log_checksums": current,
             "variant_rows": ranges,  # platform/benchmark/variant -> [first row, row after its last]
         }
@@ -658,14 +666,15 @@ def load(testbed: str, data_dir: str | Path = "data", rebuild: bool | None = Non
     return read_table(paths["parquet"])
 
 
-def read_table(path: Path) -> pd.DataFrame:
+def read_table(path, name: Path | None = None) -> pd.DataFrame:
     """A cached table, refused with the file named when it is damaged or lacks a column (a table of
     an older format, such as the wide one with a column per label, when :func:`load` is told not
     to rebuild it; otherwise its fingerprint, which includes :data:`TABLE_FORMAT`, is stale and
     :func:`load` rebuilds it)."""
+    source, path = path, name or path  # the file, or its bytes already read (``name``: the file's name)
     remedy = "delete it and its .manifest.json to rebuild it from the raw logs"
     try:
-        frame = pd.read_parquet(path)
+        frame = pd.read_parquet(source)
     except ValueError as error:  # pyarrow's ArrowInvalid; a missing file stays FileNotFoundError
         raise TableError(f"{path}: not a readable Parquet table ({error}); {remedy}") from None
     missing = [column for column in COLUMNS if column not in frame.columns]

@@ -59,6 +59,24 @@ def mpi_spread(params: dict, nodes: int, platform: str | None) -> dict | None:
     return {"across": ACROSS_HOSTS}
 
 
+_MAPPED_NODE = re.compile(r"^\s*Data for node: (\S+)\s+Num slots: \d+\s+Max slots: \d+\s+Num procs: (\d+)", re.M)
+
+
+def check_rank_map(text: str, source: str, nodes: int, per_node: int | None = None) -> None:
+    """A run across hosts is what its key says only if mpirun's map (``--display-map``) in its log put
+    ranks on ``nodes`` different nodes, ``per_node`` on each (when known): a run whose ranks all
+    landed on one node is refused, never kept as a number of a run across nodes."""
+    from ..parsers import ParseError
+
+    ranks: dict[str, int] = {}
+    for node, count in _MAPPED_NODE.findall(text):
+        ranks[node] = ranks.get(node, 0) + int(count)
+    if len(ranks) != nodes or (per_node is not None and set(ranks.values()) != {per_node}):
+        shown = ", ".join(f"{node}: {count}" for node, count in ranks.items()) or "no map in the log"
+        wanted = f"{per_node} rank(s) on each of {nodes} nodes" if per_node is not None else f"ranks on {nodes} nodes"
+        raise ParseError(source, f"mpirun's map of a run across hosts shows {shown}; the run asked for {wanted}")
+
+
 def peer(index: int) -> str:
     """Placeholder for the private address of instance ``index`` (1 = the first peer)."""
     return f"@PEER{index}@"

@@ -7,7 +7,8 @@ import re
 
 from .. import regimes
 from ..parsers import ParseError, TruncatedLogError, parse_hpcc, parse_hpccinf
-from .base import HOSTS, MPIRUN_SCHEDULED, SCRATCH, Benchmark, Variant, mpi_across_instances, mpi_spread
+from .base import (HOSTS, MPIRUN_SCHEDULED, SCRATCH, Benchmark, Variant, check_rank_map, mpi_across_instances,
+                   mpi_spread)
 
 # hpccinf.txt: the HPL part (lines 1-31) follows HPL's defaults except N, NB and P x Q; then PTRANS
 _HPCCINF = """HPLinpack benchmark input file
@@ -292,6 +293,9 @@ class Hpcc(Benchmark):
             for key, value in wanted.items():
                 if ran[key] != value:
                     raise ParseError(source, f"hpcc ran with {key}={ran[key]}, the configuration asks for {key}={value}")
+        if params is not None and params.get("across") == "hosts":  # the ranks really were on that many nodes
+            check_rank_map(sections["mpirun output"], source, ran["nodes"],
+                           None if params["procs"] == "all" else int(params["procs"]))
         records = parse_hpcc(
             sections["hpccoutf.txt"],
             source,

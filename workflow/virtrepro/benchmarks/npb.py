@@ -16,7 +16,8 @@ from __future__ import annotations
 import math
 
 from ..parsers import ParseError, parse_npb
-from .base import BUILT, HOSTS, MPIRUN_SCHEDULED, SCRATCH, Benchmark, Variant, mpi_across_instances, mpi_spread
+from .base import (BUILT, HOSTS, MPIRUN_SCHEDULED, SCRATCH, Benchmark, Variant, check_rank_map,
+                   mpi_across_instances, mpi_spread)
 
 KERNELS = ("bt", "cg", "ep", "ft", "is", "lu", "mg", "sp")
 MPIRUN = "mpirun --allow-run-as-root --bind-to none --oversubscribe"
@@ -226,4 +227,7 @@ class NpbMpi(_Npb):
         records = parse_npb(text, source)
         if params:
             self._check(records, source, params, mode="mpi", processes=int(params["procs"]))
+            if params.get("across") == "hosts":  # the ranks really were on that many nodes
+                nodes = int(params["nodes"])
+                check_rank_map(text, source, nodes, int(params["procs"]) // nodes)
         return records
