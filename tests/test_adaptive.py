@@ -100,6 +100,31 @@ def test_the_rule_is_named_in_the_marker_and_the_last_part_continues():
         (None, 4, "4.part-1of2.json"), (None, 4, "4.part-2of2.json")]
 
 
+def test_a_translating_platform_gets_the_rules_lower_cap_and_the_others_keep_max():
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["scale"] = "reference"
+    config["benchmarks"] = ["npb_serial"]
+    config["scales"]["reference"]["npb_serial"]["kernels"] = ["ep"]
+    validate_config(config)
+    last = {v.platform: v for v in plan_variants(config, ["native", "lxc", "qemu-tcg"]) if v.continues}
+    # the committed reference scale: 30 everywhere, 10 in the TCG guest (the only translating platform)
+    assert {name: (v.rule.min, v.rule.max) for name, v in last.items()} == {
+        "native": (5, 30), "lxc": (5, 30), "qemu-tcg": (5, 10)}
+    assert list(last["qemu-tcg"].possible_numbers()) == [3, 4, 5, 6, 7, 8, 9]
+    assert last["native"].marker_path("d").name == "kernel-ep_class-W.reps-5to30-w0.03-c0.95.part-2of2.json"
+    assert last["qemu-tcg"].marker_path("d").name == "kernel-ep_class-W.reps-5to10-w0.03-c0.95.part-2of2.json"
+    # without max_translated every platform has max
+    assert RepetitionRule.from_config({"min": 5, "max": 30, "rel_half_width": 0.02}, translated=True).max == 30
+
+
+def test_a_lower_cap_for_translating_platforms_below_the_minimum_is_refused_naming_the_key():
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["scales"]["quick"]["mbw"]["repetitions"] = {"min": 5, "max": 30, "max_translated": 3,
+                                                        "rel_half_width": 0.02}
+    with pytest.raises(ConfigError, match=r"scales\.quick\.mbw\.repetitions': repetitions: min 5 .* max 3"):
+        validate_config(config)
+
+
 def test_a_rule_whose_minimum_exceeds_its_cap_is_refused_naming_the_key():
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     config["scales"]["quick"]["mbw"]["repetitions"] = {"min": 10, "max": 5, "rel_half_width": 0.02}

@@ -45,11 +45,14 @@ class RepetitionRule:
             raise ValueError(f"repetitions: min {self.min} must be at least 1 and at most max {self.max}")
 
     @classmethod
-    def from_config(cls, value) -> RepetitionRule | None:
-        """The rule of a scale's ``repetitions`` value; None for a plain count."""
+    def from_config(cls, value, translated: bool = False) -> RepetitionRule | None:
+        """The rule of a scale's ``repetitions`` value; None for a plain count. ``translated``: the
+        platform runs guest code by binary translation, and the value's ``max_translated`` (when
+        given) is its cap."""
         if not isinstance(value, dict):
             return None
-        return cls(int(value["min"]), int(value["max"]), float(value["rel_half_width"]),
+        cap = value.get("max_translated", value["max"]) if translated else value["max"]
+        return cls(int(value["min"]), int(cap), float(value["rel_half_width"]),
                    float(value.get("confidence", 0.95)), tuple(value.get("metrics") or ()))
 
     def as_dict(self) -> dict:

@@ -80,7 +80,8 @@ def check_semantics(config: dict) -> None:
     platforms = resolve_platforms(config["platforms"], AUTO.candidates[0])  # its variants are the same either way
     for name in config["benchmarks"]:
         try:
-            RepetitionRule.from_config(scale[name]["repetitions"])
+            for translated in (False, True):
+                RepetitionRule.from_config(scale[name]["repetitions"], translated)
         except ValueError as error:
             raise ConfigError(f"config key 'scales.{scale_name}.{name}.repetitions': {error}") from None
         for platform in platforms:
@@ -316,12 +317,15 @@ def run_sequence(platforms: list[str]) -> list[tuple[str, int]]:
     return [(platform, 1) for platform in platforms] + [(platform, 2) for platform in reversed(platforms)]
 
 
-def repetition_rule(config: dict, benchmark: str) -> RepetitionRule | None:
-    """The benchmark's repetition rule in the configured scale (:mod:`virtrepro.adaptive`); None for
-    a fixed count, and when the top-level ``repetitions`` gives one."""
+def repetition_rule(config: dict, benchmark: str, platform: str) -> RepetitionRule | None:
+    """The benchmark's repetition rule on ``platform`` in the configured scale
+    (:mod:`virtrepro.adaptive`; its cap is the rule's ``max_translated`` on a platform that
+    translates guest code, when given); None for a fixed count, and when the top-level
+    ``repetitions`` gives one."""
     if config.get("repetitions") is not None:
         return None
-    return RepetitionRule.from_config(config["scales"][config["scale"]][benchmark]["repetitions"])
+    return RepetitionRule.from_config(config["scales"][config["scale"]][benchmark]["repetitions"],
+                                      platform_catalog.BY_NAME[platform].translated)
 
 
 def plan_variants(config: dict, platforms: list[str] | None = None) -> list[VariantPlan]:
@@ -336,7 +340,7 @@ def plan_variants(config: dict, platforms: list[str] | None = None) -> list[Vari
     for platform in platforms if platforms is not None else resolve_platforms(config["platforms"], None):
         for name in config["benchmarks"]:
             params = scale[name]
-            rule = repetition_rule(config, name)
+            rule = repetition_rule(config, name, platform)
             count = config.get("repetitions")  # null: the benchmark's own count, or its rule's minimum
             if count is None:
                 count = rule.min if rule is not None else params["repetitions"]

@@ -404,7 +404,7 @@ def measure(
         "repetition": run.repetition,
         "order": run_order(config, run),
         "scale": config.get("scale"),
-        "repetition_rule": rule.as_dict() if (rule := repetition_rule(config, run.benchmark)) else None,
+        "repetition_rule": rule.as_dict() if (rule := repetition_rule(config, run.benchmark, run.platform)) else None,
         "command": command,
         "scratch": scratch if SCRATCH in benchmark.command(run.variant) else None,
         "image": image_record(run.platform),

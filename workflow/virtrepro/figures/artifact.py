@@ -110,7 +110,7 @@ def time_section(sidecars: list[dict], testbed: str) -> list[str]:
         "The `quick` scale is a smoke check: every platform, benchmark and figure works, with 2-3 repetitions "
         "of short runs; no verdict rests on it (the claims table says `inconclusive (too few repetitions)`). "
         "The `reference` scale chooses repetitions by the data (at least 5, until each 95 % interval is "
-        "narrow enough, at most 30, or 10 for NPB and HPCC and 15 for lifecycle and lmbench) and measures disks "
+        "narrow enough, at most 30; in the QEMU TCG guest at most 10 for NPB and HPCC and 15 for lifecycle and lmbench) and measures disks "
         "and memory where the papers did: the verdicts below rest on it.",
         "",
     ]

@@ -50,6 +50,9 @@ class PlatformSpec:
     # root (or passwordless sudo) to make bridges, namespaces, containers and VMs; a usable /dev/kvm
     needs_root: bool = True
     needs_kvm: bool = False
+    # it executes guest code by binary translation (no hardware virtualization): its runs take 10-50
+    # times as long, so a scale's repetition rule may cap them lower (`max_translated`)
+    translated: bool = False
 
 
 PLATFORMS: tuple[PlatformSpec, ...] = (
@@ -66,7 +69,7 @@ PLATFORMS: tuple[PlatformSpec, ...] = (
     PlatformSpec("qemu-tcg", "qemu:QemuTcg", FULL_VM, "QEMU TCG (binary translation, no KVM)", "#d95f02", 50,
                  stands_for={"VMware Server": ANALOGUE},
                  not_for={"KVM": "no working KVM on this testbed (qemu-tcg is binary translation)"},
-                 own_memory=True, disk_formats=True),
+                 own_memory=True, disk_formats=True, translated=True),
 )
 
 # the platform every other is compared with (its paper platform has the same name)
