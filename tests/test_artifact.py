@@ -59,3 +59,18 @@ def test_licences_and_citation_record():
     assert keys == {c["paper"] for c in yaml.safe_load((ROOT / "data" / "reference" / "claims.yaml").read_text())}
     readme = (ROOT / "README.md").read_text()
     assert "Apache License 2.0" in readme and "CC0 1.0" in readme and "CITATION.cff" in readme
+
+
+def test_the_reference_rules_are_read_from_the_configuration(tmp_path):
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"scales": {"reference": {
+        "a": {"repetitions": {"min": 5, "max": 30, "rel_half_width": 0.02}},
+        "b": {"repetitions": {"min": 4, "max": 30, "max_translated": 10, "rel_half_width": 0.03}},
+        "c": {"repetitions": {"min": 5, "max": 30, "max_translated": 15, "rel_half_width": 0.05}},
+        "d": {"repetitions": 5}}}}))
+    assert artifact.reference_rules(config) == (
+        "at least 4, until each 95 % interval is narrow enough, at most 30; where guest code is binary-translated "
+        "(QEMU TCG, 10-50 times slower) at most 10 for `b` and 15 for `c`")
+    # the committed configuration: NPB and HPCC at 10 in the TCG guest, lifecycle and lmbench at 15
+    committed = artifact.reference_rules()
+    assert "at most 10 for `hpcc`, `npb_mpi`, `npb_omp`, `npb_serial` and 15 for `lifecycle`, `lmbench`" in committed

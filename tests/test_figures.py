@@ -271,6 +271,22 @@ def test_the_notebook_says_what_its_numbers_carry_and_reports_its_papers_claims(
     assert (tmp_path / "kudryavtsev2012" / "fig3-hpcc.png").is_file() and drawn.numbers
 
 
+def test_the_notebook_names_the_platforms_its_testbed_could_not_run_with_the_reason(table, monkeypatch, tmp_path):
+    from virtrepro.figures.reading import Notebook
+
+    probes = tmp_path / "data" / "raw" / "cluster" / "probes"
+    probes.mkdir(parents=True)
+    (probes / "platforms.json").write_text(json.dumps({"hosts": {}, "platforms": {
+        "native": {"status": "available"},
+        "lxc": {"status": "unavailable", "reason": "node1: neither root nor passwordless sudo"}}}))
+    monkeypatch.setattr(results, "load", lambda testbed, data_dir: table)
+    nb = Notebook("kudryavtsev2012", testbed="cluster", data_dir=str(tmp_path / "data"), reference_dir=SETTING.reference_dir,
+                  figures_dir=str(tmp_path / "figures"), confidence=0.97, baseline="native")
+    about = nb.about().splitlines()
+    assert "unavailable on this testbed: lxc (node1: neither root nor passwordless sudo)" in about
+    assert not [line for line in about if "native" in line and "unavailable" in line]
+
+
 def test_a_figures_reading_says_what_it_rests_on_and_each_verdict_it_tests(table, monkeypatch, tmp_path):
     """The text after a figure: its summary or caption, the data (scale, repetitions, platforms, as
     counted here from the table) and one sentence per claim it tests, with our number and verdict."""
@@ -445,6 +461,19 @@ def test_a_legend_never_covers_data(tmp_path):
     assert [ax.get_legend() for ax in axes] == [None, None] and len(fig.legends) == 1
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["lxc"]
     plt.close(fig)
+
+
+def test_a_saturation_size_and_a_trend_per_step_are_not_read_as_relative_differences():
+    row = {"id": "p-s", "kind": "saturation", "paper_platform": "OpenVZ", "published": "saturates at 256 bytes",
+           "platforms": "lxc", "value": 65536.0, "ci_low": 4096.0, "ci_high": float("inf"), "threshold": None,
+           "n_platform": 9, "n_baseline": 0, "verdict": "inconclusive", "note": ""}
+    assert claims.sentence(row) == ("The paper: OpenVZ: saturates at 256 bytes. Here, lxc: saturates at 65536 "
+                                    "(bounds 4096..inf) (n = 9/0): **inconclusive**.")
+    trend = {**row, "kind": "trend", "value": 0.05, "ci_low": 0.01, "ci_high": 0.09}
+    assert claims.estimate_text("trend", 0.05, 0.01, 0.09) == "+5.0% per step [+1.0%, +9.0%]"
+    assert "+5.0% per step [+1.0%, +9.0%] (n = 9/0)" in claims.sentence(trend)
+    table = claims.report(pd.DataFrame([{**row, "value": 65536.0}, trend]).rename(columns={"notes": "note"}))
+    assert "saturates at 65536 (bounds 4096..inf)" in table and "6553600" not in table
 
 
 def test_a_verdict_reads_as_one_sentence_and_a_listing_never_cuts_a_note():

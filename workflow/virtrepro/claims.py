@@ -790,6 +790,19 @@ def _percent(value: float) -> str:
     return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:+.1f}%"
 
 
+def estimate_text(kind: str | None, value, low, high) -> str:
+    """Our estimate and its interval as a reader reads them, by the claim's kind (the table's
+    ``estimate``, ``ci_low``, ``ci_high``): a saturation size with its bounds (sizes, not fractions);
+    a trend's change per step; else the relative difference, positive = worse. Empty when nothing
+    was estimated."""
+    if value is None or value != value:
+        return ""
+    if kind == "saturation":
+        return f"saturates at {_text(float(value))} (bounds {_text(float(low))}..{_text(float(high))})"
+    per = " per step" if kind == "trend" else ""
+    return f"{_percent(value)}{per} [{_percent(low)}, {_percent(high)}]"
+
+
 def report(verdicts: pd.DataFrame, width: int = 70) -> str:
     """The verdict rows as a plain-text table for a notebook: claim, verdict, our relative difference
     (positive = worse) with its interval, threshold, platforms, n per side and the note (shortened)."""
@@ -799,10 +812,8 @@ def report(verdicts: pd.DataFrame, width: int = 70) -> str:
         {
             "claim": [f"{i.split('-', 1)[1] if '-' in i else i}" for i in verdicts["id"]],
             "verdict": verdicts["verdict"],
-            "ours": [
-                "" if v is None or math.isnan(v) else f"{_percent(v)} [{_percent(lo)}, {_percent(hi)}]"
-                for v, lo, hi in zip(verdicts["value"], verdicts["ci_low"], verdicts["ci_high"])
-            ],
+            "ours": [estimate_text(k, v, lo, hi) for k, v, lo, hi in
+                     zip(verdicts["kind"], verdicts["value"], verdicts["ci_low"], verdicts["ci_high"])],
             "threshold": ["" if t is None or t != t else f"{100 * float(t):g}%" for t in verdicts["threshold"]],
             "platforms": verdicts["platforms"].fillna(""),
             "n": [f"{p}/{b}" if p else "" for p, b in zip(verdicts["n_platform"], verdicts["n_baseline"])],
@@ -831,7 +842,7 @@ def sentence(row: dict | pd.Series) -> str:
     else:
         threshold = row.get("threshold")
         bound = "" if threshold is None or threshold != threshold else f", threshold {100 * float(threshold):g} %"
-        ours = (f"{row['platforms']}: {_percent(value)} [{_percent(row['ci_low'])}, {_percent(row['ci_high'])}]"
+        ours = (f"{row['platforms']}: {estimate_text(row.get('kind'), value, row['ci_low'], row['ci_high'])}"
                 f" (n = {row['n_platform']}/{row['n_baseline']}{bound})")
     note = f" ({row['note']})" if _given(row.get("note")) else ""
     return f"The paper: {said}. Here{', ' + ours if ours else ''}: **{verdict}**{note}."

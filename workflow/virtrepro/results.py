@@ -86,9 +86,27 @@ class TableError(VirtreproError):
 
 
 def raw_logs(data_dir: str | Path, testbed: str) -> list[Path]:
-    """Every final raw log of a testbed (failed and partial logs are not)."""
-    root = Path(data_dir) / "raw" / testbed
-    return sorted(p for p in root.glob("*/*/*/rep-*.log") if rawlog.LOG_NAME.match(p.name))
+    """Every final raw log of a testbed (failed and partial logs are not), sorted."""
+    root = f"{Path(data_dir) / 'raw' / testbed}"
+    return [Path(f"{root}/{where}/{entry.name}") for where, entry in _repetition_files(root) if _is_log(entry.name)]
+
+
+def _is_log(name: str) -> bool:
+    """Whether a ``rep-*`` file name is a final raw log's (rawlog.LOG_NAME, without a regular expression)."""
+    return name.endswith(".log") and name[4:-4].isdecimal()
+
+
+def _repetition_files(root: str):
+    """``(platform/benchmark/variant, entry)`` of every ``rep-*`` file under a testbed's ``root``, in
+    sorted order, listed with ``os.scandir`` (no path object per file)."""
+    for platform in _subdirectories(root):
+        for benchmark in _subdirectories(f"{root}/{platform}"):
+            for variant in _subdirectories(f"{root}/{platform}/{benchmark}"):
+                where = f"{platform}/{benchmark}/{variant}"
+                with os.scandir(f"{root}/{where}") as entries:
+                    files = sorted((e for e in entries if e.name.startswith("rep-")), key=lambda e: e.name)
+                for entry in files:
+                    yield where, entry
 
 
 def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
@@ -399,25 +417,19 @@ class Checksums:
         """Every final raw log of the testbed, as :func:`raw_logs` lists them (the same order, as
         text rather than path objects: 50,000 of those cost a second), with the stamps of the logs and
         their sidecars taken on the way."""
-        root = self.data_dir / "raw" / self.testbed
+        root = f"{self.data_dir / 'raw' / self.testbed}"
         prefix = f"raw/{self.testbed}/"
         found, names = [], []
-        for platform in _subdirectories(str(root)):
-            for benchmark in _subdirectories(f"{root}/{platform}"):
-                for variant in _subdirectories(f"{root}/{platform}/{benchmark}"):
-                    where = f"{platform}/{benchmark}/{variant}"
-                    with os.scandir(f"{root}/{where}") as entries:
-                        files = sorted((e for e in entries if e.name.startswith("rep-")), key=lambda e: e.name)
-                    for entry in files:
-                        try:
-                            stat = entry.stat()
-                        except FileNotFoundError:
-                            continue
-                        self.stamps[f"{prefix}{where}/{entry.name}"] = \
-                            f"{stat.st_size}\t{stat.st_mtime_ns}\t{stat.st_ctime_ns}\t{stat.st_ino}"
-                        if entry.name.endswith(".log") and entry.name[4:-4].isdecimal():  # rawlog.LOG_NAME
-                            found.append(f"{root}/{where}/{entry.name}")
-                            names.append(f"{prefix}{where}/{entry.name}")
+        for where, entry in _repetition_files(root):
+            try:
+                stat = entry.stat()
+            except FileNotFoundError:
+                continue
+            self.stamps[f"{prefix}{where}/{entry.name}"] = \
+                f"{stat.st_size}\t{stat.st_mtime_ns}\t{stat.st_ctime_ns}\t{stat.st_ino}"
+            if _is_log(entry.name):
+                found.append(f"{root}/{where}/{entry.name}")
+                names.append(f"{prefix}{where}/{entry.name}")
         self._listed, self._names = found, names
         return found
 

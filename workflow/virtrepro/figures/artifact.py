@@ -21,6 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from .. import claims as claim_checks
 from .. import platform_names
@@ -30,6 +31,7 @@ from .reading import DEFAULTS
 ROOT = Path(__file__).resolve().parents[3]
 TARGET = ROOT / "docs" / "artifact.md"
 TIMING = ROOT / "bench" / "results" / "default_run_time.json"
+CONFIG = ROOT / "config" / "config.yaml"
 PAPERS = {
     "walters2008": "Walters et al. 2008, A Comparison of Virtualization Technologies for HPC (AINA 2008)",
     "youseff2006": "Youseff et al. 2006, Paravirtualization for HPC Systems (ISPA 2006 Workshops)",
@@ -42,10 +44,6 @@ PAPERS = {
 def _cell(value) -> str:
     text = "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
     return " ".join(text.split()).replace("|", "\\|")
-
-
-def _percent(value) -> str:
-    return "" if value is None or value != value else f"{100 * float(value):+.1f} %"
 
 
 def _sidecars(data_dir: Path, testbed: str) -> list[dict]:
@@ -83,6 +81,22 @@ def machine_section(sidecars: list[dict], data_dir: Path, testbed: str) -> list[
     return lines
 
 
+def reference_rules(config_path: Path = CONFIG) -> str:
+    """The reference scale's repetition rules in words, read from the configuration: the smallest
+    minimum, the usual cap, and the lower caps a platform that translates guest code gets."""
+    scale = yaml.safe_load(config_path.read_text())["scales"]["reference"]
+    rules = {name: params["repetitions"] for name, params in scale.items() if isinstance(params.get("repetitions"), dict)}
+    lowest = min(rule["min"] for rule in rules.values())
+    caps = sorted({rule["max"] for rule in rules.values()})
+    translated = defaultdict(list)
+    for name, rule in sorted(rules.items()):
+        if rule.get("max_translated", rule["max"]) != rule["max"]:
+            translated[rule["max_translated"]].append(f"`{name}`")
+    lower = " and ".join(f"{cap} for {', '.join(names)}" for cap, names in sorted(translated.items()))
+    return (f"at least {lowest}, until each 95 % interval is narrow enough, at most {' or '.join(map(str, caps))}"
+            + (f"; where guest code is binary-translated (QEMU TCG, 10-50 times slower) at most {lower}" if lower else ""))
+
+
 def time_section(sidecars: list[dict], testbed: str) -> list[str]:
     lines = ["## D. Set-up, run and time", "",
              "| step | command | time here |", "|---|---|---|"]
@@ -95,12 +109,16 @@ def time_section(sidecars: list[dict], testbed: str) -> list[str]:
         per_platform[s.get("platform", {}).get("name") if isinstance(s.get("platform"), dict) else s.get("platform")] += \
             float(s.get("duration_s") or 0)
     ran = ", ".join(f"{platform_names.label(p)} {v / 3600:.1f} h" for p, v in sorted(per_platform.items(), key=lambda kv: str(kv[0])))
+    parts = ROOT / "bench" / "results" / f"{testbed}_run_time.json"
+    wall = (f"measured in {len(record['parts'])} parts, {record['wall_h']:.1f} h from each part's first repetition to its "
+            "last (`bench/reference_run_time.py`); "
+            if parts.exists() and (record := json.loads(parts.read_text())) else "")
     lines += [
         "| set up (Debian packages, Python environment) | `bash scripts/setup.sh` | a few minutes on a fresh machine |",
         f"| quick scale: set up, measure every platform, tables, notebooks | `bash scripts/reproduce.sh` | {quick} |",
         "| the tests | `bash scripts/test.sh` | see README, Tests |",
         f"| reference scale (the committed data) | `bash scripts/reference_run.sh` (`-n`: what is left, estimated) | "
-        f"its benchmarks ran {ran} (sum of the sidecars' durations; guest boots and set-up on top) |",
+        f"{wall}its benchmarks ran {ran} (sum of the sidecars' durations; guest boots and set-up on top) |",
         "| paper scale | `snakemake --cores all --config scale=paper` | days on one host: "
         "`python -m virtrepro.plan --estimate --config scale=paper` |",
         "| analysis of committed data: one figure | `python -m virtrepro.figures PAPER/ID` | seconds |",
@@ -109,9 +127,8 @@ def time_section(sidecars: list[dict], testbed: str) -> list[str]:
         "",
         "The `quick` scale is a smoke check: every platform, benchmark and figure works, with 2-3 repetitions "
         "of short runs; no verdict rests on it (the claims table says `inconclusive (too few repetitions)`). "
-        "The `reference` scale chooses repetitions by the data (at least 5, until each 95 % interval is "
-        "narrow enough, at most 30; in the QEMU TCG guest at most 10 for NPB and HPCC and 15 for lifecycle and lmbench) and measures disks "
-        "and memory where the papers did: the verdicts below rest on it.",
+        f"The `reference` scale chooses repetitions by the data ({reference_rules()}; `config/config.yaml`) and "
+        "measures disks and memory where the papers did: the verdicts below rest on it.",
         "",
     ]
     return lines
@@ -157,9 +174,9 @@ def claims_section(listed: list[dict], verdicts: pd.DataFrame | None, testbed: s
             if row is None:
                 ours, verdict = "", "not evaluated"
             else:
-                ours = (f"{row['platform_measured']}: {_percent(row['estimate'])} [{_percent(row['ci_low'])}, "
-                        f"{_percent(row['ci_high'])}], n = {row['n_platform']}/{row['n_baseline']}") \
-                    if row["estimate"] == row["estimate"] else ""
+                ours = (f"{row['platform_measured']}: "
+                        f"{claim_checks.estimate_text(check.get('kind'), row['estimate'], row['ci_low'], row['ci_high'])}, "
+                        f"n = {row['n_platform']}/{row['n_baseline']}") if row["estimate"] == row["estimate"] else ""
                 verdict = row["verdict"]
             counts[verdict] += 1
             lines.append(f"| `{claim['id']}` ({_cell(claim.get('source'))}) | {_cell(claim.get('published'))} | {_cell(how)} | "

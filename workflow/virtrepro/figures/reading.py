@@ -56,13 +56,17 @@ class Notebook:
         self.scale = scale_note(self.table)  # also the figures' footer (plotting.DATA_SCALE)
 
     def about(self) -> str:
-        """What the notebook's numbers can carry: scale, records, platforms and the QEMU probe's verdict."""
+        """What the notebook's numbers can carry: scale, records, platforms, the platforms the testbed
+        could not run with the reason (its platform probe, virtrepro.availability) and the QEMU
+        probe's verdict."""
         table, s = self.table, self.setting
         lines = [self.scale, f"{len(table)} records from {table['source_log'].nunique()} raw logs of testbed {s.testbed!r}",
                  "platforms measured: " + ", ".join(sorted(table["platform"].unique()))]
-        probe = Path(s.data_dir) / "raw" / s.testbed / "probes" / "qemu-accel.json"
-        if probe.exists():
-            lines.append("QEMU accelerator probe: " + json.loads(probe.read_text())["reason"])
+        probes = Path(s.data_dir) / "raw" / s.testbed / "probes"
+        lines += [f"unavailable on this testbed: {platform_names.label(name)} ({why})"
+                  for name, why in claims.unavailable_platforms(probes / "platforms.json").items()]
+        if (probes / "qemu-accel.json").exists():
+            lines.append("QEMU accelerator probe: " + json.loads((probes / "qemu-accel.json").read_text())["reason"])
         return "\n".join(lines)
 
     def view(self, benchmark, metric=None) -> pd.DataFrame:
