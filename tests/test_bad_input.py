@@ -390,7 +390,7 @@ PARAMETERS = {"testbed": "reference-vm", "data_dir": str(REPO / "data"), "refere
         ({"confidence": 1.5}, "notebook parameter 'confidence': 1.5 is not a number between 0 and 1 (exclusive)"),
         ({"confidence": "0.95"}, "notebook parameter 'confidence': '0.95' is not a number between 0 and 1"),
         ({"margin": 0}, "notebook parameter 'margin': 0 is not a number between 0 and 1"),
-        ({"baseline": "kvm"}, "notebook parameter 'baseline': 'kvm' is not a platform (native, lxc, podman, qemu-kvm, qemu-tcg)"),
+        ({"baseline": "kvm"}, "notebook parameter 'baseline': 'kvm' is not a platform (native, lxc, podman, qemu-kvm, qemu-tcg, charliecloud)"),
         ({"data_dir": "no/such/dir"}, "notebook parameter 'data_dir': 'no/such/dir' is not a directory"),
         ({"testbed": "../x"}, "notebook parameter 'testbed': '../x' is not a testbed name"),
     ],

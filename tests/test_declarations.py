@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / "workflow"
 # the platforms' names, written independently of the catalogue: a platform added to the catalogue
 # must be added here too, which is the point (this list is what the search below looks for)
-KNOWN = ("native", "lxc", "podman", "qemu", "qemu-kvm", "qemu-tcg")
+KNOWN = ("native", "lxc", "podman", "qemu", "qemu-kvm", "qemu-tcg", "charliecloud")
 NAME = re.compile(r"""["'](%s)["']""" % "|".join(sorted(map(re.escape, KNOWN), key=len, reverse=True)))
 
 

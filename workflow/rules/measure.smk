@@ -56,7 +56,7 @@ def job_priority(platform):
         if benchmark.host_side:
             return base + 1  # after every run inside the platform's guests: it starts its own guests
         variant = next(
-            (v for v in benchmark.variants(config["scales"][config["scale"]][wildcards.benchmark], platform)
+            (v for v in benchmark.runnable_variants(config["scales"][config["scale"]][wildcards.benchmark], platform)
              if v.key == wildcards.variant),
             None,
         )
@@ -74,7 +74,7 @@ def measuring_hosts(benchmark, key, platform):
     command first: the same host on every platform, or the first hosts of the testbed for a run whose
     instances are on different hosts (MPI across hosts)."""
     declared = BENCHMARKS[benchmark]
-    variant = next((v for v in declared.variants(config["scales"][config["scale"]][benchmark], platform)
+    variant = next((v for v in declared.runnable_variants(config["scales"][config["scale"]][benchmark], platform)
                     if v.key == key), None)
     spanned = declared.hosts_used(variant) if variant is not None else 1
     return tuple(placement.hosts_for(TESTBED_HOSTS, DATA, TESTBED, benchmark, key, spanned))

@@ -7,7 +7,7 @@ platform any host cannot run is *unavailable on that testbed*, with the reason, 
 workflow plans the others (``concrete_platforms`` in ``workflow/rules/common.smk``). The record,
 ``<data>/raw/<testbed>/probes/platforms.json``, is kept with the raw data like every probe: it is
 never replaced; delete it to probe again. What each platform needs is declared in
-``platforms/catalog.py`` (``needs_root``, ``needs_kvm``).
+``platforms/catalog.py`` (``needs_root``, ``needs_kvm``, ``needs_userns``).
 
     python -m virtrepro.availability --testbed NAME --platforms native,lxc,qemu OUT.json
 """
@@ -22,18 +22,23 @@ from pathlib import Path
 
 from .platforms import catalog as platform_catalog
 
-# root: yes (uid 0), sudo (passwordless sudo works), no; kvm: yes (readable and writable), denied, missing
+# root: yes (uid 0), sudo (passwordless sudo works), no; kvm: yes (readable and writable), denied, missing;
+# userns: whether the account an unprivileged container runs as (the user, or nobody for root:
+# platforms/charliecloud.py) can make a user namespace: yes, no
 FACTS_COMMAND = r"""
 if [ "$(id -u)" = 0 ]; then echo root=yes; elif sudo -n true 2>/dev/null; then echo root=sudo; else echo root=no; fi
 if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then echo kvm=yes; elif [ -e /dev/kvm ]; then echo kvm=denied; else echo kvm=missing; fi
 echo "user=$(id -un)"
+if [ "$(id -u)" = 0 ]; then as="setpriv --reuid=nobody --regid=65534 --clear-groups"; echo userns_user=nobody
+else as=""; echo "userns_user=$(id -un)"; fi
+if (cd / && $as unshare --user --map-root-user true) 2>/dev/null; then echo userns=yes; else echo userns=no; fi
 """
 
 
 def parse_facts(text: str) -> dict:
     """The facts :data:`FACTS_COMMAND` printed; anything else (a cut or garbled answer) is a ValueError."""
     facts = dict(line.split("=", 1) for line in text.strip().splitlines() if "=" in line)
-    allowed = {"root": ("yes", "sudo", "no"), "kvm": ("yes", "denied", "missing")}
+    allowed = {"root": ("yes", "sudo", "no"), "kvm": ("yes", "denied", "missing"), "userns": ("yes", "no")}
     for key, values in allowed.items():
         if facts.get(key) not in values:
             raise ValueError(f"the host's answer lacks a valid {key}= line: {text.strip()!r}")

@@ -86,7 +86,7 @@ def check_semantics(config: dict) -> None:
             raise ConfigError(f"config key 'scales.{scale_name}.{name}.repetitions': {error}") from None
         for platform in platforms:
             try:
-                variants = BENCHMARKS[name].variants(scale[name], platform)
+                variants = BENCHMARKS[name].runnable_variants(scale[name], platform)
             except ValueError as error:
                 message = str(error).removeprefix(f"{name}: ")
                 raise ConfigError(f"config key 'scales.{scale_name}.{name}': {message}") from None
@@ -346,7 +346,7 @@ def plan_variants(config: dict, platforms: list[str] | None = None) -> list[Vari
                 count = rule.min if rule is not None else params["repetitions"]
             parts = parts_for(count)
             variants.extend(VariantPlan(config["testbed"], platform, variant, count, part, parts, rule)
-                            for variant in BENCHMARKS[name].variants(params, platform)
+                            for variant in BENCHMARKS[name].runnable_variants(params, platform)
                             for part in range(1, parts + 1))
     return variants
 

@@ -152,6 +152,19 @@ class Benchmark:
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         raise NotImplementedError
 
+    def runnable_variants(self, params: dict, platform: str | None = None) -> list[Variant]:
+        """Its :meth:`variants` that ``platform`` can run: those over several instances need instances
+        with addresses of their own (the catalogue's ``private_network``; an unprivileged container's
+        instances share the host's network, where a server of one would meet a client of another on
+        the host's loopback, and a comparison with the others' private network would compare
+        networks, not virtualization layers)."""
+        from ..platforms import catalog as platform_catalog
+
+        found = self.variants(params, platform)
+        if platform_catalog.lacks(platform, "private_network"):
+            found = [variant for variant in found if self.instances(variant) == 1]
+        return found
+
     def command(self, variant: Variant) -> str:
         raise NotImplementedError
 

@@ -443,7 +443,10 @@ class Bonnie(Benchmark):
         # -D: O_DIRECT for the block tests. -f: no per-character tests, which cannot run on an
         # O_DIRECT file (bonnie++ -D without -f stops with "Can't write() - disk full?").
         direct = " -D -f" if p.get("direct") else ""
-        return f"bonnie++ -d {SCRATCH} -s {mib} -r {mib // 2} -n {int(p['files'])}{direct} -u root -m virtrepro -q -x 1"
+        # -u: as whom it runs (root must name one); the instance's own user, root almost everywhere and
+        # an unprivileged one in an unprivileged container, which may not switch to root
+        return (f"bonnie++ -d {SCRATCH} -s {mib} -r {mib // 2} -n {int(p['files'])}{direct} "
+                "-u \"$(id -u):$(id -g)\" -m virtrepro -q -x 1")
 
     def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = parse_bonnie(text, source, expected_runs=1 if params else None)

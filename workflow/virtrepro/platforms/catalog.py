@@ -50,6 +50,11 @@ class PlatformSpec:
     # root (or passwordless sudo) to make bridges, namespaces, containers and VMs; a usable /dev/kvm
     needs_root: bool = True
     needs_kvm: bool = False
+    # unprivileged user namespaces (what a rootless container runtime is made of)
+    needs_userns: bool = False
+    # its instances have addresses of their own on the testbed's private network, so runs over several
+    # instances (network pairs, MPI across instances) can run in it; False: they share the host's network
+    private_network: bool = True
     # it executes guest code by binary translation (no hardware virtualization): its runs take 10-50
     # times as long, so a scale's repetition rule may cap them lower (`max_translated`)
     translated: bool = False
@@ -70,6 +75,11 @@ PLATFORMS: tuple[PlatformSpec, ...] = (
                  stands_for={"VMware Server": ANALOGUE},
                  not_for={"KVM": "no working KVM on this testbed (qemu-tcg is binary translation)"},
                  own_memory=True, disk_formats=True, translated=True),
+    # the unprivileged container HPC centres allow (no root, no cgroups, no network namespace): it stands
+    # for none of the papers' platforms and answers what the runtime a cluster allows costs
+    PlatformSpec("charliecloud", "charliecloud:Charliecloud", CONTAINER, "Charliecloud (unprivileged)", "#e7298a", 90,
+                 sized_guest=False, resource_limits=False, lifecycle=False, private_network=False,
+                 needs_root=False, needs_userns=True),
 )
 
 # the platform every other is compared with (its paper platform has the same name)
@@ -150,6 +160,10 @@ def unavailable_reason(name: str, facts: dict) -> str | None:
         if spec.needs_root and facts.get("root") not in ("yes", "sudo"):
             reasons.append(f"{spec.name} needs root (or passwordless sudo) on the host, and {facts.get('user', 'the user')} "
                            "has neither (containers, VMs and their networks are made by root)")
+        elif spec.needs_userns and facts.get("userns") != "yes":
+            reasons.append(f"{spec.name} needs unprivileged user namespaces, and the host refuses them to "
+                           f"{facts.get('userns_user') or facts.get('user', 'the user')} (user.max_user_namespaces, "
+                           "kernel.unprivileged_userns_clone or a security module)")
         elif spec.needs_kvm and facts.get("kvm") != "yes":
             reasons.append(f"{spec.name} needs a usable /dev/kvm, and it is "
                            + ("missing (no KVM on the host: a compute node without virtualization)"

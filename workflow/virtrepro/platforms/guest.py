@@ -114,6 +114,10 @@ class GuestPlatform(Platform):
 
         return address(self.name, index, self.testbed)
 
+    def login_user(self) -> str:
+        """Who the harness logs in to an instance as (its sshd's user)."""
+        return "root"
+
     def launch(self, state: GuestState, name: str, seed: Path) -> tuple[list[str], dict, str, int]:
         """Prepare the guest's files; return (command, supervisor spec, SSH address, SSH port)."""
         raise NotImplementedError
@@ -158,7 +162,7 @@ class GuestPlatform(Platform):
             name=state.name,
             hostname=ssh_host,
             port=ssh_port,
-            user="root",
+            user=self.login_user(),
             identity=self.host.identity,
             known_hosts=str(write_known_hosts(state.dir / "known_hosts", ssh_host, ssh_port, public_key)),
         )
