@@ -61,3 +61,44 @@ def test_the_agent_answers_on_one_line_and_reports_errors(tmp_path):
     assert status == 2 and answer["kind"] == "PlatformError" and "unknown platform 'xen'" in answer["error"]
     status, answer, _ = agent(tmp_path, "frobnicate", "{}")
     assert status == 2 and "unknown command" in answer["error"]
+
+
+def test_an_unprivileged_user_prepares_a_host_that_has_everything_and_is_told_what_needs_root(tmp_path):
+    """A cluster user without root: preparing for the unprivileged container works when the node has
+    its tools and the image; what needs root (a missing image to build) is named."""
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    import pytest
+
+    from virtrepro.guests.image import recipe_hash
+
+    if shutil.which("ch-run") is None or shutil.which("setpriv") is None:
+        pytest.skip("needs ch-run (charliecloud-runtime) and setpriv")
+    work = Path(tempfile.mkdtemp(prefix="vr-agent-", dir="/var/tmp"))  # nobody must reach it: not under /tmp/pytest-of-root
+    try:
+        os.chmod(work, 0o755)
+        code = unpack(work)
+        state = work / "state"
+        image = state / "images" / recipe_hash()
+        image.mkdir(parents=True)
+        (image / "image.json").write_text(json.dumps({"recipe": recipe_hash()}))
+
+        def as_nobody(platforms):
+            env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(code), "VIRTREPRO_STATE": str(state)}
+            result = subprocess.run(["setpriv", "--reuid=nobody", "--regid=65534", "--clear-groups", sys.executable, "-S",
+                                     "-m", "virtrepro.hostagent", "prepare", json.dumps({"platforms": platforms})],
+                                    capture_output=True, text=True, env=env, cwd="/", timeout=60)
+            return json.loads([line for line in result.stderr.splitlines() if line.startswith(RESULT_MARKER)][-1]
+                              [len(RESULT_MARKER):])
+
+        answer = as_nobody(["charliecloud"])
+        assert answer.get("error") is None and answer["image_built"] is False and answer["installed"] == []
+        (image / "image.json").unlink()  # no image: building one needs root
+        answer = as_nobody(["charliecloud"])
+        assert answer["kind"] == "AgentError" and answer["error"].startswith("preparing this host needs root")
+        assert f"the guest image {image}" in answer["error"]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

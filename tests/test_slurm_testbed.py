@@ -45,10 +45,10 @@ def cluster(tmp_path_factory):
         assert cluster.leftovers() == []
 
 
-def config(cluster: SlurmCluster, work: Path, benchmarks: dict) -> Path:
+def config(cluster: SlurmCluster, work: Path, benchmarks: dict, platforms: tuple = ("native",)) -> Path:
     path = work / "config.yaml"
     path.write_text(yaml.safe_dump({
-        "testbed": TESTBED, "platforms": ["native"], "benchmarks": list(benchmarks), "notebooks": [], "scale": "quick",
+        "testbed": TESTBED, "platforms": list(platforms), "benchmarks": list(benchmarks), "notebooks": [], "scale": "quick",
         "data_dir": str(work / "data"), "figures_dir": str(work / "figures"),
         "testbeds": {TESTBED: cluster.testbed_spec()}, "scales": {"quick": benchmarks},
     }))
@@ -153,9 +153,43 @@ def test_mpi_across_the_two_nodes_starts_through_the_scheduler(cluster, tmp_path
     assert set(probe["hosts"]) == {f"{TESTBED}/vrnode1", f"{TESTBED}/vrnode2"}
     assert set(probe["platforms"]) == set(platform_catalog.config_names())
     assert probe["platforms"]["native"] == {"status": "available"}
+    # the nodes give no one root here either way, but unprivileged user namespaces: the container a
+    # cluster allows is available on both
+    assert probe["platforms"]["charliecloud"] == {"status": "available"}
+    assert {facts["userns"] for facts in probe["hosts"].values()} == {"yes"}
     records = BENCHMARKS["hpcc"].parse_run(log, "log", {"procs": 1, "nodes": 2, "n": 400, "nb": 40})
     assert {r["metric"] for r in records} >= {"hpl_gflops", "avg_ping_pong_latency"}
     assert {int(r["processes"]) for r in records} == {2}
+
+
+def test_the_unprivileged_container_runs_on_a_node_through_the_scheduler(cluster, tmp_path, built_image):
+    require_tools("ch-run", "setpriv")
+    from virtrepro.guests.image import recipe_hash
+
+    # the nodes' own image of the same recipe, hard links to this machine's (a node has no archive
+    # to build one from here; on a cluster the workflow builds it on the node, or finds it there)
+    seeded = [Path(f"{cluster.state_root}-{node}") / "images" / recipe_hash() for node in ("vrnode1", "vrnode2")]
+    one = {"sysbench_cpu": {"repetitions": 1, "threads": [1], "cpu_max_prime": 5000, "seconds": 1}}
+    try:
+        for target in seeded:
+            subprocess.run(["rm", "-rf", str(target)], check=True)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            subprocess.run(["cp", "-al", str(built_image), str(target)], check=True)
+        job = submit(cluster, tmp_path, config(cluster, tmp_path, one, platforms=("charliecloud",)))
+        wait_gone(cluster, job, 600)
+    finally:
+        for target in seeded:
+            subprocess.run(["rm", "-rf", str(target)], check=True)
+    output = next(tmp_path.glob("slurm-*.out")).read_text()
+    [record] = sidecars(tmp_path)
+    assert record["status"] == "complete", output[-3000:]
+    assert record["platform"]["name"] == "charliecloud" and record["platform"]["applied"]["runtime"] == "ch-run"
+    assert record["endpoint"]["user"] == "nobody"  # the node's user is root: the instance drops to nobody
+    assert record["scheduler"]["job_id"] == job and record["host"]["hostname"] == record["scheduler"]["node"]
+    records = BENCHMARKS["sysbench_cpu"].parse_run(
+        next((tmp_path / "data" / "raw" / TESTBED).glob("charliecloud/sysbench_cpu/*/rep-0.log")).read_text(), "log",
+        record["parameters"])
+    assert [r["value"] > 0 for r in records if r["metric"] == "events_per_second"] == [True]
 
 
 def test_a_cancelled_job_stops_in_seconds_and_the_next_measures_only_what_is_missing(cluster, tmp_path):

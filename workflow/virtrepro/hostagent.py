@@ -254,14 +254,18 @@ def cmd_prepare(args: dict) -> int:
     from .guests import image_dir
     from .guests.image import build, recipe_hash
 
-    if os.geteuid() != 0:
-        raise AgentError("preparing a host needs root (or passwordless sudo for the testbed's user)")
     platforms = list(args.get("platforms") or [])
     needs_image = any(platform_catalog.runs_in_guest(name) for name in platforms)
     image = image_dir()
     build_needed = needs_image and not (image / "image.json").exists()
     installed = []
     missing = missing_tools(platforms, build_needed)
+    # a host that has every tool and the image needs nothing of root (an unprivileged cluster user with
+    # an unprivileged container); installing packages and building the image (mmdebstrap) do
+    if os.geteuid() != 0 and (missing or build_needed):
+        needed = [f"{c} ({p})" for c, p in sorted(missing.items())] + ([f"the guest image {image}"] if build_needed else [])
+        raise AgentError("preparing this host needs root (or passwordless sudo for the testbed's user) to install "
+                         + ", ".join(needed))
     if missing:
         packages = sorted(set(missing.values()))
         if not args.get("install", True):
