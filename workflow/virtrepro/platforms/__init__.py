@@ -2,7 +2,8 @@
 
 A platform turns a testbed host into the SSH endpoint that a benchmark uses:
 ``native`` is the host itself; ``lxc`` and ``podman`` start a container,
-``qemu-kvm`` and ``qemu-tcg`` a full VM, and yield the guest's endpoint.
+``charliecloud`` an unprivileged one, ``qemu-kvm`` and ``qemu-tcg`` a full VM, and yield the
+guest's endpoint.
 Adding a platform is adding one module with a :class:`Platform` subclass and its
 declaration in :mod:`virtrepro.platforms.catalog` (family, label, colour, address
 block, capabilities, and the ``implementation`` that names the class).
