@@ -16,7 +16,7 @@ from conftest import REPO, require_tools
 from virtrepro import rawlog
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.config import plan, plan_variants, validate_config
-from virtrepro.guests import image_dir, stop_guests
+from virtrepro.guests import stop_guests
 from virtrepro.hosts import connect
 from virtrepro.measure import measure
 from virtrepro.platforms import get_platform
@@ -43,10 +43,8 @@ TESTBED = "pytest-charliecloud"
 
 
 @pytest.fixture(scope="module")
-def host(tmp_path_factory):
-    require_tools("/usr/sbin/sshd", "ch-run", "setpriv", "mmdebstrap")
-    if not (image_dir() / "image.json").exists():
-        subprocess.run(["python3", "-m", "virtrepro.guests.image", "build", str(image_dir())], check=True)
+def host(built_image):
+    require_tools("/usr/sbin/sshd", "ch-run", "setpriv")
     testbed = LocalTestbed(TESTBED)
     yield testbed.up()
     testbed.down()
@@ -76,10 +74,8 @@ def test_an_instance_is_unprivileged_in_namespaces_of_its_own_on_the_hosts_netwo
 
 
 @pytest.mark.integration
-def test_real_runs_in_the_container_parse(tmp_path):
-    require_tools("/usr/sbin/sshd", "ch-run", "setpriv", "sysbench", "mmdebstrap")
-    if not (image_dir() / "image.json").exists():
-        subprocess.run(["python3", "-m", "virtrepro.guests.image", "build", str(image_dir())], check=True)
+def test_real_runs_in_the_container_parse(tmp_path, built_image):
+    require_tools("/usr/sbin/sshd", "ch-run", "setpriv", "sysbench")
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     cfg.update(testbed="pytest-ch-runs", repetitions=1, platforms=["charliecloud"], benchmarks=["sysbench_cpu", "mbw"])
     cfg["testbeds"]["pytest-ch-runs"] = {"kind": "local"}
