@@ -178,3 +178,21 @@ def test_repetitions_split_into_two_parts_measured_abba():
     assert run_sequence(["a", "b", "c"]) == [("a", 1), ("b", 1), ("c", 1), ("c", 2), ("b", 2), ("a", 2)]
     plan = VariantPlan("tb", "native", variant, 5, 2, 2)
     assert plan.marker_path("d").name == f"{variant.key}.reps-5.part-2of2.json"
+
+
+def test_jobs_run_one_benchmark_at_a_time_abba_within_it():
+    """The measurement jobs' priorities (the highest runs first) give every benchmark's platforms
+    A B C C B A before the next benchmark begins, a resolved qemu-* in the place of ``qemu``."""
+    from virtrepro.config import BENCHMARK_BLOCK, run_priority
+
+    config = {"benchmarks": ["sysbench_cpu", "mbw"], "platforms": ["native", "lxc", "qemu"]}
+    jobs = [(b, p, part) for b in ("mbw", "sysbench_cpu") for p in ("qemu-tcg", "native", "lxc") for part in (2, 1)]
+    ordered = sorted(jobs, key=lambda job: -run_priority(config, *job))
+    assert ordered == [("sysbench_cpu", "native", 1), ("sysbench_cpu", "lxc", 1), ("sysbench_cpu", "qemu-tcg", 1),
+                       ("sysbench_cpu", "qemu-tcg", 2), ("sysbench_cpu", "lxc", 2), ("sysbench_cpu", "native", 2),
+                       ("mbw", "native", 1), ("mbw", "lxc", 1), ("mbw", "qemu-tcg", 1),
+                       ("mbw", "qemu-tcg", 2), ("mbw", "lxc", 2), ("mbw", "native", 2)]
+    # the workflow adds under 1000 within a (platform, part): never past the next slot or benchmark
+    priorities = sorted(run_priority(config, *job) for job in jobs)
+    assert all(b - a >= 1000 for a, b in zip(priorities, priorities[1:]))
+    assert run_priority(config, "mbw", "native", 1) + 999 < BENCHMARK_BLOCK * 2 <= run_priority(config, "sysbench_cpu", "native", 2)

@@ -37,6 +37,9 @@ for _name, _module in USED_BUILDS.items():
             BUILD_MANIFEST[_name],
         log:
             f"logs/builds/{_name}-{Path(BUILD_MANIFEST[_name]).parent.name}.log",
+        # before any measurement: a build never falls between the platforms of a benchmark's
+        # comparison (measure.smk orders those one benchmark at a time), nor runs beside one
+        priority: 10**9
         params:
             module=_module.__name__,
             wanted=json.dumps(_module.wanted(config), sort_keys=True),  # what is built: a change builds again

@@ -12,17 +12,21 @@
 # It reads the validated configuration from VIRTREPRO_CONFIG (set below) and
 # finds its variant in the plan from the wildcards.
 #
-# One rule per platform; priorities order the jobs A B C D D C B A over (platform, part): every
-# platform's first part in the configured order, then the second parts in reverse, so that a drift
-# of the host over the run falls on every platform alike (docs/methodology.md, "Run order"). Within
-# one (platform, part) all runs of one guest spec happen together: its guest boots once, and no
-# other platform's guest idles beside a measurement (measure stops them).
+# One rule per platform; priorities order the jobs one benchmark after the other (in the configured
+# order), and within a benchmark A B C D D C B A over (platform, part): every platform's first part
+# in the configured order, then the second parts in reverse, so that a drift of the host over the
+# benchmark falls on every platform alike (docs/methodology.md, "Run order"). A benchmark's
+# comparison is complete before the next begins: a run cut between sessions, or moved to another
+# machine (which the measurement refuses for a begun benchmark: virtrepro.machines), leaves at most
+# one benchmark half-measured. Within one (platform, part) all runs of one guest spec happen
+# together: its guest boots once, and no other platform's guest idles beside a measurement
+# (measure stops them).
 
 import functools
 import hashlib
 
 from virtrepro.benchmarks import BENCHMARKS
-from virtrepro.config import run_sequence
+from virtrepro.config import run_priority
 from virtrepro.config import VALIDATED_ENV, digest
 from virtrepro.platforms.catalog import NAMES as PLATFORMS
 
@@ -35,23 +39,13 @@ os.environ.setdefault("VIRTREPRO_INVOCATION", json.dumps(sys.argv))
 os.environ.setdefault("VIRTREPRO_TESTBED_OWNER", str(os.getpid()))
 
 
-def sequence_slot(platform, part):
-    """Where (platform, part) stands in the run order A B C D D C B A (config.run_sequence): 0 first.
-    qemu-* take the place of the configured `qemu`; a platform not configured goes last."""
-    configured = config["platforms"]
-    key = platform
-    if platform.startswith("qemu-") and platform not in configured and QEMU_AUTO in configured:
-        key = QEMU_AUTO
-    sequence = run_sequence(configured)
-    return sequence.index((key, part)) if (key, part) in sequence else len(sequence)
-
-
 def job_priority(platform):
-    """Jobs in the run order A B C D D C B A of (platform, part), and within one all runs of one
-    guest spec together (its guest boots once)."""
+    """Jobs one benchmark after the other, within one in the run order A B C D D C B A of (platform,
+    part) (config.run_priority), and within one (platform, part) all runs of one guest spec
+    together (its guest boots once)."""
 
     def priority(wildcards):
-        base = (2 * len(config["platforms"]) + 1 - sequence_slot(platform, int(wildcards.part))) * 1000
+        base = run_priority(config, wildcards.benchmark, platform, int(wildcards.part))
         benchmark = BENCHMARKS[wildcards.benchmark]
         if benchmark.host_side:
             return base + 1  # after every run inside the platform's guests: it starts its own guests

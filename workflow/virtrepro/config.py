@@ -317,6 +317,31 @@ def run_sequence(platforms: list[str]) -> list[tuple[str, int]]:
     return [(platform, 1) for platform in platforms] + [(platform, 2) for platform in reversed(platforms)]
 
 
+def sequence_slot(platforms: list[str], platform: str, part: int) -> int:
+    """Where (platform, part) stands in the run order A B C D D C B A (:func:`run_sequence` of the
+    configured ``platforms``): 0 first. qemu-* take the place of a configured ``qemu``; a platform
+    not configured goes last."""
+    key = platform
+    if platform.startswith("qemu-") and platform not in platforms and QEMU_AUTO in platforms:
+        key = QEMU_AUTO
+    sequence = run_sequence(platforms)
+    return sequence.index((key, part)) if (key, part) in sequence else len(sequence)
+
+
+# one benchmark's block of job priorities: above every (platform, part) slot's, at most
+# (2 x platforms + 1) x 1000 plus the guest-spec order within a slot (under 1000)
+BENCHMARK_BLOCK = 1000 * (2 * len(platform_catalog.NAMES) + 2)
+
+
+def run_priority(config: dict, benchmark: str, platform: str, part: int) -> int:
+    """The measurement job's place in the run (a Snakemake priority: the highest runs first): one
+    benchmark after the other in the configured order, and within a benchmark A B C D D C B A over
+    (platform, part) (docs/methodology.md, "Run order"). A multiple of 1000: the workflow adds the
+    guest-spec order within one (platform, part) (under 1000)."""
+    block = (len(config["benchmarks"]) - config["benchmarks"].index(benchmark)) * BENCHMARK_BLOCK
+    return block + (2 * len(config["platforms"]) + 1 - sequence_slot(config["platforms"], platform, part)) * 1000
+
+
 def repetition_rule(config: dict, benchmark: str, platform: str) -> RepetitionRule | None:
     """The benchmark's repetition rule on ``platform`` in the configured scale
     (:mod:`virtrepro.adaptive`; its cap is the rule's ``max_translated`` on a platform that

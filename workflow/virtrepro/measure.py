@@ -20,7 +20,7 @@ import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from . import __version__, adaptive, builds, placement, rawlog
+from . import __version__, adaptive, builds, machines, placement, rawlog
 from .platforms import catalog as platform_catalog
 from .benchmarks import BENCHMARKS, BUILT, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
 from .benchmarks.base import MPIRUN_SCHEDULED
@@ -769,7 +769,33 @@ def measure_variant(variant: VariantPlan, config: dict, data_dir: str | Path, ow
     print(f"{where}: {len(runs) - len(todo)} of {len(runs)} repetitions complete, "
           f"{len(todo)} to measure", file=sys.stderr, flush=True)
     with reused_connections():
+        if todo or variant.continues:
+            require_same_machine(variant, config, data_dir, owner_pid, host)
         return _measure_runs(variant, todo, where, config, data_dir, owner_pid, reps, host)
+
+
+def require_same_machine(variant: VariantPlan, config: dict, data_dir: str | Path, owner_pid: int | None = None,
+                         host: str | None = None) -> None:
+    """Refuse, before anything runs, to measure ``variant`` on another machine than the complete runs
+    of its benchmark already in the data (any platform, any variant: :mod:`virtrepro.machines`): a
+    platform's difference from native must not be a difference between machines."""
+    runs = machines.recorded(data_dir, variant.testbed, variant.benchmark)
+    if not runs:
+        return
+    measuring = testbed_from_config(variant.testbed, config).up(owner_pid=owner_pid, host=host)
+    with ExitStack() as stack:
+        here = machines.identity({"host": host_facts(open_connection(stack, measuring))})
+    found = machines.conflicts(here, runs)
+    if not found:
+        return
+    path, other, facts = found[0]
+    directory = Path(data_dir) / "raw" / variant.testbed
+    raise MeasurementError(
+        f"{variant.benchmark} on testbed {variant.testbed}: {len(found)} of its {len(runs)} complete runs in "
+        f"{directory} were measured on another machine ({', '.join(facts)} differ; for example {path}: "
+        f"{machines.describe(other)}) than this one ({machines.describe(here)}). A benchmark's platforms are "
+        f"compared on one machine only: move that benchmark's logs out of {directory} (git keeps them) and "
+        f"measure it again here, or measure into another data_dir.")
 
 
 def _measure_runs(variant: VariantPlan, todo: list[Run], where: str, config: dict, data_dir: str | Path,

@@ -33,13 +33,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import adaptive, rawlog
+from . import adaptive, machines, rawlog
 from .benchmarks import BENCHMARKS, key_spells
 from .errors import VirtreproError
 from .parsers import ParseError
 
 # Bump when a parser or the table layout changes: every cached table is rebuilt.
-TABLE_FORMAT = 9
+TABLE_FORMAT = 10
 
 COLUMNS = [
     "testbed",
@@ -135,6 +135,7 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
         "scale": sidecar.get("scale"),
         "source_log": str(relative),
         "repetition_rule": sidecar.get("repetition_rule"),
+        "machine": machines.identity(sidecar),  # not a column: the manifest's variant_machines (_build)
     }
     rows = []
     for record in records:
@@ -243,8 +244,13 @@ def _row_ranges(frame: pd.DataFrame) -> dict[str, list[int]]:
 
 def _build(data_dir: Path, testbed: str, previous: pd.DataFrame | None, reuse: set[str], logs: list[str | Path] | None,
            names: list[str] | None = None, before: set[str] | None = None,
-           ranges: dict[str, list[int]] | None = None) -> tuple[pd.DataFrame, dict[str, list[int]]]:
+           ranges: dict[str, list[int]] | None = None, machines_before: dict | None = None,
+           machines_found: dict | None = None) -> tuple[pd.DataFrame, dict[str, list[int]]]:
     """:func:`build_table`, and where each variant's rows are in it (:func:`_row_ranges`).
+
+    ``machines_found`` (when given) is filled with each variant's machines (``platform/benchmark/
+    variant`` -> the distinct :func:`machines.identity` of its logs): a kept variant's from
+    ``machines_before`` (the previous manifest's), every other variant's from its sidecars.
 
     A table is sorted by platform, benchmark, variant and repetition, so each variant's rows are
     one block. A variant none of whose logs is new, changed or gone keeps its block of ``previous``
@@ -282,7 +288,18 @@ def _build(data_dir: Path, testbed: str, previous: pd.DataFrame | None, reuse: s
                     earlier.setdefault(row["source_log"], []).append({**row, "repetition_rule": None})
         for i in indexes:
             rows = earlier.get(names[i])
+            if rows is not None and machines_found is not None:  # a kept log of a changed variant
+                machine = machines.identity(rawlog.read_sidecar(Path(logs[i])))
+                rows = [{**row, "machine": machine} for row in rows]
             logged.append(rows if rows is not None else parse_log(Path(logs[i]), data_dir))
+    if machines_found is not None:
+        for variant in kept:
+            machines_found[variant] = list((machines_before or {}).get(variant) or [])
+        for rows in logged:
+            if rows:
+                found = machines_found.setdefault(_variant_of(rows[0]["source_log"]), [])
+                if rows[0].get("machine") is not None and rows[0]["machine"] not in found:
+                    found.append(rows[0]["machine"])
     _latest_rules(logged, data_dir)
     stopping(logged)
     fresh = pd.DataFrame([row for rows in logged for row in rows], columns=COLUMNS).astype(DTYPES)
@@ -592,8 +609,11 @@ def write_table(data_dir: str | Path, testbed: str, csv: bool = True, reparse: b
         before = manifest_before.get("log_checksums", {})
         reuse = {name for name, checksum in current.items() if before.get(name) == checksum}
         ranges = manifest_before.get("variant_rows")
+        found: dict[str, list[dict]] = {}
         frame, ranges = _build(data_dir, testbed, previous, reuse, logs, names, set(before),
-                               ranges if isinstance(ranges, dict) else None)
+                               ranges if isinstance(ranges, dict) else None,
+                               manifest_before.get("variant_machines") or {}, found)
+        require_one_machine(found, data_dir / "raw" / testbed)
         paths["parquet"].parent.mkdir(parents=True, exist_ok=True)
         buffer = io.BytesIO()
         frame.to_parquet(buffer, index=False)
@@ -613,10 +633,46 @@ def write_table(data_dir: str | Path, testbed: str, csv: bool = True, reparse: b
             "parquet_sha256": parquet_sha256,  # the table these rows and blocks describe (_previous)
             "log_checksums": current,
             "variant_rows": ranges,  # platform/benchmark/variant -> [first row, row after its last]
+            # platform/benchmark/variant -> the machines its logs were measured on (virtrepro.machines)
+            "variant_machines": {variant: found[variant] for variant in sorted(found)},
         }
         _replace(paths["manifest"], _manifest_text(manifest).encode())
         checksums.save()
     return frame
+
+
+class MixedMachinesError(TableError):
+    """One benchmark's logs were measured on more than one machine (:mod:`virtrepro.machines`)."""
+
+
+def require_one_machine(variant_machines: dict[str, list[dict]], raw: Path) -> None:
+    """Refuse a table in which one benchmark's logs (any platform, any variant) come from more than
+    one machine: its platforms' differences would be differences between machines."""
+    by_benchmark: dict[str, list[dict]] = {}
+    for variant, found in variant_machines.items():
+        by_benchmark.setdefault(variant.split("/")[1], []).extend(found)
+    for benchmark, found in sorted(by_benchmark.items()):
+        distinct = machines.mixed(found)
+        if distinct:
+            raise MixedMachinesError(
+                f"{raw}: the logs of {benchmark} were measured on {len(distinct)} machines ("
+                + "; ".join(machines.describe(machine) for machine in distinct)
+                + "): a platform's difference from native would be a difference between machines. Keep one "
+                  "machine's logs of it (move the others out; git keeps them) and measure the rest there.")
+
+
+def measured_on(testbed: str, data_dir: str | Path = "data") -> dict[str, list[str]]:
+    """Each benchmark's machine in words (:func:`machines.describe`), from the table's manifest
+    (:func:`load` first): benchmark -> the machines its logs name (one, or none when its sidecars
+    do not say)."""
+    manifest = json.loads(table_paths(Path(data_dir), testbed)["manifest"].read_text())
+    found: dict[str, list[str]] = {}
+    for variant, machines_of in (manifest.get("variant_machines") or {}).items():
+        words = found.setdefault(variant.split("/")[1], [])
+        for machine in machines_of:
+            if machines.describe(machine) not in words:
+                words.append(machines.describe(machine))
+    return found
 
 
 def _manifest_text(manifest: dict) -> str:

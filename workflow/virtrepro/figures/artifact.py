@@ -24,7 +24,7 @@ import pandas as pd
 import yaml
 
 from .. import claims as claim_checks
-from .. import platform_names
+from .. import machines, platform_names
 from . import FIGURES, by_paper
 from .reading import DEFAULTS
 
@@ -68,6 +68,16 @@ def machine_section(sidecars: list[dict], data_dir: Path, testbed: str) -> list[
               f"- operating system: {host.get('os')}, kernel {host.get('kernel')};",
               f"- virtrepro {sidecars[0].get('virtrepro_version')}, commits "
               + ", ".join(f"`{c[:10]}`" for c in sorted({s.get('virtrepro_commit') or '' for s in sidecars} - {''})) + ";"]
+    by_machine = defaultdict(set)  # one machine per benchmark (virtrepro.machines); the table refuses a mix
+    for s in sidecars:
+        if (machine := machines.identity(s)) is not None:
+            by_machine[machines.describe(machine)].add(s.get("benchmark"))
+    if len(by_machine) > 1:
+        lines.append(f"- measured on {len(by_machine)} machines, each benchmark on one: "
+                     + "; ".join(f"{name}: {', '.join(f'`{b}`' for b in sorted(found))}"
+                                 for name, found in sorted(by_machine.items())) + ";")
+    elif by_machine:
+        lines.append(f"- one machine, as every sidecar that names it says: {next(iter(by_machine))};")
     if probe.exists():
         lines.append(f"- QEMU accelerator: {json.loads(probe.read_text()).get('reason')}.")
     tools = defaultdict(set)
@@ -92,7 +102,8 @@ def reference_rules(config_path: Path = CONFIG) -> str:
     for name, rule in sorted(rules.items()):
         if rule.get("max_translated", rule["max"]) != rule["max"]:
             translated[rule["max_translated"]].append(f"`{name}`")
-    lower = " and ".join(f"{cap} for {', '.join(names)}" for cap, names in sorted(translated.items()))
+    lower = " and ".join(f"{cap}{' (the minimum)' if cap <= lowest else ''} for {', '.join(names)}"
+                         for cap, names in sorted(translated.items()))
     return (f"at least {lowest}, until each 95 % interval is narrow enough, at most {' or '.join(map(str, caps))}"
             + (f"; where guest code is binary-translated (QEMU TCG, 10-50 times slower) at most {lower}" if lower else ""))
 

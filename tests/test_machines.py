@@ -1,0 +1,137 @@
+"""A benchmark's platforms are compared on one machine: the measurement and the table refuse a mix.
+
+The host facts below are copied from real sidecars: the reference run's staging logs of
+2026-11-24 (an AMD EPYC host) and a run on an Intel Xeon host of the same testbed name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA
+from virtrepro import machines, rawlog, results
+
+EPYC = {"cpu_model": "AMD EPYC", "cache_sizes": "L1d=32K L1i=32K L2=1024K L3=32768K ", "microcode": "0x1000065",
+        "kernel": "6.18.44-fc-v669", "machine": "x86_64", "hostname": "vm", "cores": 2, "loadavg": "1.35 1.55 1.74"}
+XEON = {"cpu_model": "Intel(R) Xeon(R) Processor", "cache_sizes": "L1d=48K L1i=64K L2=2048K L3=491520K ",
+        "microcode": "0x1", "kernel": "6.18.44-fc-v769", "machine": "x86_64", "hostname": "vm", "cores": 2,
+        "loadavg": "0.10 0.20 0.30"}
+TCG_GUEST = {"cpu_model": "QEMU TCG CPU version 2.5+", "cache_sizes": "L1d=64K L1i=64K L2=512K L3=16384K ",
+             "kernel": "6.1.0-56-cloud-amd64", "machine": "x86_64", "hostname": "qemu-tcg-fca9eb35-0"}
+SYSBENCH = "raw/tb/{platform}/sysbench_cpu/threads-1_prime-20000_seconds-10"
+
+
+def test_the_machine_is_the_hosts_not_the_guests_and_not_its_name_or_load():
+    native = {"platform": {"name": "native", "family": "native"}, "host": EPYC}
+    guest = {"platform": {"name": "qemu-tcg", "family": "full-vm"}, "host": TCG_GUEST, "testbed_host": EPYC}
+    assert machines.identity(native) == machines.identity(guest) == {
+        "cpu_model": "AMD EPYC", "cache_sizes": "L1d=32K L1i=32K L2=1024K L3=32768K", "microcode": "0x1000065",
+        "kernel": "6.18.44-fc-v669", "machine": "x86_64"}
+    renamed = {**EPYC, "hostname": "another", "loadavg": "9 9 9", "cores": 1}
+    assert machines.differ(machines.identity({"host": EPYC}), machines.identity({"host": renamed})) == []
+    # a guest's sidecar from before testbed_host was recorded names no machine: it conflicts with none
+    assert machines.identity({"platform": {"family": "full-vm"}, "host": TCG_GUEST}) is None
+    assert machines.differ(None, machines.identity(native)) == []
+
+
+def test_two_machines_differ_in_the_facts_both_record():
+    epyc, xeon = machines.identity({"host": EPYC}), machines.identity({"host": XEON})
+    assert machines.differ(epyc, xeon) == ["cpu_model", "cache_sizes", "microcode", "kernel"]
+    older = {key: value for key, value in XEON.items() if key not in ("cache_sizes", "microcode")}  # older sidecars
+    assert machines.differ(machines.identity({"host": older}), xeon) == []
+    updated = {**XEON, "kernel": "6.18.44-fc-v770"}  # the same CPU after a kernel update is another machine
+    assert machines.differ(xeon, machines.identity({"host": updated})) == ["kernel"]
+    assert machines.describe(epyc) == "AMD EPYC (L2=1024K L3=32768K), microcode 0x1000065, kernel 6.18.44-fc-v669"
+    assert machines.mixed([epyc, None, dict(epyc)]) == [] and machines.mixed([epyc, xeon, epyc]) == [epyc, xeon]
+
+
+def _place(data: Path, platform: str, rep: int, host: dict, guest: bool = False) -> Path:
+    directory = data / SYSBENCH.format(platform=platform)
+    directory.mkdir(parents=True, exist_ok=True)
+    log = directory / f"rep-{rep}.log"
+    shutil.copy(DATA / "sysbench" / "cpu-1thread-10s.log", log)
+    family = "full-vm" if guest else "container"
+    sidecar = {"status": "complete", "command": "captured", "testbed": "tb",
+               "platform": {"name": platform, "family": family}, "benchmark": "sysbench_cpu",
+               "variant": directory.name, "parameters": {"threads": "1", "prime": "20000", "seconds": "10"},
+               "repetition": rep, "log": log.name, **({"host": TCG_GUEST, "testbed_host": host} if guest else {"host": host})}
+    rawlog.sidecar_path(log).write_text(json.dumps(sidecar))
+    return log
+
+
+def test_the_table_refuses_one_benchmark_from_two_machines_and_takes_it_from_one(tmp_path):
+    _place(tmp_path, "native", 0, EPYC)
+    _place(tmp_path, "native", 1, EPYC)
+    results.write_table(tmp_path, "tb", csv=False)  # one machine: built
+    assert results.measured_on("tb", tmp_path) == {
+        "sysbench_cpu": ["AMD EPYC (L2=1024K L3=32768K), microcode 0x1000065, kernel 6.18.44-fc-v669"]}
+    foreign = _place(tmp_path, "qemu-tcg", 0, XEON, guest=True)  # added to a built table: the incremental path
+    with pytest.raises(results.MixedMachinesError, match="sysbench_cpu were measured on 2 machines") as error:
+        results.load("tb", tmp_path)
+    assert "AMD EPYC" in str(error.value) and "Intel(R) Xeon(R) Processor" in str(error.value)
+    with pytest.raises(results.MixedMachinesError):
+        results.load("tb", tmp_path, rebuild=True)  # and when every log is parsed again
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    for path in (foreign, rawlog.sidecar_path(foreign)):
+        shutil.move(path, moved / path.name)
+    frame = results.load("tb", tmp_path)  # the other machine's log moved out: nothing else was lost
+    assert sorted(frame[frame["metric"] == "events_per_second"]["repetition"]) == [0, 1]
+
+
+def test_a_kept_log_of_a_changed_variant_still_counts_its_machine(tmp_path):
+    """A variant with a new log keeps its unchanged logs' rows from the previous table; their
+    machine is read from their sidecars, so a mix is seen whichever log came first."""
+    _place(tmp_path, "native", 0, XEON)
+    results.write_table(tmp_path, "tb", csv=False)
+    _place(tmp_path, "native", 1, EPYC)
+    with pytest.raises(results.MixedMachinesError):
+        results.write_table(tmp_path, "tb", csv=False)
+
+
+@pytest.mark.integration
+def test_the_measurement_refuses_a_benchmark_begun_on_another_machine(tmp_path, monkeypatch):
+    """Over the real local testbed: a sysbench_cpu log of another machine (EPYC facts: this test's
+    machine is not that one unless its kernel build is v669 too) stops the job before anything
+    runs; the same log with this machine's own facts (as a real run recorded them) lets it measure."""
+    import yaml
+
+    from conftest import REPO, require_tools
+    from virtrepro.config import plan_variants, validate_config
+    from virtrepro.measure import MeasurementError, host_facts, measure_variant
+    from virtrepro.hosts import connect
+    from virtrepro.testbed import LocalTestbed
+
+    require_tools("/usr/sbin/sshd", "sysbench")
+    monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config.update(testbed="pytest-local", repetitions=1, platforms=["native"], benchmarks=["sysbench_cpu"])
+    config["testbeds"]["pytest-local"] = {"kind": "local"}
+    config["scales"]["quick"]["sysbench_cpu"].update(threads=[1], seconds=1)
+    validate_config(config)
+    variant = dataclasses.replace(next(v for v in plan_variants(config)), part=1, parts=1)
+    data = tmp_path / "data"
+    try:
+        with connect(LocalTestbed("pytest-local", tmp_path / "state").up()) as connection:
+            here = host_facts(connection)
+        if not machines.differ(machines.identity({"host": here}), machines.identity({"host": EPYC})):
+            pytest.skip("this machine has the EPYC host's facts")
+        other = data / "raw" / "pytest-local" / "lxc" / "sysbench_cpu" / "some-variant" / "rep-0.json"
+        other.parent.mkdir(parents=True)
+        other.write_text(json.dumps({"status": "complete", "platform": {"name": "lxc", "family": "container"},
+                                     "host": EPYC}))
+        with pytest.raises(MeasurementError, match="measured on another machine") as error:
+            measure_variant(variant, config, data)
+        assert "AMD EPYC" in str(error.value) and str(other) in str(error.value)
+        assert not variant.runs()[0].log_path(data).exists()
+        other.write_text(json.dumps({"status": "complete", "platform": {"name": "lxc", "family": "container"},
+                                     "host": here}))
+        measure_variant(variant, config, data)
+        assert rawlog.is_complete(variant.runs()[0].log_path(data))
+    finally:
+        LocalTestbed("pytest-local", tmp_path / "state").down()

@@ -1,0 +1,99 @@
+"""Which machine measured a run, and whether two runs can be compared.
+
+A platform's difference from native is the platform's only when both were measured on the same
+machine: the same CPU, caches, microcode and host kernel. A measurement run that spans several
+sessions can land on another machine between them (a cloud host is replaced; the reference run
+has seen an AMD EPYC and an Intel Xeon host under the same testbed name), and so can a user's
+resumed run after an upgrade. So every benchmark's runs, on every platform, must come from one
+machine: the measurement refuses to add a repetition beside runs of the same benchmark from
+another machine (``virtrepro.measure``), and the tidy table refuses to put them together
+(``virtrepro.results``). Different benchmarks may come from different machines; each figure's
+caption then names its machine.
+
+The machine of a run is read from its sidecar: the testbed host's facts (``testbed_host`` for a
+guest; a container's and native's own facts are the host's: the same CPU, caches and kernel).
+A guest's sidecar written before ``testbed_host`` was recorded names no machine (None): it
+conflicts with nothing. Two machines differ when a fact that both record differs.
+
+Pure and standard library only (through :mod:`virtrepro.regimes`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from .regimes import sidecar_facts
+
+# The facts that make two machines the same for a comparison (the host facts of every sidecar:
+# virtrepro.measure.HOST_FACTS_COMMAND). Not the host name (a replaced machine keeps it), the load
+# or the CPUs an instance may use (a container's own limits).
+FACTS = ("cpu_model", "cache_sizes", "microcode", "kernel", "machine")
+
+_COMPLETE_SIDECAR = re.compile(r"rep-\d+\.json$")
+
+
+def identity(sidecar: dict) -> dict | None:
+    """The machine that measured the run of ``sidecar`` (the recorded subset of :data:`FACTS`), or
+    None when the sidecar does not say (a guest's sidecar without ``testbed_host``)."""
+    _, host, _ = sidecar_facts(sidecar)
+    if not isinstance(host, dict):
+        return None
+    found = {fact: str(host[fact]).strip() for fact in FACTS if host.get(fact) not in (None, "")}
+    return found or None
+
+
+def differ(one: dict | None, other: dict | None) -> list[str]:
+    """The facts both machines record and that differ (empty: the same machine, as far as known)."""
+    if not one or not other:
+        return []
+    return [fact for fact in FACTS if fact in one and fact in other and one[fact] != other[fact]]
+
+
+def describe(machine: dict | None) -> str:
+    """A machine in words: ``Intel(R) Xeon(R) Processor (L2=2048K L3=491520K), microcode 0x1, kernel 6.18.44``."""
+    if not machine:
+        return "an unrecorded machine"
+    caches = " ".join(part for part in machine.get("cache_sizes", "").split() if part.startswith(("L2", "L3")))
+    text = machine.get("cpu_model", "an unnamed CPU") + (f" ({caches})" if caches else "")
+    if machine.get("microcode"):
+        text += f", microcode {machine['microcode']}"
+    if machine.get("kernel"):
+        text += f", kernel {machine['kernel']}"
+    return text
+
+
+def recorded(data_dir: str | Path, testbed: str, benchmark: str) -> list[tuple[Path, dict]]:
+    """Every complete run of ``benchmark`` on any platform of the testbed's data that names its
+    machine: (sidecar path, machine). A sidecar that cannot be read is the table's concern, not this."""
+    found = []
+    for path in sorted((Path(data_dir) / "raw" / testbed).glob(f"*/{benchmark}/*/rep-*.json")):
+        if not _COMPLETE_SIDECAR.search(path.name):
+            continue
+        try:
+            sidecar = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if sidecar.get("status") != "complete":
+            continue
+        machine = identity(sidecar)
+        if machine is not None:
+            found.append((path, machine))
+    return found
+
+
+def conflicts(machine: dict, runs: list[tuple[Path, dict]]) -> list[tuple[Path, dict, list[str]]]:
+    """The runs (from :func:`recorded`) measured on another machine than ``machine``, with the facts
+    that differ."""
+    return [(path, other, facts) for path, other in runs if (facts := differ(machine, other))]
+
+
+def mixed(machines: list[dict | None]) -> list[dict]:
+    """The distinct recorded machines among ``machines`` when they are more than one (a benchmark
+    measured on several machines), else an empty list."""
+    distinct: list[dict] = []
+    for machine in machines:
+        if machine is not None and all(differ(machine, seen) for seen in distinct):
+            distinct.append(machine)
+    return distinct if len(distinct) > 1 else []
