@@ -135,3 +135,39 @@ def test_the_measurement_refuses_a_benchmark_begun_on_another_machine(tmp_path, 
         assert rawlog.is_complete(variant.runs()[0].log_path(data))
     finally:
         LocalTestbed("pytest-local", tmp_path / "state").down()
+
+
+def test_the_facts_script_reads_this_machine_as_its_own_files_say():
+    """machines.this_machine runs the sidecars' facts script here; compared with what /proc and
+    uname say, read independently."""
+    import platform as python_platform
+
+    here = machines.this_machine()
+    with open("/proc/cpuinfo") as cpuinfo:
+        model = next(line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name"))
+    assert here["cpu_model"] == model and here["kernel"] == python_platform.release()
+    assert here["machine"] == python_platform.machine()
+    level3 = Path("/sys/devices/system/cpu/cpu0/cache/index3/size")
+    if level3.exists():
+        assert f"L3={level3.read_text().strip()}" in here["cache_sizes"]
+    assert machines.parse_facts("cores=2\nkernel=6.1\nmem_total_kb=x\n") == {"cores": 2, "kernel": "6.1", "mem_total_kb": "x"}
+
+
+def test_the_dry_run_names_each_benchmarks_machine_and_what_this_one_may_not_continue(tmp_path):
+    from virtrepro import plan
+
+    _place(tmp_path, "native", 0, EPYC)
+    _place(tmp_path, "qemu-tcg", 0, EPYC, guest=True)
+    config = {"testbed": "tb", "testbeds": {"tb": {"kind": "local"}}}
+    xeon = machines.identity({"host": XEON})
+    check = plan.machine_check(config, tmp_path, ["sysbench_cpu", "mbw"], here=xeon)
+    epyc = "AMD EPYC (L2=1024K L3=32768K), microcode 0x1000065, kernel 6.18.44-fc-v669"
+    assert check == {"measured_on": {epyc: ["sysbench_cpu"]}, "other_machine": {"sysbench_cpu": epyc},
+                     "here": machines.describe(xeon)}
+    text = plan.machine_report(check)
+    assert text.splitlines()[0] == f"measured on {epyc}: sysbench_cpu"
+    assert "begun on another machine than this one (Intel(R) Xeon(R) Processor" in text and "sysbench_cpu (AMD EPYC" in text
+    # the same machine: nothing refused; a remote testbed: this machine is not the host, nothing judged
+    assert plan.machine_check(config, tmp_path, ["sysbench_cpu"], here=machines.identity({"host": EPYC}))["other_machine"] == {}
+    remote = {"testbed": "tb", "testbeds": {"tb": {"kind": "ssh"}}}
+    assert plan.machine_check(remote, tmp_path, ["sysbench_cpu"], here=xeon)["other_machine"] == {}

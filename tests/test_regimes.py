@@ -21,7 +21,7 @@ def _fewer_repetitions_decide(monkeypatch):
     monkeypatch.setattr(claims, "MIN_REPETITIONS", 1)
 
 GIB, MIB = 1024**3, 1024**2
-# a 24 GiB host with a 32 MiB L3, as the sidecar's facts record it (measure.HOST_FACTS_COMMAND)
+# a 24 GiB host with a 32 MiB L3, as the sidecar's facts record it (machines.HOST_FACTS_COMMAND)
 HOST = {"mem_total_kb": 24 * 1024 * 1024, "cache_sizes": "L1d=32K L1i=32K L2=1024K L3=32768K"}
 CONTAINER = {**HOST, "memory_limit_bytes": 2 * GIB}  # sees the host's MemTotal, capped by its cgroup
 GUEST = {"mem_total_kb": 2 * 1024 * 1024, "cache_sizes": "L1d=32K L1i=32K L2=512K L3=16384K"}

@@ -131,14 +131,15 @@ _ESTIMATE_PRINTED = []
 
 
 def print_estimate():
-    """A dry run (-n) says once what the planned measurements will cost, from earlier runs' sidecars
-    (virtrepro.plan; `python -m virtrepro.plan --estimate` prints the same). Known only once the
+    """A dry run (-n) says once what the planned measurements will cost, from earlier runs' sidecars,
+    and which machine the data's runs name (virtrepro.plan; `python -m virtrepro.plan --estimate`
+    prints the same). Known only once the
     DAG is built: at parse time Snakemake does not yet say whether it is a dry run."""
     if workflow.dryrun and not _ESTIMATE_PRINTED:
-        from virtrepro.plan import estimate, probed_platforms, report
+        from virtrepro.plan import summary
 
         _ESTIMATE_PRINTED.append(True)
-        print(report(estimate(config, DATA, probed_platforms(config, DATA))), file=sys.stderr)
+        print(summary(config, DATA), file=sys.stderr)
 
 
 def built_markers(wildcards=None):

@@ -15,23 +15,51 @@ guest; a container's and native's own facts are the host's: the same CPU, caches
 A guest's sidecar written before ``testbed_host`` was recorded names no machine (None): it
 conflicts with nothing. Two machines differ when a fact that both record differs.
 
-Pure and standard library only (through :mod:`virtrepro.regimes`).
+Standard library only (with :mod:`virtrepro.regimes`); :func:`this_machine` runs the facts
+shell script here, the rest is pure.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 from .regimes import sidecar_facts
 
-# The facts that make two machines the same for a comparison (the host facts of every sidecar:
-# virtrepro.measure.HOST_FACTS_COMMAND). Not the host name (a replaced machine keeps it), the load
+# The host facts of every sidecar, in one shell script that starts few processes (uname, sed,
+# nproc, systemd-detect-virt; the rest are shell built-ins): it runs at the start of every measurement job. The memory limit is the smallest on the way from the
+# shell's memory cgroup (cgroup v1) up to its root: a container's limit is set on the container,
+# its sshd sits in a child cgroup. What changes results is recorded too: CPU microcode, frequency
+# governor, transparent huge pages, the CPUs the instance may use, its CPU cache sizes.
+HOST_FACTS_COMMAND = r"""
+
+
+# The facts that make two machines the same for a comparison (of the host facts above). Not the host name (a replaced machine keeps it), the load
 # or the CPUs an instance may use (a container's own limits).
 FACTS = ("cpu_model", "cache_sizes", "microcode", "kernel", "machine")
 
 _COMPLETE_SIDECAR = re.compile(r"rep-\d+\.json$")
+
+
+def parse_facts(text: str) -> dict:
+    """The ``key=value`` lines that :data:`HOST_FACTS_COMMAND` prints, as a dict (counts as integers)."""
+    facts = {}
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key:
+            facts[key.strip()] = value.strip()
+    for key in ("cores", "mem_total_kb", "memory_limit_bytes"):
+        if facts.get(key, "").isdigit():
+            facts[key] = int(facts[key])
+    return facts
+
+
+def this_machine() -> dict | None:
+    """The machine this process runs on (:func:`identity` of its host facts): the local testbed's host."""
+    result = subprocess.run(["bash", "-c", HOST_FACTS_COMMAND], capture_output=True, text=True, check=False)
+    return identity({"host": parse_facts(result.stdout)})
 
 
 def identity(sidecar: dict) -> dict | None:

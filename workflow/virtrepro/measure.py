@@ -37,12 +37,6 @@ class MeasurementError(VirtreproError, RuntimeError):
     """A run failed; the message names the kept log and the reason."""
 
 
-# The host facts of every sidecar, in one shell script that starts few processes (uname, sed,
-# nproc, systemd-detect-virt; the rest are shell built-ins): it runs at the start of every measurement job. The memory limit is the smallest on the way from the
-# shell's memory cgroup (cgroup v1) up to its root: a container's limit is set on the container,
-# its sshd sits in a child cgroup. What changes results is recorded too: CPU microcode, frequency
-# governor, transparent huge pages, the CPUs the instance may use, its CPU cache sizes.
-HOST_FACTS_COMMAND = r"""
 set -- $(uname -rmn)
 echo "kernel=$2"
 echo "machine=$3"
@@ -161,15 +155,7 @@ def host_facts(connection) -> dict:
         load = connection.run("cat /proc/loadavg", hide=True, warn=True, in_stream=False).stdout.split()
         facts["loadavg"] = " ".join(load[:3])
         return facts
-    result = connection.run(HOST_FACTS_COMMAND, hide=True, warn=True, in_stream=False)
-    facts = {}
-    for line in result.stdout.splitlines():
-        key, _, value = line.partition("=")
-        if key:
-            facts[key.strip()] = value.strip()
-    for key in ("cores", "mem_total_kb", "memory_limit_bytes"):
-        if facts.get(key, "").isdigit():
-            facts[key] = int(facts[key])
+    facts = machines.parse_facts(connection.run(machines.HOST_FACTS_COMMAND, hide=True, warn=True, in_stream=False).stdout)
     if hasattr(connection, "facts"):
         connection.facts = dict(facts)
     return facts

@@ -21,7 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import rawlog
+from . import machines, rawlog
 from .availability import unavailable
 from .config import AUTO, QEMU_AUTO, VariantPlan, plan_variants, resolve_platforms
 
@@ -142,6 +142,44 @@ def report(result: dict) -> str:
     return "\n".join(lines)
 
 
+def machine_check(config: dict, data_dir: str | Path, benchmarks: list[str], here: dict | None = None) -> dict:
+    """Which machine the data's complete runs of each of ``benchmarks`` name (:mod:`virtrepro.machines`),
+    and, on a local testbed (``here``: this machine; found when not given), which of them were
+    begun on another machine: their measurement jobs will refuse to run here. Returns
+    ``{"measured_on": {description: [benchmark, ...]}, "other_machine": {benchmark: description}}``."""
+    local = (config.get("testbeds") or {}).get(config["testbed"], {}).get("kind") == "local"
+    if local and here is None:
+        here = machines.this_machine()
+    measured_on: dict[str, list[str]] = defaultdict(list)
+    other: dict[str, str] = {}
+    for benchmark in benchmarks:
+        found = machines.recorded(data_dir, config["testbed"], benchmark)
+        for machine in machines.mixed([m for _, m in found]) or [m for _, m in found][:1]:
+            measured_on[machines.describe(machine)].append(benchmark)
+        conflicting = machines.conflicts(here, found) if local else []
+        if conflicting:
+            other[benchmark] = machines.describe(conflicting[0][1])
+    return {"measured_on": dict(measured_on), "other_machine": other, "here": machines.describe(here) if local else None}
+
+
+def machine_report(check: dict) -> str:
+    """:func:`machine_check` as lines of text (none when the data holds no run yet)."""
+    lines = [f"measured on {name}: {', '.join(found)}" for name, found in sorted(check["measured_on"].items())]
+    if check["other_machine"]:
+        lines.append(f"begun on another machine than this one ({check['here']}), refused here until their "
+                     "logs are moved out (docs/methodology.md, \"One machine per comparison\"): "
+                     + "; ".join(f"{b} ({name})" for b, name in sorted(check["other_machine"].items())))
+    return "\n".join(lines)
+
+
+def summary(config: dict, data_dir: str | Path) -> str:
+    """What the dry run and ``--estimate`` print: the estimate of the planned jobs, then which
+    machine the data's runs name and which benchmarks this machine may not continue."""
+    machine_text = machine_report(machine_check(config, data_dir, config["benchmarks"]))
+    return report(estimate(config, data_dir, probed_platforms(config, data_dir))) + (
+        "\n" + machine_text if machine_text else "")
+
+
 def probed_platforms(config: dict, data_dir: str | Path) -> list[str]:
     """The configured platforms the testbed can run (all, before its platform probe ran), with
     ``qemu`` as the testbed's KVM probe found it (qemu-tcg when it has not run yet)."""
@@ -177,8 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         key, _, value = item.partition("=")
         config[key] = yaml.safe_load(value)
     validate_config(config)
-    data_dir = config.get("data_dir", "data")
-    print(report(estimate(config, data_dir, probed_platforms(config, data_dir))))
+    print(summary(config, config.get("data_dir", "data")))
     return 0
 
 

@@ -54,6 +54,8 @@ class Notebook:
         # raw logs -> tidy table (results.load: cached in data/tables/, rebuilt when a log changes)
         self.table = results.load(p["testbed"], p["data_dir"])
         self.scale = scale_note(self.table)  # also the figures' footer (plotting.DATA_SCALE)
+        # benchmark -> the machine its runs name (one: the table refuses a mix; virtrepro.machines)
+        self.machines = results.measured_on(p["testbed"], p["data_dir"])
 
     def about(self) -> str:
         """What the notebook's numbers can carry: scale, records, platforms, the platforms the testbed
@@ -62,6 +64,13 @@ class Notebook:
         table, s = self.table, self.setting
         lines = [self.scale, f"{len(table)} records from {table['source_log'].nunique()} raw logs of testbed {s.testbed!r}",
                  "platforms measured: " + ", ".join(sorted(table["platform"].unique()))]
+        by_machine: dict[str, list[str]] = {}
+        for benchmark, names in sorted(self.machines.items()):
+            for name in names:
+                by_machine.setdefault(name, []).append(benchmark)
+        if len(by_machine) == 1:
+            lines.append(f"measured on one machine: {next(iter(by_machine))}")
+        lines += [f"measured on {name}: {', '.join(found)}" for name, found in by_machine.items() if len(by_machine) > 1]
         probes = Path(s.data_dir) / "raw" / s.testbed / "probes"
         lines += [f"unavailable on this testbed: {platform_names.label(name)} ({why})"
                   for name, why in claims.unavailable_platforms(probes / "platforms.json").items()]
@@ -97,7 +106,9 @@ class Notebook:
             reps = measured.groupby(["platform", "variant"])["repetition"].nunique()
             counts = f"{reps.min()}" if reps.min() == reps.max() else f"{reps.min()} to {reps.max()}"
             scales = " and ".join(sorted(measured["scale"].dropna().unique())) or "an unrecorded"
-            lines.append(f"Data: testbed {self.setting.testbed!r}, {scales} scale, {counts} repetitions a variant; {labels}.")
+            machine = sorted({name for b in fig.benchmarks for name in self.machines.get(b, [])})
+            lines.append(f"Data: testbed {self.setting.testbed!r}, {scales} scale, {counts} repetitions a variant; {labels}"
+                         + (f"; measured on {' and '.join(machine)}." if machine else "."))
         tested = fig.claim_ids(claims.load_claims(Path(self.setting.reference_dir) / "claims.yaml"))
         if tested:
             verdicts = self.verdicts()
