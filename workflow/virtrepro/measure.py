@@ -37,32 +37,6 @@ class MeasurementError(VirtreproError, RuntimeError):
     """A run failed; the message names the kept log and the reason."""
 
 
-set -- $(uname -rmn)
-echo "kernel=$2"
-echo "machine=$3"
-PRETTY_NAME=; [ -r /etc/os-release ] && . /etc/os-release 2>/dev/null
-echo "os=$PRETTY_NAME"
-echo "cpu_model=$(sed -n '/^model name/{s/^model name[[:space:]]*: //p;q;}' /proc/cpuinfo)"
-echo "cores=$(nproc)"
-while read -r key value unit; do [ "$key" = MemTotal: ] && break; done < /proc/meminfo
-echo "mem_total_kb=$value"
-echo "hostname=$1"
-read -r one five fifteen rest < /proc/loadavg
-echo "loadavg=$one $five $fifteen"
-echo "virtualization=$(systemd-detect-virt 2>/dev/null)"
-echo "microcode=$(sed -n '/^microcode/{s/^microcode[[:space:]]*: //p;q;}' /proc/cpuinfo)"
-g=; { read -r g < /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor; } 2>/dev/null; echo "cpu_governor=${g:-none (no cpufreq)}"
-t=; { read -r t < /sys/kernel/mm/transparent_hugepage/enabled; } 2>/dev/null; echo "transparent_hugepages=$t"
-while read -r key value; do [ "$key" = Cpus_allowed_list: ] && break; done < /proc/self/status
-echo "cpus_allowed=$value"
-m=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup); echo "cgroup_memory=$m"
-limit=; while :; do l=$(cat /sys/fs/cgroup/memory$m/memory.limit_in_bytes 2>/dev/null); \
-  [ -n "$l" ] && { [ -z "$limit" ] || [ "$l" -lt "$limit" ]; } && limit=$l; [ -z "$m" ] || [ "$m" = / ] && break; m=${m%/*}; done
-echo "memory_limit_bytes=$limit"
-echo "cache_sizes=$(for c in /sys/devices/system/cpu/cpu0/cache/index*; do t=$(cut -c1 $c/type | tr DIU di_); echo "L$(cat $c/level)${t%_}=$(cat $c/size)"; done 2>/dev/null | tr '\n' ' ')"
-"""
-
-
 def provenance() -> dict:
     """Where this run was started from: the command line and the repository commit."""
     repo = Path(__file__).resolve().parents[2]

@@ -665,7 +665,10 @@ def measured_on(testbed: str, data_dir: str | Path = "data") -> dict[str, list[s
     """Each benchmark's machine in words (:func:`machines.describe`), from the table's manifest
     (:func:`load` first): benchmark -> the machines its logs name (one, or none when its sidecars
     do not say)."""
-    manifest = json.loads(table_paths(Path(data_dir), testbed)["manifest"].read_text())
+    try:
+        manifest = json.loads(table_paths(Path(data_dir), testbed)["manifest"].read_text())
+    except FileNotFoundError:  # no table written: no runs
+        return {}
     found: dict[str, list[str]] = {}
     for variant, machines_of in (manifest.get("variant_machines") or {}).items():
         words = found.setdefault(variant.split("/")[1], [])
