@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything virtrepro needs on a Debian or Ubuntu machine (root, or a user with sudo):
 #   1. enables Debian's non-free component (Ubuntu: multiverse), where iozone3 and netperf live;
-#   2. installs the Debian packages of envs/debian-packages.txt that are missing;
+#   2. installs the Debian packages of envs/debian-packages.txt that are missing, then those the
+#      benchmarks declare (their classes' packages, read by workflow/virtrepro/benchmark_packages.py);
 #   3. creates the Python virtual environment .venv from envs/requirements.txt (pinned)
 #      and installs the virtrepro package into it (editable).
 # Idempotent: a second run checks and returns in a second or two.
@@ -39,23 +40,24 @@ enable_extra_component() {
 }
 
 install_debian_packages() {
-  local id="" wanted missing=() package sources_changed=1
+  # $1: where the list comes from (for the log); the rest: package names
+  local what=$1 id="" missing=() package sources_changed=1
+  shift
   [ -r /etc/os-release ] && id=$(. /etc/os-release && echo "${ID:-}")
-  wanted=$(sed -e 's/#.*//' -e '/^\s*$/d' envs/debian-packages.txt)
   if ! command -v dpkg-query >/dev/null; then
-    log "no dpkg here: install these yourself: $(echo $wanted)"
+    log "no dpkg here: install these yourself ($what): $*"
     return 0
   fi
-  for package in $wanted; do
+  for package in "$@"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
   done
-  [ ${#missing[@]} -eq 0 ] && { log "Debian packages present"; return 0; }
+  [ ${#missing[@]} -eq 0 ] && { log "Debian packages present ($what)"; return 0; }
   case "$id" in
     debian) enable_extra_component non-free && sources_changed=0 || true ;;
     ubuntu) enable_extra_component multiverse && sources_changed=0 || true ;;
     *) log "not Debian or Ubuntu ($id): trying apt anyway" ;;
   esac
-  log "installing: ${missing[*]}"
+  log "installing ($what): ${missing[*]}"
   # Installing must not start services (e.g. an sshd on port 22): the testbed starts its own.
   local policy=/usr/sbin/policy-rc.d created_policy=1
   if [ ! -e "$policy" ]; then
@@ -98,6 +100,11 @@ python_environment() {
   echo "$wanted" > "$stamp"
 }
 
-install_debian_packages
+# shellcheck disable=SC2046  # one package name a line, no spaces in them
+install_debian_packages "envs/debian-packages.txt" $(sed -e 's/#.*//' -e '/^\s*$/d' envs/debian-packages.txt)
+# the list brings python3, which reads the benchmarks' declarations (standard library only)
+declared=$(python3 workflow/virtrepro/benchmark_packages.py) || { log "the benchmarks' package declarations cannot be read"; exit 1; }
+# shellcheck disable=SC2086
+install_debian_packages "declared by the benchmarks" $declared
 python_environment
 log "ready: .venv/bin/snakemake --cores all (or source .venv/bin/activate)"

@@ -1,4 +1,4 @@
-"""The conda spec, the pinned pip list and the Debian package list agree with each other and the code."""
+"""The conda spec and the pinned pip list agree with each other (the Debian packages: test_benchmark_packages, test_packages)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import re
 import yaml
 
 from conftest import REPO
-from virtrepro.benchmarks import BENCHMARKS
 
 
 def normalize(name: str) -> str:
@@ -49,14 +48,3 @@ def test_design_card_packages_are_pinned():
     for package in ("jupyterlab", "papermill", "fabric", "pandas", "seaborn", "statsmodels", "nbval", "snakemake"):
         assert package in conda, package
     assert conda["snakemake"].startswith("9.")
-
-
-def test_debian_package_list_covers_every_benchmark_tool():
-    listed = {
-        line.split("#")[0].strip()
-        for line in (REPO / "envs" / "debian-packages.txt").read_text().splitlines()
-        if line.split("#")[0].strip()
-    }
-    for benchmark in BENCHMARKS.values():
-        assert set(benchmark.packages) <= listed, benchmark.name
-    assert "openssh-server" in listed  # the embedded local testbed's sshd

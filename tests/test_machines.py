@@ -171,3 +171,49 @@ def test_the_dry_run_names_each_benchmarks_machine_and_what_this_one_may_not_con
     assert plan.machine_check(config, tmp_path, ["sysbench_cpu"], here=machines.identity({"host": EPYC}))["other_machine"] == {}
     remote = {"testbed": "tb", "testbeds": {"tb": {"kind": "ssh"}}}
     assert plan.machine_check(remote, tmp_path, ["sysbench_cpu"], here=xeon)["other_machine"] == {}
+
+
+def test_the_data_s_machines_are_said_in_one_way_wherever_they_are_said():
+    pairs = [("mbw", "machine B"), ("sysbench_cpu", "machine A"), ("fio", "machine B"), ("mbw", "machine B")]
+    assert machines.in_words(pairs) == ["measured on machine B: fio, mbw", "measured on machine A: sysbench_cpu"]
+    assert machines.in_words(pairs[1:2], mark=lambda b: f"`{b}`") == ["measured on machine A: `sysbench_cpu`"]
+    assert machines.in_words([]) == []
+
+
+def test_a_benchmarks_guest_runs_share_one_image_and_a_rebuild_of_the_recipe_is_another(tmp_path, monkeypatch):
+    """The image a guest run would use is the current recipe's, as built under the state directory; a
+    complete guest run of the same benchmark in another recipe, or in the same recipe built again (its
+    image.json differs), stops the job before anything runs. Native runs name no image."""
+    import hashlib
+    from types import SimpleNamespace
+
+    from virtrepro.guests import image_dir
+    from virtrepro.measure import MeasurementError, require_same_image
+
+    monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))
+    record = image_dir() / "image.json"
+    record.parent.mkdir(parents=True)
+    record.write_text('{"packages": {"sysbench": "1.0.20+ds-5"}}\n')
+    here = {"recipe": record.parent.name, "record_sha256": hashlib.sha256(record.read_bytes()).hexdigest()}
+    data = tmp_path / "data"
+    _place(data, "native", 0, XEON)
+    sidecar = rawlog.sidecar_path(_place(data, "podman", 0, XEON))
+    lxc = SimpleNamespace(platform="lxc", testbed="tb", benchmark="sysbench_cpu")
+    native = SimpleNamespace(platform="native", testbed="tb", benchmark="sysbench_cpu")
+
+    def name_image(image):
+        sidecar.write_text(json.dumps({**json.loads(sidecar.read_text()), "image": image}))
+
+    for same in (here, {**here, "record_sha256": None}):  # a remote host's build names no record's checksum
+        name_image(same)
+        require_same_image(lxc, data)
+    assert machines.other_images(here, data, "tb", "sysbench_cpu") == []
+    for other in ({"recipe": "0123456789ab", "record_sha256": here["record_sha256"]}, {**here, "record_sha256": "f" * 64}):
+        name_image(other)
+        assert machines.other_images(here, data, "tb", "sysbench_cpu") == [(sidecar, other)]
+        with pytest.raises(MeasurementError, match="ran in guest image") as error:
+            require_same_image(lxc, data)
+        assert str(sidecar) in str(error.value) and other["recipe"] in str(error.value)
+        require_same_image(native, data)  # native runs in no image
+    name_image("48c4e2faa6cf")  # an older sidecar's image: a name, no record
+    require_same_image(lxc, data)

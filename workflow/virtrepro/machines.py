@@ -8,7 +8,8 @@ resumed run after an upgrade. So every benchmark's runs, on every platform, must
 machine: the measurement refuses to add a repetition beside runs of the same benchmark from
 another machine (``virtrepro.measure``), and the tidy table refuses to put them together
 (``virtrepro.results``). Different benchmarks may come from different machines; each figure's
-caption then names its machine.
+caption then names its machine. In the same way a benchmark's guest runs (containers, VMs) share one
+guest image (:func:`image`, :func:`other_images`): a rebuilt image may hold other package versions.
 
 The machine of a run is read from its sidecar: the testbed host's facts (``testbed_host`` for a
 guest; a container's and native's own facts are the host's: the same CPU, caches and kernel).
@@ -118,10 +119,9 @@ def describe(machine: dict | None) -> str:
     return text
 
 
-def recorded(data_dir: str | Path, testbed: str, benchmark: str) -> list[tuple[Path, dict]]:
-    """Every complete run of ``benchmark`` on any platform of the testbed's data that names its
-    machine: (sidecar path, machine). A sidecar that cannot be read is the table's concern, not this."""
-    found = []
+def _complete_runs(data_dir: str | Path, testbed: str, benchmark: str):
+    """(sidecar path, sidecar) of every complete run of ``benchmark`` on any platform of the testbed's
+    data. A sidecar that cannot be read is the table's concern, not this."""
     for path in sorted((Path(data_dir) / "raw" / testbed).glob(f"*/{benchmark}/*/rep-*.json")):
         if not _COMPLETE_SIDECAR.search(path.name):
             continue
@@ -129,11 +129,38 @@ def recorded(data_dir: str | Path, testbed: str, benchmark: str) -> list[tuple[P
             sidecar = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if sidecar.get("status") != "complete":
+        if isinstance(sidecar, dict) and sidecar.get("status") == "complete":
+            yield path, sidecar
+
+
+def recorded(data_dir: str | Path, testbed: str, benchmark: str) -> list[tuple[Path, dict]]:
+    """Every complete run of ``benchmark`` on any platform of the testbed's data that names its
+    machine: (sidecar path, machine)."""
+    return [(path, machine) for path, sidecar in _complete_runs(data_dir, testbed, benchmark)
+            if (machine := identity(sidecar)) is not None]
+
+
+def image(sidecar: dict) -> dict | None:
+    """The guest image a run's sidecar names (``{"recipe", "record_sha256"}``; the record's sha256 is
+    None where the image was built on a remote host), or None (native, an older sidecar)."""
+    record = sidecar.get("image")
+    if isinstance(record, dict) and record.get("recipe"):
+        return {"recipe": record["recipe"], "record_sha256": record.get("record_sha256")}
+    return None
+
+
+def other_images(wanted: dict, data_dir: str | Path, testbed: str, benchmark: str) -> list[tuple[Path, dict]]:
+    """The complete runs of ``benchmark`` (any guest platform) that ran in another guest image than
+    ``wanted``: another recipe, or the same recipe built again (its record's sha256 differs: the
+    packages were fetched from Debian's archive again and may differ in version)."""
+    found = []
+    for path, sidecar in _complete_runs(data_dir, testbed, benchmark):
+        other = image(sidecar)
+        if other is None:
             continue
-        machine = identity(sidecar)
-        if machine is not None:
-            found.append((path, machine))
+        if other["recipe"] != wanted["recipe"] or (
+                other["record_sha256"] and wanted.get("record_sha256") and other["record_sha256"] != wanted["record_sha256"]):
+            found.append((path, other))
     return found
 
 
@@ -151,3 +178,13 @@ def mixed(machines: list[dict | None]) -> list[dict]:
         if machine is not None and all(differ(machine, seen) for seen in distinct):
             distinct.append(machine)
     return distinct if len(distinct) > 1 else []
+
+
+def in_words(pairs, mark=str) -> list[str]:
+    """``(benchmark, machine description)`` pairs as one line per machine, ``measured on <machine>:
+    <benchmarks>`` (sorted, each through ``mark``), machines in the order of their first benchmark:
+    what the artifact description, the notebooks and the dry run say of the data's machines."""
+    grouped: dict[str, list[str]] = {}
+    for benchmark, name in sorted(set(pairs)):
+        grouped.setdefault(name, []).append(benchmark)
+    return [f"measured on {name}: {', '.join(map(mark, found))}" for name, found in grouped.items()]

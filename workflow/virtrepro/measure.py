@@ -730,8 +730,34 @@ def measure_variant(variant: VariantPlan, config: dict, data_dir: str | Path, ow
           f"{len(todo)} to measure", file=sys.stderr, flush=True)
     with reused_connections():
         if todo or variant.continues:
+            require_same_image(variant, data_dir)
             require_same_machine(variant, config, data_dir, owner_pid, host)
         return _measure_runs(variant, todo, where, config, data_dir, owner_pid, reps, host)
+
+
+def require_same_image(variant: VariantPlan, data_dir: str | Path) -> None:
+    """Refuse, before anything runs, to measure ``variant`` of a guest platform in another guest image
+    than the complete guest runs of its benchmark already in the data (any guest platform, any
+    variant): the containers and VMs of one comparison run one image, and a rebuild of the same
+    recipe (Debian's archive may have moved on) counts as another image."""
+    wanted = image_record(variant.platform)
+    if wanted is None:
+        return
+    found = machines.other_images(wanted, data_dir, variant.testbed, variant.benchmark)
+    if not found:
+        return
+    path, other = found[0]
+    directory = Path(data_dir) / "raw" / variant.testbed
+
+    def name(record: dict) -> str:
+        return record["recipe"] + (f" (image.json sha256 {record['record_sha256'][:12]})" if record.get("record_sha256") else "")
+
+    raise MeasurementError(
+        f"{variant.benchmark} on testbed {variant.testbed}: {len(found)} of its complete guest runs in {directory} "
+        f"ran in guest image {name(other)} (for example {path}), this one would run in {name(wanted)}. "
+        f"A benchmark's containers and VMs are compared in one image only: measure it with the image its runs "
+        f"used (the commit they name), or move that benchmark's logs out of {directory} (git keeps them) and "
+        f"measure it again, or measure into another data_dir.")
 
 
 def require_same_machine(variant: VariantPlan, config: dict, data_dir: str | Path, owner_pid: int | None = None,

@@ -9,7 +9,8 @@ image); the guest image declares what it relies on inside itself as ``GUEST_PATH
 :mod:`virtrepro.guests.image`.
 
 :func:`check` asks ``dpkg-query -S`` which package owns each path and reports every path whose
-owner is neither in the list (``envs/debian-packages.txt``, or the image's ``PACKAGES``) nor
+owner is neither in the list (the host's: ``envs/debian-packages.txt`` and the packages the
+benchmarks declare, :func:`host_packages`; or the image's ``PACKAGES``) nor
 pulled in by the ``Pre-Depends``/``Depends`` of a listed package (:func:`closure`;
 ``Recommends`` do not count: the set-up installs without them). A machine that happens to have
 a package installed cannot make the check pass. Standard library only (the host agent uses it).
@@ -27,6 +28,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import benchmark_packages
+
 # where a program named without a path is looked for (the host agent's PATH has the sbin directories too)
 PROGRAM_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 
@@ -43,6 +46,13 @@ def read_list(path: Path | str) -> list[str]:
         if name:
             names.append(name)
     return names
+
+
+def host_packages(path: Path | str, benchmarks: Path | str = benchmark_packages.BENCHMARKS_DIR) -> list[str]:
+    """What the set-up script installs on the host: the list file's packages, then those the benchmark
+    classes of ``benchmarks`` declare (:mod:`virtrepro.benchmark_packages`) that the list does not name."""
+    listed = read_list(path)
+    return listed + [name for name in benchmark_packages.declared(benchmarks) if name not in listed]
 
 
 def _names(field: str) -> list[list[str]]:
@@ -285,7 +295,7 @@ def host_needs() -> dict[str, str | None]:
 
 
 def check_host(listed: list[str], db: PackageDb | None = None) -> list[Problem]:
-    """:func:`check` of :func:`host_needs` against a host package list (``envs/debian-packages.txt``)."""
+    """:func:`check` of :func:`host_needs` against the host's packages (:func:`host_packages`)."""
     return check(host_needs(), listed, db, what="the host's package list")
 
 
@@ -326,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     from .guests.image import PACKAGES
 
     db = PackageDb()
-    problems = [("host", p) for p in check_host(read_list(args.list), db)]
+    problems = [("host", p) for p in check_host(host_packages(args.list), db)]
     rootfs = Path(args.image) / "rootfs" if args.image else None
     problems += [("guest", p) for p in check_guest(PACKAGES, rootfs, None if rootfs else db)]
     for where, problem in problems:

@@ -164,7 +164,7 @@ def machine_check(config: dict, data_dir: str | Path, benchmarks: list[str], her
 
 def machine_report(check: dict) -> str:
     """:func:`machine_check` as lines of text (none when the data holds no run yet)."""
-    lines = [f"measured on {name}: {', '.join(found)}" for name, found in sorted(check["measured_on"].items())]
+    lines = machines.in_words((b, name) for name, found in check["measured_on"].items() for b in found)
     if check["other_machine"]:
         lines.append(f"begun on another machine than this one ({check['here']}), refused here until their "
                      "logs are moved out (docs/methodology.md, \"One machine per comparison\"): "

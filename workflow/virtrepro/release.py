@@ -9,7 +9,8 @@ What it holds, under ``virtrepro-<commit>/``:
   (``data/reference/``), the executed notebooks (``notebooks/``) and figures (``figures/``); not
   ``data/staging/`` (a reference run in progress);
 - ``environment/``: what ran, as installed here: the Python packages of ``.venv`` (``pip
-  freeze``), the Debian packages of ``envs/debian-packages.txt`` with their versions, the guest
+  freeze``), the host's Debian packages (``envs/debian-packages.txt`` and the benchmarks'
+  declared ones) with their versions, the guest
   image's manifest (every package installed in it, with its version) where an image was built,
   the kernel and the machine (``uname``), and the release's own record (``release.json``: commit,
   date, whether tracked files differed from it);
@@ -76,13 +77,14 @@ def debian_versions(names: list[str]) -> str:
 
 def environment_files(modified: bool, commit: str) -> dict[str, bytes]:
     """The files of ``environment/``: name -> content."""
-    from .packages import read_list
+    from .packages import host_packages
 
     python = ROOT / ".venv" / "bin" / "python"
     images = sorted((ROOT / ".state" / "images").glob("*/image.json"))
     files = {
         "python-packages.txt": _command_output([str(python if python.exists() else sys.executable), "-m", "pip", "freeze"]),
-        "debian-packages.txt": debian_versions(read_list(ROOT / "envs" / "debian-packages.txt")),
+        "debian-packages.txt": debian_versions(host_packages(ROOT / "envs" / "debian-packages.txt",
+                                                             ROOT / "workflow" / "virtrepro" / "benchmarks")),
         "machine.txt": f"{' '.join(platform.uname())}\npython {platform.python_version()}\n",
         "release.json": json.dumps({"commit": commit, "packed_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                                     "tracked_files_modified": modified, "excluded": list(EXCLUDED)}, indent=2) + "\n",

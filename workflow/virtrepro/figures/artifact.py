@@ -68,16 +68,10 @@ def machine_section(sidecars: list[dict], data_dir: Path, testbed: str) -> list[
               f"- operating system: {host.get('os')}, kernel {host.get('kernel')};",
               f"- virtrepro {sidecars[0].get('virtrepro_version')}, commits "
               + ", ".join(f"`{c[:10]}`" for c in sorted({s.get('virtrepro_commit') or '' for s in sidecars} - {''})) + ";"]
-    by_machine = defaultdict(set)  # one machine per benchmark (virtrepro.machines); the table refuses a mix
-    for s in sidecars:
-        if (machine := machines.identity(s)) is not None:
-            by_machine[machines.describe(machine)].add(s.get("benchmark"))
-    if len(by_machine) > 1:
-        lines.append(f"- measured on {len(by_machine)} machines, each benchmark on one: "
-                     + "; ".join(f"{name}: {', '.join(f'`{b}`' for b in sorted(found))}"
-                                 for name, found in sorted(by_machine.items())) + ";")
-    elif by_machine:
-        lines.append(f"- one machine, as every sidecar that names it says: {next(iter(by_machine))};")
+    # one machine per benchmark (virtrepro.machines); the table refuses a mix
+    lines += [f"- {line};" for line in machines.in_words(
+        ((s.get("benchmark"), machines.describe(machine)) for s in sidecars
+         if (machine := machines.identity(s)) is not None), mark=lambda b: f"`{b}`")]
     if probe.exists():
         lines.append(f"- QEMU accelerator: {json.loads(probe.read_text()).get('reason')}.")
     tools = defaultdict(set)
@@ -86,8 +80,8 @@ def machine_section(sidecars: list[dict], data_dir: Path, testbed: str) -> list[
     lines += ["", "| benchmark | tool and version, as run |", "|---|---|"]
     lines += [f"| `{b}` | {_cell('; '.join(sorted(v)))} |" for b, v in sorted(tools.items())]
     lines += ["", "Python packages: `envs/requirements.txt` (pinned); Debian packages: `envs/debian-packages.txt` "
-              "(the release pack records the installed versions); the guest image's packages with their versions: "
-              "its `image.json`.", ""]
+              "and each benchmark's declared `packages` (the release pack records the installed versions); "
+              "the guest image's packages with their versions: its `image.json`.", ""]
     return lines
 
 

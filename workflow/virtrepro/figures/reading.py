@@ -9,7 +9,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import claims, platform_names, plotting, results
+from .. import claims, machines, platform_names, plotting, results
 from ..platforms import catalog as platform_catalog
 from ..notebook import check_parameters, scale_note
 from .registry import Drawn, Setting, draw, get
@@ -64,13 +64,7 @@ class Notebook:
         table, s = self.table, self.setting
         lines = [self.scale, f"{len(table)} records from {table['source_log'].nunique()} raw logs of testbed {s.testbed!r}",
                  "platforms measured: " + ", ".join(sorted(table["platform"].unique()))]
-        by_machine: dict[str, list[str]] = {}
-        for benchmark, names in sorted(self.machines.items()):
-            for name in names:
-                by_machine.setdefault(name, []).append(benchmark)
-        if len(by_machine) == 1:
-            lines.append(f"measured on one machine: {next(iter(by_machine))}")
-        lines += [f"measured on {name}: {', '.join(found)}" for name, found in by_machine.items() if len(by_machine) > 1]
+        lines += machines.in_words((benchmark, name) for benchmark, names in self.machines.items() for name in names)
         probes = Path(s.data_dir) / "raw" / s.testbed / "probes"
         lines += [f"unavailable on this testbed: {platform_names.label(name)} ({why})"
                   for name, why in claims.unavailable_platforms(probes / "platforms.json").items()]

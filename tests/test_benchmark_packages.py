@@ -1,0 +1,72 @@
+"""A benchmark's Debian packages are named once, in its class, and every package list is read from there.
+
+``virtrepro.benchmark_packages`` reads the declarations from the source (the set-up script runs it
+with the system's python3 before the project's environment exists); the expected values here come
+from the imported classes themselves, the other way of knowing them.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+from virtrepro import benchmark_packages, packages
+from virtrepro.benchmarks import BENCHMARKS
+from virtrepro.guests.image import PACKAGES
+
+LIST = REPO / "envs" / "debian-packages.txt"
+
+
+def imported() -> set[str]:
+    return {name for benchmark in BENCHMARKS.values() for name in benchmark.packages}
+
+
+def test_the_source_declares_what_the_imported_classes_hold():
+    assert set(benchmark_packages.declared()) == imported()
+    assert benchmark_packages.declared() == sorted(set(benchmark_packages.declared()))
+    assert {"sysbench", "iozone3", "lmbench", "hpcc", "openmpi-bin"} <= set(benchmark_packages.declared())
+
+
+def test_the_script_prints_them_with_the_systems_python_alone():
+    """As the set-up script runs it: a file path, no PYTHONPATH, no project environment."""
+    done = subprocess.run([sys.executable, "-I", str(REPO / "workflow" / "virtrepro" / "benchmark_packages.py")],
+                          capture_output=True, text=True, check=True, cwd="/")
+    assert done.stdout.split() == sorted(imported())
+
+
+def test_every_class_that_assigns_packages_is_read_also_an_abstract_base():
+    text = ('class Base:\n    packages: tuple[str, ...]\n'
+            'class Tool(Base):\n    name = "tool"\n    packages = ("a", "b")\n'
+            'class Other(Base):\n    packages: tuple = ["c"]\n    def f(self):\n        packages = ("not", "this")\n')
+    assert benchmark_packages.in_source(text) == {"Tool": ["a", "b"], "Other": ["c"]}
+
+
+@pytest.mark.parametrize("value", ["PACKAGES", "(\"a\",) + MORE", "(\"a\", 1)", "\"sysbench\"", "(\"\",)"])
+def test_a_packages_that_is_no_literal_tuple_of_names_is_an_error(value, tmp_path):
+    (tmp_path / "mod.py").write_text(f"class B:\n    name = 'b'\n    packages = {value}\n")
+    with pytest.raises(benchmark_packages.DeclarationError, match=r"mod.py:3 \(B\): packages must be"):
+        benchmark_packages.declared(tmp_path)
+    done = subprocess.run([sys.executable, "-I", benchmark_packages.__file__, str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 1 and "packages must be" in done.stderr and not done.stdout
+
+
+def test_the_host_list_names_no_benchmark_package_and_the_host_gets_them_all():
+    listed = packages.read_list(LIST)
+    assert not set(listed) & (imported() - {"python3", "coreutils"}), "a benchmark's package is declared in its class"
+    host = packages.host_packages(LIST)
+    assert host[:len(listed)] == listed and imported() <= set(host)
+    assert len(host) == len(set(host))
+    assert "openssh-server" in listed  # the embedded local testbed's sshd
+
+
+def test_the_guest_image_holds_every_declared_package():
+    assert imported() - {"coreutils"} <= set(PACKAGES)
+
+
+def test_the_set_up_script_installs_the_declared_packages():
+    script = (REPO / "scripts" / "setup.sh").read_text()
+    assert "python3 workflow/virtrepro/benchmark_packages.py" in script
+    assert 'install_debian_packages "declared by the benchmarks" $declared' in script
