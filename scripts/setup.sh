@@ -100,9 +100,11 @@ python_environment() {
   echo "$wanted" > "$stamp"
 }
 
-# shellcheck disable=SC2046  # one package name a line, no spaces in them
-install_debian_packages "envs/debian-packages.txt" $(sed -e 's/#.*//' -e '/^\s*$/d' envs/debian-packages.txt)
+listed=$(sed -e 's/#.*//' -e '/^\s*$/d' envs/debian-packages.txt)
+# shellcheck disable=SC2086  # one package name a line, no spaces in them
+install_debian_packages "envs/debian-packages.txt" $listed
 # the list brings python3, which reads the benchmarks' declarations (standard library only)
+command -v python3 >/dev/null || { log "no python3 here: install it, then run this again"; exit 1; }
 declared=$(python3 workflow/virtrepro/benchmark_packages.py) || { log "the benchmarks' package declarations cannot be read"; exit 1; }
 # shellcheck disable=SC2086
 install_debian_packages "declared by the benchmarks" $declared

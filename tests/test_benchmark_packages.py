@@ -31,8 +31,8 @@ def test_the_source_declares_what_the_imported_classes_hold():
 
 
 def test_the_script_prints_them_with_the_systems_python_alone():
-    """As the set-up script runs it: a file path, no PYTHONPATH, no project environment."""
-    done = subprocess.run([sys.executable, "-I", str(REPO / "workflow" / "virtrepro" / "benchmark_packages.py")],
+    """As the set-up script runs it: a file path, no PYTHONPATH, no site packages (-S: not the venv's)."""
+    done = subprocess.run([sys.executable, "-I", "-S", str(REPO / "workflow" / "virtrepro" / "benchmark_packages.py")],
                           capture_output=True, text=True, check=True, cwd="/")
     assert done.stdout.split() == sorted(imported())
 
@@ -49,8 +49,16 @@ def test_a_packages_that_is_no_literal_tuple_of_names_is_an_error(value, tmp_pat
     (tmp_path / "mod.py").write_text(f"class B:\n    name = 'b'\n    packages = {value}\n")
     with pytest.raises(benchmark_packages.DeclarationError, match=r"mod.py:3 \(B\): packages must be"):
         benchmark_packages.declared(tmp_path)
-    done = subprocess.run([sys.executable, "-I", benchmark_packages.__file__, str(tmp_path)], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-I", "-S", benchmark_packages.__file__, str(tmp_path)], capture_output=True, text=True)
     assert done.returncode == 1 and "packages must be" in done.stderr and not done.stdout
+
+
+def test_a_directory_without_benchmark_modules_is_an_error_not_an_empty_list(tmp_path):
+    with pytest.raises(benchmark_packages.DeclarationError, match="no benchmark module"):
+        benchmark_packages.declared(tmp_path)
+    done = subprocess.run([sys.executable, "-I", "-S", benchmark_packages.__file__, str(tmp_path / "none")],
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and not done.stdout
 
 
 def test_the_host_list_names_no_benchmark_package_and_the_host_gets_them_all():

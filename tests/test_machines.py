@@ -160,17 +160,26 @@ def test_the_dry_run_names_each_benchmarks_machine_and_what_this_one_may_not_con
     _place(tmp_path, "qemu-tcg", 0, EPYC, guest=True)
     config = {"testbed": "tb", "testbeds": {"tb": {"kind": "local"}}}
     xeon = machines.identity({"host": XEON})
-    check = plan.machine_check(config, tmp_path, ["sysbench_cpu", "mbw"], here=xeon)
+    image = {"recipe": "48c4e2faa6cf", "record_sha256": "76c1b12a" + "0" * 56}
+    check = plan.machine_check(config, tmp_path, ["sysbench_cpu", "mbw"], here=xeon, image=image)
     epyc = "AMD EPYC (L2=1024K L3=32768K), microcode 0x1000065, kernel 6.18.44-fc-v669"
     assert check == {"measured_on": {epyc: ["sysbench_cpu"]}, "other_machine": {"sysbench_cpu": epyc},
-                     "here": machines.describe(xeon)}
+                     "here": machines.describe(xeon), "other_image": {}, "image": "48c4e2faa6cf"}
     text = plan.machine_report(check)
     assert text.splitlines()[0] == f"measured on {epyc}: sysbench_cpu"
     assert "begun on another machine than this one (Intel(R) Xeon(R) Processor" in text and "sysbench_cpu (AMD EPYC" in text
     # the same machine: nothing refused; a remote testbed: this machine is not the host, nothing judged
-    assert plan.machine_check(config, tmp_path, ["sysbench_cpu"], here=machines.identity({"host": EPYC}))["other_machine"] == {}
+    assert plan.machine_check(config, tmp_path, ["sysbench_cpu"], here=machines.identity({"host": EPYC}),
+                              image=image)["other_machine"] == {}
     remote = {"testbed": "tb", "testbeds": {"tb": {"kind": "ssh"}}}
-    assert plan.machine_check(remote, tmp_path, ["sysbench_cpu"], here=xeon)["other_machine"] == {}
+    assert plan.machine_check(remote, tmp_path, ["sysbench_cpu"], here=xeon, image=image)["other_machine"] == {}
+    # the guest's run in another image than this code's: named, as the measurement will refuse it
+    guest = rawlog.sidecar_path(tmp_path / SYSBENCH.format(platform="qemu-tcg") / "rep-0.log")
+    guest.write_text(json.dumps({**json.loads(guest.read_text()), "image": {"recipe": "0123456789ab", "record_sha256": None}}))
+    check = plan.machine_check(config, tmp_path, ["sysbench_cpu"], here=xeon, image=image)
+    assert check["other_image"] == {"sysbench_cpu": "0123456789ab"}
+    assert plan.machine_report(check).splitlines()[-1].startswith(
+        "guests begun in another guest image than this code's (48c4e2faa6cf), refused here")
 
 
 def test_the_data_s_machines_are_said_in_one_way_wherever_they_are_said():

@@ -23,6 +23,7 @@ def repo(tmp_path, monkeypatch):
     for path, text in {
         "README.md": "readme\n",
         "envs/debian-packages.txt": "# comment\ncoreutils\nno-such-package-here\n",
+        "workflow/virtrepro/benchmarks/one.py": "class One:\n    name = 'one'\n    packages = ('coreutils', 'tar')\n",
         "data/raw/tb/native/mbw/v/rep-0.log": "a raw log\n",
         "data/staging/raw/tb/native/mbw/v/rep-0.log": "a run in progress\n",
         "notebooks/summary.ipynb": "{}\n",
@@ -53,6 +54,7 @@ def test_a_release_holds_the_commit_less_staging_with_checksums_that_verify(repo
     versions = (top / "environment/debian-packages.txt").read_text().splitlines()
     assert versions[1] == "no-such-package-here not installed" and versions[0].startswith("coreutils ")
     assert versions[0] != "coreutils not installed"
+    assert len(versions) == 3 and versions[2].startswith("tar ") and versions[2] != "tar not installed"  # declared
     # the checksum list covers every other file, and the system's sha256sum agrees with it
     listed = {line.split("  ", 1)[1] for line in (top / "SHA256SUMS").read_text().splitlines()}
     present = {str(p.relative_to(top)) for p in top.rglob("*") if p.is_file()} - {"SHA256SUMS"}

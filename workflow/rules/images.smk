@@ -1,6 +1,7 @@
 # The guest image every container and VM platform starts from, built offline
 # from Debian's archive; its directory is named by the hash of its recipe, so it
-# is rebuilt exactly when the recipe (workflow/virtrepro/guests/image.py) changes.
+# is rebuilt exactly when the recipe (workflow/virtrepro/guests/image.py, with the
+# packages the benchmarks declare) changes.
 
 
 if REMOTE_TESTBED:

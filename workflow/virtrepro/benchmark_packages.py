@@ -56,7 +56,10 @@ def in_source(text: str, filename: str = "<source>") -> dict[str, list[str]]:
 def declared(directory: Path | str = BENCHMARKS_DIR) -> list[str]:
     """Every package a benchmark class of ``directory``'s modules declares, sorted, each once."""
     names: set[str] = set()
-    for path in sorted(Path(directory).glob("*.py")):
+    modules = sorted(Path(directory).glob("*.py"))
+    if not modules:
+        raise DeclarationError(f"{directory}: no benchmark module to read the packages from")
+    for path in modules:
         for packages in in_source(path.read_text(), str(path.name)).values():
             names.update(packages)
     return sorted(names)
@@ -66,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     try:
         names = declared(args[0] if args else BENCHMARKS_DIR)
-    except (DeclarationError, SyntaxError) as error:
+    except (DeclarationError, SyntaxError, OSError) as error:
         print(f"benchmark_packages: {error}", file=sys.stderr)
         return 1
     print("\n".join(names))

@@ -142,16 +142,25 @@ def report(result: dict) -> str:
     return "\n".join(lines)
 
 
-def machine_check(config: dict, data_dir: str | Path, benchmarks: list[str], here: dict | None = None) -> dict:
+def machine_check(config: dict, data_dir: str | Path, benchmarks: list[str], here: dict | None = None,
+                  image: dict | None = None) -> dict:
     """Which machine the data's complete runs of each of ``benchmarks`` name (:mod:`virtrepro.machines`),
-    and, on a local testbed (``here``: this machine; found when not given), which of them were
-    begun on another machine: their measurement jobs will refuse to run here. Returns
-    ``{"measured_on": {description: [benchmark, ...]}, "other_machine": {benchmark: description}}``."""
+    and which of them their measurement jobs will refuse to go on with: begun on another machine, on
+    a local testbed (``here``: this machine; found when not given), or with guests in another guest
+    image than this code's (``image``: the current recipe's record, :func:`virtrepro.measure.image_record`;
+    found when not given). Returns ``{"measured_on": {description: [benchmark, ...]}, "other_machine":
+    {benchmark: description}, "here": description, "other_image": {benchmark: recipe}, "image": recipe}``."""
     local = (config.get("testbeds") or {}).get(config["testbed"], {}).get("kind") == "local"
     if local and here is None:
         here = machines.this_machine()
+    if image is None:
+        from .measure import image_record
+        from .platforms import catalog as platform_catalog
+
+        image = image_record(next((p for p in platform_catalog.BY_NAME if platform_catalog.runs_in_guest(p)), "native"))
     measured_on: dict[str, list[str]] = defaultdict(list)
     other: dict[str, str] = {}
+    other_image: dict[str, str] = {}
     for benchmark in benchmarks:
         found = machines.recorded(data_dir, config["testbed"], benchmark)
         for machine in machines.mixed([m for _, m in found]) or [m for _, m in found][:1]:
@@ -159,7 +168,11 @@ def machine_check(config: dict, data_dir: str | Path, benchmarks: list[str], her
         conflicting = machines.conflicts(here, found) if local else []
         if conflicting:
             other[benchmark] = machines.describe(conflicting[0][1])
-    return {"measured_on": dict(measured_on), "other_machine": other, "here": machines.describe(here) if local else None}
+        images = machines.other_images(image, data_dir, config["testbed"], benchmark) if image else []
+        if images:
+            other_image[benchmark] = images[0][1]["recipe"]
+    return {"measured_on": dict(measured_on), "other_machine": other, "here": machines.describe(here) if local else None,
+            "other_image": other_image, "image": image["recipe"] if image else None}
 
 
 def machine_report(check: dict) -> str:
@@ -169,12 +182,18 @@ def machine_report(check: dict) -> str:
         lines.append(f"begun on another machine than this one ({check['here']}), refused here until their "
                      "logs are moved out (docs/methodology.md, \"One machine per comparison\"): "
                      + "; ".join(f"{b} ({name})" for b, name in sorted(check["other_machine"].items())))
+    if check.get("other_image"):
+        lines.append(f"guests begun in another guest image than this code's ({check['image']}), refused here: "
+                     "measure them with the code their runs name, or move their logs out (docs/methodology.md, "
+                     "\"One guest image per comparison\"): "
+                     + "; ".join(f"{b} (image {recipe})" for b, recipe in sorted(check["other_image"].items())))
     return "\n".join(lines)
 
 
 def summary(config: dict, data_dir: str | Path) -> str:
     """What the dry run and ``--estimate`` print: the estimate of the planned jobs, then which
-    machine the data's runs name and which benchmarks this machine may not continue."""
+    machine the data's runs name and which benchmarks this machine, or this code's guest image, may
+    not continue."""
     machine_text = machine_report(machine_check(config, data_dir, config["benchmarks"]))
     return report(estimate(config, data_dir, probed_platforms(config, data_dir))) + (
         "\n" + machine_text if machine_text else "")
