@@ -83,3 +83,32 @@ def test_without_the_baseline_the_ratio_panels_say_why_and_the_staircase_is_draw
     notes = [t.get_text() for ax in fig.axes[:3] for t in ax.texts]
     assert len(notes) == 3 and all("no native runs to compare with" in n.lower() for n in notes)
     assert len(fig.axes[3].get_lines()) == 2 * 2
+
+
+def test_the_staircase_marks_the_hosts_caches_and_says_when_it_never_leaves_the_last_level():
+    from virtrepro import regimes
+
+    xeon = regimes.cache_sizes({"cache_sizes": "L1d=48K L1i=64K L2=2048K L3=491520K"})  # the reference host
+    staircase = microbenchmarks.lmbench_figure(table(), caches=xeon).axes[3]
+    marks = [line for line in staircase.get_lines() if line.get_gid() == microbenchmarks.CACHE_LINE]
+    assert sorted(line.get_xdata()[0] for line in marks) == [48 / 1024, 2.0, 480.0]  # MiB; no L1i mark
+    assert {t.get_text() for t in staircase.texts} == {"L1d 48 KiB", "L2 2 MiB", "L3 480 MiB"}
+    assert "largest array 8 MiB: within the host's L3, no main-memory step" in staircase.get_title()
+    small = regimes.cache_sizes({"cache_sizes": "L1d=32K L2=512K L3=4096K"})  # the 8 MiB array leaves a 4 MiB L3
+    assert "main-memory" not in microbenchmarks.lmbench_figure(table(), caches=small).axes[3].get_title()
+
+
+def test_the_registered_figure_reads_the_cache_sizes_from_the_runs_sidecars(tmp_path):
+    import json
+
+    from virtrepro.figures.registry import Setting
+
+    sidecar = tmp_path / "raw" / "tb" / "native" / "lmbench" / "some-variant" / "rep-0.json"
+    sidecar.parent.mkdir(parents=True)
+    sidecar.write_text(json.dumps({"status": "complete", "platform": {"name": "native", "family": "native"},
+                                   "host": {"cpu_model": "AMD EPYC", "kernel": "6.18.44-fc-v669",
+                                            "cache_sizes": "L1d=32K L1i=32K L2=1024K L3=32768K "}}))
+    drawn = microbenchmarks.lmbench_relative(table(), Setting(testbed="tb", data_dir=tmp_path))
+    staircase = drawn.fig.axes[3]
+    assert {t.get_text() for t in staircase.texts} == {"L1d 32 KiB", "L2 1 MiB", "L3 32 MiB"}
+    assert "largest array 8 MiB: within the host's L3" in staircase.get_title()  # 8 MiB < 32 MiB

@@ -5,15 +5,18 @@ the ``microbenchmarks`` notebook, which draws it and says what it shows.
 Panels: system call latency, context switch latency and memory bandwidth as each platform's
 ratio to the baseline's mean (intervals from :func:`virtrepro.stats.ratio_ci`; a log axis when the
 ratios span more than a factor of ten), and lat_mem_rd's load latency over array sizes, one line
-per platform (the cache and memory staircase). Colours and labels are the platforms' declarations
-(``platform_catalog``, through :mod:`virtrepro.plotting`).
+per platform (the cache and memory staircase), with the testbed host's cache sizes as its runs'
+sidecars record them marked: where the largest array stays within the last-level cache (the Intel
+Xeon reference host's is 480 MiB), the staircase has no main-memory step, and its title says so.
+Colours and labels are the platforms' declarations (``platform_catalog``, through
+:mod:`virtrepro.plotting`).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from .. import plotting, results, stats
+from .. import machines, plotting, regimes, results, stats
 from ..platforms import catalog as platform_catalog
 from ..platform_names import label
 from .registry import Drawn, figure
@@ -80,7 +83,12 @@ def _ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level) ->
     ax.set_ylabel(f"ratio to {label(baseline)} ({better} is better)")
 
 
-def _staircase(ax, rows) -> None:
+# the caches marked on the staircase (a sidecar's cache_sizes names), drawn as vertical lines of this id
+MARKED_CACHES = ("L1d", "L2", "L3")
+CACHE_LINE = "cache size"
+
+
+def _staircase(ax, rows, caches: dict[str, int] | None = None) -> None:
     part = rows[rows["metric"] == "memory_latency"]
     if part.empty:
         plotting.unavailable(ax, "lat_mem_rd: not measured")
@@ -104,7 +112,16 @@ def _staircase(ax, rows) -> None:
     ax.set_xlabel("array size")
     ax.set_ylabel("load latency (ns, mean)")
     title = "memory load latency (lat_mem_rd)"
-    ax.set_title(title if len(strides) > 1 else f"{title}, stride {int(strides[0])} B")
+    title = title if len(strides) > 1 else f"{title}, stride {int(strides[0])} B"
+    marked = {name: size / 2**20 for name, size in (caches or {}).items() if name in MARKED_CACHES}
+    for name, mib in marked.items():
+        ax.axvline(mib, color="0.5", linestyle=":", linewidth=0.9, gid=CACHE_LINE)
+        ax.annotate(f"{name} {_size(mib)}", (mib, 1), xycoords=("data", "axes fraction"), rotation=90, ha="right",
+                    va="top", fontsize="x-small", color="0.4")
+    last = max(marked.items(), key=lambda item: item[1], default=None)
+    if last is not None and part["size_mib"].max() <= last[1]:
+        title += f"\nlargest array {_size(part['size_mib'].max())}: within the host's {last[0]}, no main-memory step"
+    ax.set_title(title)
     ax.legend(fontsize="x-small", loc="upper left", framealpha=0.9)
 
 
@@ -118,9 +135,11 @@ def _size(mib: float) -> str:
 @figure("microbenchmarks", "lmbench-relative", title="lmbench", benchmarks=[BENCHMARK],
         caption="System call and context switch latency and memory bandwidth of each platform relative to the "
                 "baseline's mean (with the interval of the ratio), and lat_mem_rd's load latency over the array size "
-                "(the cache and memory staircase), one line per platform.")
+                "(the cache and memory staircase), one line per platform, the host's cache sizes marked.")
 def lmbench_relative(table: pd.DataFrame, s) -> Drawn:
-    fig = lmbench_figure(table, s.baseline, s.confidence)
+    # one machine per benchmark (virtrepro.machines): its cache sizes, as its runs' sidecars record them
+    found = machines.recorded(s.data_dir, s.testbed, BENCHMARK)
+    fig = lmbench_figure(table, s.baseline, s.confidence, regimes.cache_sizes(found[0][1]) if found else None)
     rows = lmbench_rows(table)
     numbers = {}
     for metric, labels, _, _ in RATIO_PANELS:
@@ -129,8 +148,10 @@ def lmbench_relative(table: pd.DataFrame, s) -> Drawn:
     return Drawn(fig, numbers, digits=3)
 
 
-def lmbench_figure(table: pd.DataFrame, baseline: str = platform_catalog.BASELINE, level: float = 0.95):
-    """lmbench on each platform relative to ``baseline``; a figure that says so when there is nothing to draw."""
+def lmbench_figure(table: pd.DataFrame, baseline: str = platform_catalog.BASELINE, level: float = 0.95,
+                   caches: dict[str, int] | None = None):
+    """lmbench on each platform relative to ``baseline``; a figure that says so when there is nothing to draw.
+    ``caches``: the host's cache sizes in bytes (``regimes.cache_sizes``), marked on the staircase."""
     import matplotlib.pyplot as plt
 
     rows = lmbench_rows(table)
@@ -141,7 +162,7 @@ def lmbench_figure(table: pd.DataFrame, baseline: str = platform_catalog.BASELIN
     fig, axes = plt.subplots(2, 2, figsize=(13, 9))
     for ax, (metric, labels, title, case_text) in zip(axes.flat, RATIO_PANELS):
         _ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level)
-    _staircase(axes.flat[3], rows)
+    _staircase(axes.flat[3], rows, caches)
     handles = {}
     for ax in axes.flat[:3]:
         for handle, name in zip(*ax.get_legend_handles_labels()):
