@@ -15,7 +15,7 @@ import pytest
 from conftest import REPO
 from virtrepro import benchmark_packages, packages
 from virtrepro.benchmarks import BENCHMARKS
-from virtrepro.guests.image import PACKAGES
+from virtrepro.guests.image import PACKAGES, SYSTEM_PACKAGES
 
 LIST = REPO / "envs" / "debian-packages.txt"
 
@@ -63,15 +63,18 @@ def test_a_directory_without_benchmark_modules_is_an_error_not_an_empty_list(tmp
 
 def test_the_host_list_names_no_benchmark_package_and_the_host_gets_them_all():
     listed = packages.read_list(LIST)
-    assert not set(listed) & (imported() - {"python3", "coreutils"}), "a benchmark's package is declared in its class"
+    # beside the ones the set-up itself and the testbed need (python3, ssh), no benchmark's package
+    assert not set(listed) & (imported() - {"python3", "coreutils", "openssh-client"}), "declared in its class"
     host = packages.host_packages(LIST)
     assert host[:len(listed)] == listed and imported() <= set(host)
     assert len(host) == len(set(host))
     assert "openssh-server" in listed  # the embedded local testbed's sshd
 
 
-def test_the_guest_image_holds_every_declared_package():
-    assert imported() - {"coreutils"} <= set(PACKAGES)
+def test_the_guest_image_is_its_own_packages_and_the_declared_ones_each_once():
+    assert set(PACKAGES) == set(SYSTEM_PACKAGES) | imported()
+    assert len(PACKAGES) == len(set(PACKAGES)) and PACKAGES[:len(SYSTEM_PACKAGES)] == SYSTEM_PACKAGES
+    assert not {"sysbench", "fio", "hpcc", "lmbench"} & set(SYSTEM_PACKAGES)
 
 
 def test_the_set_up_script_installs_the_declared_packages():

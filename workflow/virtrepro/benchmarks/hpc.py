@@ -161,7 +161,7 @@ class Hpcc(Benchmark):
         star_stream_triad                 GB/s           higher memory
     """, "avg_ping_pong_latency", "hpl_gflops", "mpi_random_access", "single_stream_triad", "star_random_access")
     tool = "hpcc"
-    packages = ("hpcc", "openmpi-bin")
+    packages = ("hpcc", "openmpi-bin", "openssh-client")
     programs = ("hpcc", "mpirun", "awk", "ssh")  # ssh: mpirun starts its daemons in the other instances
     check_command = "command -v hpcc && command -v mpirun"
     version_command = "dpkg-query -W -f='hpcc ${Version}' hpcc 2>/dev/null || echo hpcc"

@@ -177,7 +177,7 @@ class NpbMpi(_Npb):
         time              s              lower
     """, "time")
     flavour = "mpi"
-    packages = ("openmpi-bin", "libgfortran5")
+    packages = ("openmpi-bin", "libgfortran5", "openssh-client")
     programs = (*_Npb.programs, "mpirun", "ssh")
     check_command = "command -v mpirun"
     version_command = "mpirun --version 2>&1 | head -n 1"

@@ -25,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..benchmark_packages import declared
 from ..errors import VirtreproError
 
 
@@ -45,20 +46,16 @@ def run(cmd, check=True, capture=False, **kw):
 
 
 SUITE = "bookworm"
-PACKAGES = [
-    "systemd-sysv", "udev", "openssh-server", "iproute2",
+# what the image itself needs (its init, kernel, sshd and the guest seed's tools, the network)
+SYSTEM_PACKAGES = [
+    "systemd-sysv", "udev", "openssh-server", "openssh-client", "iproute2",
     "linux-image-cloud-amd64", "procps",
-    # benchmarks (issue "Benchmark catalogue"); netperf and iozone3 are in non-free
-    "sysbench", "iozone3", "mbw", "ioping", "netperf", "iperf3", "fio", "bonnie++", "stress-ng",
-    "lmbench",  # operating-system microbenchmarks (lat_syscall, lat_ctx, lat_mem_rd, bw_mem), non-free
-    # HPCC and NPB over MPI inside and across guests (NPB binaries are built on the host)
-    "hpcc", "openmpi-bin", "openssh-client", "libgfortran5", "libgomp1",
     "iputils-ping",  # handy for the VM<->VM network check; tiny
-    # application workloads (thesis section 1.2): servers and their load generators; the
-    # servers' own system services are masked below, the benchmarks start them
-    "nginx", "wrk", "postgresql", "rabbitmq-server", "python3-pika", "openssl",
-    "python3", "python3-psutil",  # pyperformance's benchmarks under pyperf (uploaded per run)
 ]
+# and what the benchmarks run in it: each benchmark class's ``packages`` (NPB's binaries are built
+# on the host; the application servers' own system services are masked below, the benchmarks
+# start them); some of them (iozone3, netperf, lmbench) are in Debian's non-free component
+PACKAGES = SYSTEM_PACKAGES + [name for name in declared() if name not in SYSTEM_PACKAGES]
 # what the build runs on the host: program -> Debian package (see virtrepro.packages)
 HOST_PATHS = {"mmdebstrap": "mmdebstrap", "mkfs.ext4": "e2fsprogs", "e2fsck": "e2fsprogs", "qemu-img": "qemu-utils",
               "systemctl": "systemd", "tar": "tar", "du": "coreutils"}
