@@ -204,6 +204,10 @@ def test_the_estimate_counts_missing_repetitions_times_earlier_durations_and_say
     assert len(result["unknown"]) == 2 and result["unknown"][0].startswith("lxc/sysbench_cpu/")
     text = plan.report(result)
     assert "estimated measurement time: 26 s to 2 min" in text and "2 jobs have no earlier run to go by" in text
+    # a part whose marker is written is done, whatever its rule might have added: the rule stopped it
+    last = next(v for v in plan_variants(config) if v.platform == "native" and v.part == v.parts)
+    last.marker_path(tmp_path).write_text("{}")
+    assert ("native", "sysbench_cpu") not in plan.estimate(config, tmp_path, history=())["rows"]
     # a run into another data directory goes by the earlier runs of the history's too (lxc: 20 s)
     history = tmp_path / "history"
     earlier = plan_variants(config)[-1].directory(history)

@@ -178,6 +178,10 @@ def test_the_dry_run_names_each_benchmarks_machine_and_what_this_one_may_not_con
     guest.write_text(json.dumps({**json.loads(guest.read_text()), "image": {"recipe": "0123456789ab", "record_sha256": None}}))
     check = plan.machine_check(config, tmp_path, ["sysbench_cpu"], here=xeon, image=image)
     assert check["other_image"] == {"sysbench_cpu": "0123456789ab"}
+    # a finished benchmark's jobs do not run again: nothing of it is refused
+    finished = plan.machine_check(config, tmp_path, ["sysbench_cpu"], here=xeon, image=image, pending=set())
+    assert finished["other_image"] == {} and finished["other_machine"] == {}
+    assert finished["measured_on"] == {epyc: ["sysbench_cpu"]}
     assert plan.machine_report(check).splitlines()[-1].startswith(
         "guests begun in another guest image than this code's (48c4e2faa6cf), refused here")
 

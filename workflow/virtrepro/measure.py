@@ -85,8 +85,11 @@ def require_clean_tree(config: dict, testbed: str, repo: Path = Path(__file__).r
 def image_record(platform: str) -> dict | None:
     """The guest image a guest platform ran (its record, image.json, lists the packages installed
     in it with their versions): the record's recipe and sha256. None for a platform without guests (native)."""
-    if not platform_catalog.runs_in_guest(platform):
-        return None
+    return current_image() if platform_catalog.runs_in_guest(platform) else None
+
+
+def current_image() -> dict:
+    """The record of this code's guest image (the current recipe's; its sha256 None where not built here)."""
     from .guests import image_dir
 
     record = image_dir() / "image.json"

@@ -81,7 +81,10 @@ class Durations:
 
 
 def remaining(variant: VariantPlan, data_dir: str | Path) -> tuple[int, int]:
-    """Repetitions of this part still to measure: (at least, at most); equal without a rule."""
+    """Repetitions of this part still to measure: (at least, at most); equal without a rule. A part whose
+    marker is written is done (its rule stopped it; the marker names why)."""
+    if variant.marker_path(data_dir).exists():
+        return 0, 0
     own = sum(not rawlog.is_complete(run.log_path(data_dir)) for run in variant.runs())
     if not variant.continues:
         return own, own
@@ -143,21 +146,21 @@ def report(result: dict) -> str:
 
 
 def machine_check(config: dict, data_dir: str | Path, benchmarks: list[str], here: dict | None = None,
-                  image: dict | None = None) -> dict:
+                  image: dict | None = None, pending: set[str] | None = None) -> dict:
     """Which machine the data's complete runs of each of ``benchmarks`` name (:mod:`virtrepro.machines`),
     and which of them their measurement jobs will refuse to go on with: begun on another machine, on
     a local testbed (``here``: this machine; found when not given), or with guests in another guest
-    image than this code's (``image``: the current recipe's record, :func:`virtrepro.measure.image_record`;
-    found when not given). Returns ``{"measured_on": {description: [benchmark, ...]}, "other_machine":
+    image than this code's (``image``: the current recipe's record, :func:`virtrepro.measure.current_image`;
+    found when not given); of these only the benchmarks in ``pending`` (with jobs left; None: all), since a
+    finished benchmark's jobs do not run again. Returns ``{"measured_on": {description: [benchmark, ...]}, "other_machine":
     {benchmark: description}, "here": description, "other_image": {benchmark: recipe}, "image": recipe}``."""
     local = (config.get("testbeds") or {}).get(config["testbed"], {}).get("kind") == "local"
     if local and here is None:
         here = machines.this_machine()
     if image is None:
-        from .measure import image_record
-        from .platforms import catalog as platform_catalog
+        from .measure import current_image
 
-        image = image_record(next((p for p in platform_catalog.BY_NAME if platform_catalog.runs_in_guest(p)), "native"))
+        image = current_image()
     measured_on: dict[str, list[str]] = defaultdict(list)
     other: dict[str, str] = {}
     other_image: dict[str, str] = {}
@@ -165,6 +168,8 @@ def machine_check(config: dict, data_dir: str | Path, benchmarks: list[str], her
         found = machines.recorded(data_dir, config["testbed"], benchmark)
         for machine in machines.mixed([m for _, m in found]) or [m for _, m in found][:1]:
             measured_on[machines.describe(machine)].append(benchmark)
+        if pending is not None and benchmark not in pending:
+            continue
         conflicting = machines.conflicts(here, found) if local else []
         if conflicting:
             other[benchmark] = machines.describe(conflicting[0][1])
@@ -194,8 +199,10 @@ def summary(config: dict, data_dir: str | Path) -> str:
     """What the dry run and ``--estimate`` print: the estimate of the planned jobs, then which
     machine the data's runs name and which benchmarks this machine, or this code's guest image, may
     not continue."""
-    machine_text = machine_report(machine_check(config, data_dir, config["benchmarks"]))
-    return report(estimate(config, data_dir, probed_platforms(config, data_dir))) + (
+    result = estimate(config, data_dir, probed_platforms(config, data_dir))
+    pending = {benchmark for _, benchmark in result["rows"]}
+    machine_text = machine_report(machine_check(config, data_dir, config["benchmarks"], pending=pending))
+    return report(result) + (
         "\n" + machine_text if machine_text else "")
 
 

@@ -69,9 +69,9 @@ def machine_section(sidecars: list[dict], data_dir: Path, testbed: str) -> list[
               f"- virtrepro {sidecars[0].get('virtrepro_version')}, commits "
               + ", ".join(f"`{c[:10]}`" for c in sorted({s.get('virtrepro_commit') or '' for s in sidecars} - {''})) + ";"]
     # one machine per benchmark (virtrepro.machines); the table refuses a mix
-    lines += [f"- {line};" for line in machines.in_words(
-        ((s.get("benchmark"), machines.describe(machine)) for s in sidecars
-         if (machine := machines.identity(s)) is not None), mark=lambda b: f"`{b}`")]
+    named = [(s.get("benchmark") or "", machines.describe(machine)) for s in sidecars
+             if (machine := machines.identity(s)) is not None]
+    lines += [f"- {line};" for line in machines.in_words(named, mark=lambda b: f"`{b}`")]
     if probe.exists():
         lines.append(f"- QEMU accelerator: {json.loads(probe.read_text()).get('reason')}.")
     tools = defaultdict(set)

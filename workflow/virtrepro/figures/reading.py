@@ -12,7 +12,7 @@ import pandas as pd
 from .. import claims, machines, platform_names, plotting, results
 from ..platforms import catalog as platform_catalog
 from ..notebook import check_parameters, scale_note
-from .registry import Drawn, Setting, draw, get
+from .registry import FIGURES, Drawn, Setting, draw, get
 
 
 # The notebooks' parameters when papermill sets none (a notebook's parameters cell sets each to None):
@@ -64,7 +64,10 @@ class Notebook:
         table, s = self.table, self.setting
         lines = [self.scale, f"{len(table)} records from {table['source_log'].nunique()} raw logs of testbed {s.testbed!r}",
                  "platforms measured: " + ", ".join(sorted(table["platform"].unique()))]
-        lines += machines.in_words((benchmark, name) for benchmark, names in self.machines.items() for name in names)
+        # the machines of the benchmarks this notebook's figures draw
+        own = {b for (paper, _), fig in FIGURES.items() if paper == self.paper for b in fig.benchmarks}
+        lines += machines.in_words((benchmark, name) for benchmark, names in self.machines.items()
+                                   if benchmark in own or not own for name in names)
         probes = Path(s.data_dir) / "raw" / s.testbed / "probes"
         lines += [f"unavailable on this testbed: {platform_names.label(name)} ({why})"
                   for name, why in claims.unavailable_platforms(probes / "platforms.json").items()]
