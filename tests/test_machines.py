@@ -230,3 +230,41 @@ def test_a_benchmarks_guest_runs_share_one_image_and_a_rebuild_of_the_recipe_is_
         require_same_image(native, data)  # native runs in no image
     name_image("48c4e2faa6cf")  # an older sidecar's image: a name, no record
     require_same_image(lxc, data)
+
+
+def test_a_finished_variant_run_again_measures_nothing_and_refuses_nothing_one_with_work_left_is_refused(
+        tmp_path, monkeypatch):
+    """Snakemake runs a finished job again when an input's path changes (a new guest image): its logs are
+    complete and its rule has stopped, so it measures nothing, and the image guard must not stop it. The
+    same variant with a log missing would measure: it is refused before anything runs."""
+    import yaml
+
+    from conftest import REPO
+    from virtrepro.config import plan_variants, validate_config
+    from virtrepro.guests import image_dir
+    from virtrepro.measure import MeasurementError, measure_variant
+
+    monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))
+    image_dir().mkdir(parents=True)
+    (image_dir() / "image.json").write_text("{}\n")
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config.update(testbed="tb", platforms=["lxc"], benchmarks=["sysbench_cpu"])
+    config["testbeds"]["tb"] = {"kind": "local"}
+    config["scales"]["quick"]["sysbench_cpu"].update(
+        threads=[1], seconds=10, repetitions={"min": 2, "max": 3, "rel_half_width": 0.5})
+    validate_config(config)
+    (variant,) = plan_variants(config)
+    assert variant.continues and variant.variant.key == "threads-1_prime-20000_seconds-10"
+    data = tmp_path / "data"
+    logs = [_place(data, "lxc", rep, XEON) for rep in (0, 1)]
+    for log in logs:  # measured in the image of another recipe
+        sidecar = rawlog.sidecar_path(log)
+        sidecar.write_text(json.dumps({**json.loads(sidecar.read_text()), "image": {"recipe": "0123456789ab",
+                                                                                     "record_sha256": None}}))
+    marker = measure_variant(variant, config, data)  # two identical runs: width 0, the rule stops
+    assert marker == variant.marker_path(data) and json.loads(marker.read_text())["repetition_rule"]["stop_reason"]
+    rawlog.sidecar_path(logs[1]).unlink()
+    logs[1].unlink()
+    with pytest.raises(MeasurementError, match="ran in guest image 0123456789ab"):
+        measure_variant(variant, config, data)
+    assert not logs[1].exists()

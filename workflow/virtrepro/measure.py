@@ -731,11 +731,19 @@ def measure_variant(variant: VariantPlan, config: dict, data_dir: str | Path, ow
                                + "\n  ".join(broken))
     print(f"{where}: {len(runs) - len(todo)} of {len(runs)} repetitions complete, "
           f"{len(todo)} to measure", file=sys.stderr, flush=True)
-    with reused_connections():
-        if todo or variant.continues:
+    checked = []
+
+    def before_measuring() -> None:
+        """The comparison's guards, once, before the first repetition this job really measures (a job
+        whose logs are complete and whose rule has stopped measures nothing, so refuses nothing:
+        Snakemake runs such jobs again when an input's path changes, e.g. a new guest image)."""
+        if not checked:
             require_same_image(variant, data_dir)
             require_same_machine(variant, config, data_dir, owner_pid, host)
-        return _measure_runs(variant, todo, where, config, data_dir, owner_pid, reps, host)
+            checked.append(True)
+
+    with reused_connections():
+        return _measure_runs(variant, todo, where, config, data_dir, owner_pid, reps, host, before_measuring)
 
 
 def require_same_image(variant: VariantPlan, data_dir: str | Path) -> None:
@@ -788,8 +796,11 @@ def require_same_machine(variant: VariantPlan, config: dict, data_dir: str | Pat
 
 
 def _measure_runs(variant: VariantPlan, todo: list[Run], where: str, config: dict, data_dir: str | Path,
-                  owner_pid: int | None, reps: list[int] | None, host: str | None = None) -> Path | None:
+                  owner_pid: int | None, reps: list[int] | None, host: str | None = None,
+                  before_measuring=lambda: None) -> Path | None:
     failures = []
+    if todo:
+        before_measuring()
     for number, run in enumerate(todo, 1):
         print(f"[{number}/{len(todo)}] {where} rep {run.repetition}", file=sys.stderr, flush=True)
         try:
@@ -803,17 +814,18 @@ def _measure_runs(variant: VariantPlan, todo: list[Run], where: str, config: dic
                                + "\n  ".join(failures))
     if reps is not None:
         return None
-    decision = continue_by_rule(variant, config, data_dir, owner_pid, host) if variant.continues else None
+    decision = continue_by_rule(variant, config, data_dir, owner_pid, host, before_measuring) if variant.continues else None
     return write_marker(variant, data_dir, decision)
 
 
 def continue_by_rule(variant: VariantPlan, config: dict, data_dir: str | Path, owner_pid: int | None = None,
-                     host: str | None = None):
+                     host: str | None = None, before_measuring=lambda: None):
     """The last part of a variant with a repetition rule (:mod:`virtrepro.adaptive`): decide on
     every complete log of the variant (rep-0, rep-1, ... up to the first missing one) and measure
     the next repetition until the rule stops; return its decision. A resumed job continues from
     the logs that are there (a complete log is never measured again). Every repetition below the
-    minimum must be complete first (the first part's too)."""
+    minimum must be complete first (the first part's too). ``before_measuring`` is called before each
+    repetition it adds (the comparison's guards, which run once)."""
     where = f"{variant.testbed}/{variant.platform}/{variant.benchmark}/{variant.variant.key}"
     while True:
         logs = variant_records(variant, data_dir)
@@ -826,6 +838,7 @@ def continue_by_rule(variant: VariantPlan, config: dict, data_dir: str | Path, o
               file=sys.stderr, flush=True)
         if decision.stop:
             return decision
+        before_measuring()
         measure(variant.run(decision.n), config, data_dir, owner_pid=owner_pid, host_name=host)
 
 
