@@ -71,6 +71,13 @@ def test_the_figure_has_its_four_panels_in_the_declared_colours():
     assert staircase.get_xscale() == "log" and staircase.get_yscale() == "log"
 
 
+def test_the_title_says_where_the_programs_ran():
+    """The variant's ``cpu`` parameter, in the suptitle; a table without it says nothing of it."""
+    assert "CPU" not in microbenchmarks.lmbench_figure(table())._suptitle.get_text()
+    pinned = table().assign(parameters='{"cpu": "one"}')
+    assert "; every program on one CPU)" in microbenchmarks.lmbench_figure(pinned)._suptitle.get_text()
+
+
 def test_without_lmbench_runs_the_figure_says_so():
     fig = microbenchmarks.lmbench_figure(table()[lambda t: t["benchmark"] != "lmbench"])
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]

@@ -123,10 +123,10 @@ def test_damaged_lines_are_refused():
 
 
 def test_command_and_variant():
-    params = {"programs": ["lat_ctx", "bw_mem"], "tries": 3, "enough_us": 5000, "syscalls": ["null"], "ctx_processes": [2, 8],
+    params = {"programs": ["lat_ctx", "bw_mem"], "tries": 3, "enough_us": 5000, "cpu": "any", "syscalls": ["null"], "ctx_processes": [2, 8],
               "ctx_sizes_kb": [0], "mem_rd_mib": 8, "mem_rd_strides": [128], "bw_mem_mib": [1, 64], "bw_mem_ops": ["rd"]}
     (variant,) = LMBENCH.variants(params)
-    assert variant.key == "tries-3_enough-5000_ctxkb-0_procs-2+8_bwmib-1+64_ops-rd"
+    assert variant.key == "tries-3_enough-5000_cpu-any_ctxkb-0_procs-2+8_bwmib-1+64_ops-rd"
     assert LMBENCH.command(variant) == (
         "export ENOUGH=5000 TIMING_O=0 LOOP_O=0"
         " && /usr/lib/lmbench/bin/*/lat_ctx -N 3 -s 0 2 8 && echo '\"bw_mem rd' >&2"
@@ -135,6 +135,38 @@ def test_command_and_variant():
     assert LMBENCH.expected(variant.param_dict) == {"ctx": [(0, 2), (0, 8)], "bw_mem": [("rd", 1.05), ("rd", 67.11)]}
     with pytest.raises(ValueError, match="power of two"):
         LMBENCH.variants({**params, "programs": ["lat_mem_rd"], "mem_rd_mib": 6})
+
+
+ONE_CPU = {"programs": ["lat_syscall", "lat_ctx"], "tries": 1, "enough_us": 5000, "cpu": "one", "syscalls": ["null"],
+           "ctx_processes": [2], "ctx_sizes_kb": [0], "mem_rd_mib": 8, "mem_rd_strides": [128], "bw_mem_mib": [1],
+           "bw_mem_ops": ["rd"]}
+
+
+def test_cpu_one_runs_every_program_on_one_cpu():
+    (variant,) = LMBENCH.variants(ONE_CPU)
+    assert variant.key == "tries-1_enough-5000_cpu-one_calls-null_ctxkb-0_procs-2"
+    command = LMBENCH.command(variant)
+    programs = [part for part in command.split(" && ") if "/usr/lib/lmbench/bin/*/" in part]
+    assert len(programs) == 2 and all(part.startswith("taskset -c $cpu /usr/lib/lmbench/bin/*/") for part in programs)
+    assert command.index("cpu=$(") < command.index("taskset")
+    assert LMBENCH.placement(variant)["how"].startswith("taskset -c")
+    assert LMBENCH.placement(LMBENCH.variants({**ONE_CPU, "cpu": "any"})[0]) is None
+
+
+@pytest.mark.parametrize("allowed", [{0}, {1}, {0, 1}, {1, 2}])
+def test_cpu_one_is_the_first_cpu_the_run_may_use(allowed):
+    """The command's own first steps, run by sh under an affinity set here, name the lowest CPU of it."""
+    import os
+    import subprocess
+
+    allowed &= os.sched_getaffinity(0)
+    if not allowed:
+        pytest.skip("this machine has none of these CPUs")
+    command = LMBENCH.command(LMBENCH.variants(ONE_CPU)[0])
+    prefix = command[:command.index(" && touch")]  # export ..., then cpu=$(...) && test -n "$cpu"
+    out = subprocess.run(["sh", "-c", prefix + ' && echo "$cpu"'], capture_output=True, text=True, check=True,
+                         preexec_fn=lambda: os.sched_setaffinity(0, allowed))
+    assert out.stdout.strip() == str(min(allowed))
 
 
 def test_every_capture_is_described():

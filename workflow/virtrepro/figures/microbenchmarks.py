@@ -33,6 +33,8 @@ RATIO_PANELS = (
      lambda r: f"{r['operation']}\n{r['size_mb']:g} MB"),
 )
 LOG_AXIS_SPAN = 10  # ratios spanning more than this factor are drawn on a log axis
+# the variant's ``cpu`` parameter in words (benchmarks/lmbench.py: where its programs ran)
+PLACEMENT = {"one": "every program on one CPU", "any": "CPUs left to the scheduler"}
 
 
 def lmbench_rows(table: pd.DataFrame) -> pd.DataFrame:
@@ -170,6 +172,8 @@ def lmbench_figure(table: pd.DataFrame, baseline: str = platform_catalog.BASELIN
     if handles:
         fig.legend(list(handles.values()), list(handles), loc="upper center", ncol=len(handles),
                    bbox_to_anchor=(0.5, 1.02))
-    fig.suptitle(f"lmbench: each platform relative to {label(baseline)} (means, {level:.0%} intervals)", y=1.05)
+    placement = sorted(set(rows["param_cpu"].dropna())) if "param_cpu" in rows.columns else []
+    where = "".join(f"; {PLACEMENT.get(value, value)}" for value in placement)
+    fig.suptitle(f"lmbench: each platform relative to {label(baseline)} (means, {level:.0%} intervals{where})", y=1.05)
     fig.tight_layout()
     return fig
