@@ -71,6 +71,30 @@ def test_the_figure_has_its_four_panels_in_the_declared_colours():
     assert staircase.get_xscale() == "log" and staircase.get_yscale() == "log"
 
 
+def test_a_bar_without_an_interval_is_said_to_have_none(monkeypatch):
+    """The system call panel's ratios all have Fieller intervals here: the panel says none is
+    missing. Ratios without one (stats.ratio_ci's ``none``) make it say so, and the figure's note."""
+    rows = microbenchmarks.lmbench_rows(table())
+    frame = microbenchmarks.ratios(rows, "syscall_latency", ("syscall",), "native")
+    assert frame["low"].notna().all()
+
+    def panel() -> bool:
+        ax = matplotlib.pyplot.figure().add_subplot()
+        return microbenchmarks._ratio_panel(ax, rows, "syscall_latency", ("syscall",), "t", lambda r: r["syscall"],
+                                            "native", 0.95)
+
+    assert panel() is False
+    original = microbenchmarks.ratios
+
+    def without_intervals(rows, metric, *args, **kwargs):
+        found = original(rows, metric, *args, **kwargs)
+        return found.assign(low=float("nan"), high=float("nan")) if metric == "syscall_latency" else found
+
+    monkeypatch.setattr(microbenchmarks, "ratios", without_intervals)
+    assert panel() is True
+    assert microbenchmarks.NO_INTERVAL in [text.get_text() for text in microbenchmarks.lmbench_figure(table()).texts]
+
+
 def test_the_title_says_where_the_programs_ran():
     """The variant's ``cpu`` parameter, in the suptitle; a table without it says nothing of it."""
     assert "CPU" not in microbenchmarks.lmbench_figure(table())._suptitle.get_text()

@@ -33,6 +33,9 @@ RATIO_PANELS = (
      lambda r: f"{r['operation']}\n{r['size_mb']:g} MB"),
 )
 LOG_AXIS_SPAN = 10  # ratios spanning more than this factor are drawn on a log axis
+CROWDED = 8  # a ratio panel with more cases than this writes them smaller
+NO_INTERVAL = ("A bar without whiskers has no interval: one of its samples departs from normality and has "
+               "fewer than 20 runs, too few for a bootstrap (virtrepro.stats.ratio_ci).")
 # the variant's ``cpu`` parameter in words (benchmarks/lmbench.py: where its programs ran)
 PLACEMENT = {"one": "every program on one CPU", "any": "CPUs left to the scheduler"}
 
@@ -67,11 +70,12 @@ def ratios(rows: pd.DataFrame, metric: str, labels: tuple, baseline: str, level:
     return pd.DataFrame(out, columns=["platform", *labels, "ratio", "low", "high", "method"])
 
 
-def _ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level) -> None:
+def _ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level) -> bool:
+    """The panel of ``metric``'s ratios; True when a bar has no interval."""
     frame = ratios(rows, metric, labels, baseline, level)
     if frame.empty:
         plotting.unavailable(ax, f"{title}: no {label(baseline)} runs to compare with" if not rows.empty else title)
-        return
+        return False
     frame["case"] = frame.apply(case_text, axis=1)
     order = [name for name in platform_catalog.NAMES if name in set(frame["platform"])]
     plotting.grouped_bars(ax, frame, "case", "ratio", "low", "high", hue_order=order)
@@ -81,8 +85,11 @@ def _ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level) ->
     if not bounds.empty and bounds.max() / bounds.min() > LOG_AXIS_SPAN:
         ax.set_yscale("log")
     better = "higher" if metric == "memory_bandwidth" else "lower"
+    if len(set(frame["case"])) > CROWDED:
+        ax.tick_params(axis="x", labelsize=7)
     ax.set_title(title)
     ax.set_ylabel(f"ratio to {label(baseline)} ({better} is better)")
+    return bool(frame["low"].isna().any())  # stats.ratio_ci's none: a sample is not normal and has n < 20
 
 
 # the caches marked on the staircase (a sidecar's cache_sizes names), drawn as vertical lines of this id
@@ -162,8 +169,10 @@ def lmbench_figure(table: pd.DataFrame, baseline: str = platform_catalog.BASELIN
         plotting.unavailable(ax, NOT_MEASURED)
         return fig
     fig, axes = plt.subplots(2, 2, figsize=(13, 9))
-    for ax, (metric, labels, title, case_text) in zip(axes.flat, RATIO_PANELS):
-        _ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level)
+    without = [_ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level)
+               for ax, (metric, labels, title, case_text) in zip(axes.flat, RATIO_PANELS)]
+    if any(without):
+        fig.text(0.5, -0.01, NO_INTERVAL, ha="center", va="top", fontsize=9, color="dimgray")
     _staircase(axes.flat[3], rows, caches)
     handles = {}
     for ax in axes.flat[:3]:
