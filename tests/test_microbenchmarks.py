@@ -90,9 +90,25 @@ def test_a_bar_without_an_interval_is_said_to_have_none(monkeypatch):
         found = original(rows, metric, *args, **kwargs)
         return found.assign(low=float("nan"), high=float("nan")) if metric == "syscall_latency" else found
 
+    # without bw_mem (one of whose ratios here has no interval) the figure has no note, until one lacks it
+    def notes() -> list[str]:
+        return [text.get_text() for text in microbenchmarks.lmbench_figure(
+            table()[lambda t: t["metric"] != "memory_bandwidth"]).texts]
+
+    assert microbenchmarks.NO_INTERVAL not in notes()
+    assert "memory bandwidth (bw_mem): not measured" in [t.get_text() for ax in microbenchmarks.lmbench_figure(
+        table()[lambda t: t["metric"] != "memory_bandwidth"]).axes for t in ax.texts]
     monkeypatch.setattr(microbenchmarks, "ratios", without_intervals)
     assert panel() is True
-    assert microbenchmarks.NO_INTERVAL in [text.get_text() for text in microbenchmarks.lmbench_figure(table()).texts]
+    assert microbenchmarks.NO_INTERVAL in notes()
+
+
+def test_runs_of_several_variants_are_refused_not_pooled():
+    """Pinned and unpinned runs (or two scales') in one table would be averaged into one bar."""
+    mixed = table()
+    mixed.loc[mixed["repetition"] == 2, "variant"] = "cpu-any"
+    with pytest.raises(ValueError, match="several variants.*cpu-any"):
+        microbenchmarks.lmbench_rows(mixed)
 
 
 def test_the_title_says_where_the_programs_ran():

@@ -41,10 +41,17 @@ PLACEMENT = {"one": "every program on one CPU", "any": "CPUs left to the schedul
 
 
 def lmbench_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """lmbench's rows of the tidy table, its parameters and labels as columns (results.view)."""
+    """lmbench's rows of the tidy table, its parameters and labels as columns (results.view). ValueError
+    when they hold several variants (another scale's, or programs pinned and not: ``cpu``): their
+    means would pool runs of different conditions."""
     if table is None or len(table) == 0 or "benchmark" not in table.columns:
         return pd.DataFrame(columns=["platform", "metric", "value", "repetition"])
-    return results.view(table, BENCHMARK)
+    rows = results.view(table, BENCHMARK)
+    variants = sorted(set(rows["variant"]))
+    if len(variants) > 1:
+        raise ValueError("lmbench: the data hold runs of several variants, which one figure would pool: "
+                         + "; ".join(variants) + " (measure one scale into a data directory of its own)")
+    return rows
 
 
 def _platforms(rows: pd.DataFrame) -> list[str]:
@@ -56,8 +63,10 @@ def ratios(rows: pd.DataFrame, metric: str, labels: tuple, baseline: str, level:
     """Each platform's mean of ``metric`` over the baseline's, per case (a combination of ``labels``),
     with its interval: columns platform, case labels, ratio, low, high, method."""
     part = rows[rows["metric"] == metric]
-    base = part[part["platform"] == baseline]
     out = []
+    if part.empty:  # a program the scale did not run: its labels are no columns either
+        return pd.DataFrame(out, columns=["platform", *labels, "ratio", "low", "high", "method"])
+    base = part[part["platform"] == baseline]
     for keys, group in part[part["platform"] != baseline].groupby(["platform", *labels], sort=False):
         platform, case = keys[0], dict(zip(labels, keys[1:]))
         reference = base
@@ -74,7 +83,9 @@ def _ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level) ->
     """The panel of ``metric``'s ratios; True when a bar has no interval."""
     frame = ratios(rows, metric, labels, baseline, level)
     if frame.empty:
-        plotting.unavailable(ax, f"{title}: no {label(baseline)} runs to compare with" if not rows.empty else title)
+        measured = not rows.empty and (rows["metric"] == metric).any()
+        plotting.unavailable(ax, f"{title}: no {label(baseline)} runs to compare with" if measured
+                             else f"{title}: not measured")
         return False
     frame["case"] = frame.apply(case_text, axis=1)
     order = [name for name in platform_catalog.NAMES if name in set(frame["platform"])]
