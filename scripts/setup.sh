@@ -65,9 +65,16 @@ install_debian_packages() {
     $SUDO chmod +x "$policy"
     created_policy=0
   fi
-  trap '[ $created_policy -eq 0 ] && $SUDO rm -f /usr/sbin/policy-rc.d' RETURN
-  $SUDO apt-get update -q >/dev/null
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  # apt's failure is caught here, not by set -e: the policy file is removed whatever apt did
+  # (a RETURN trap does not run when set -e ends the script inside the function)
+  local status=0
+  { $SUDO apt-get update -q >/dev/null &&
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; } || status=$?
+  [ $created_policy -eq 0 ] && $SUDO rm -f "$policy"
+  if [ $status -ne 0 ]; then
+    log "apt-get failed (exit status $status) installing ($what): ${missing[*]}"
+    exit $status
+  fi
   if printf '%s\n' "${missing[@]}" | grep -qx openssh-server && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
     $SUDO systemctl disable --now ssh >/dev/null 2>&1 || true
     log "openssh-server installed for the testbed; its system service stays disabled"

@@ -219,6 +219,44 @@ def test_the_estimate_counts_missing_repetitions_times_earlier_durations_and_say
     assert (lxc["low_s"], lxc["high_s"], lxc["basis"]) == (4 * 20.0, 10 * 20.0, {"same variant"})
 
 
+def test_a_continuing_part_whose_logs_the_rule_stops_on_has_nothing_left_without_its_marker(tmp_path):
+    """Markers are not committed: in a fresh clone of a finished run the estimate decides from the
+    complete logs, as the job would, instead of counting up to the cap."""
+    from conftest import DATA
+    from test_rawlog_and_results import place
+    from virtrepro import plan
+
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config.update(platforms=["native"], benchmarks=["sysbench_cpu"], testbed="tb")
+    config["testbeds"]["tb"] = {"kind": "local"}
+    config["scales"]["quick"]["sysbench_cpu"].update(
+        threads=[1], cpu_max_prime=20000, seconds=10,
+        repetitions={"min": 2, "max": 5, "rel_half_width": 0.02, "metrics": ["events_per_second"]})
+    validate_config(config)
+    (variant,) = plan_variants(config)  # min 2: one part, which continues
+    assert variant.continues and not variant.marker_path(tmp_path).exists()
+    directory = str(variant.directory(tmp_path).relative_to(tmp_path))
+    capture = DATA / "sysbench" / "cpu-1thread-10s.log"  # 1141.43 events per second
+    place(tmp_path, directory, 0, capture)
+    place(tmp_path, directory, 1, capture)
+    # two logs of the same capture: half-width 0, within 2 %: the rule stops, nothing is left
+    assert ("native", "sysbench_cpu") not in plan.estimate(config, tmp_path, history=())["rows"]
+    # 1141.43 and 1041.43: mean 1091.43, s = 70.71, half-width t(0.975, 1) 12.706 * 50 = 635 (58 %):
+    # it continues, up to the cap (3 more)
+    slower = variant.directory(tmp_path) / "rep-1.log"
+    slower.write_text(capture.read_text().replace("events per second:  1141.43", "events per second:  1041.43"))
+    from virtrepro.measure import variant_records
+
+    assert [r["value"] for log in variant_records(variant, tmp_path) for r in log
+            if r["metric"] == "events_per_second"] == [1141.43, 1041.43]  # it parses: the rule, not an error, decides
+    row = plan.estimate(config, tmp_path, history=())["rows"][("native", "sysbench_cpu")]
+    assert (row["jobs"], row["reps_low"], row["reps_high"]) == (1, 0, 3)
+    # a log that does not parse decides nothing (the job will say so): the estimate keeps the range
+    slower.write_text("sysbench, truncated\n")
+    row = plan.estimate(config, tmp_path, history=())["rows"][("native", "sysbench_cpu")]
+    assert (row["reps_low"], row["reps_high"]) == (0, 3)
+
+
 @pytest.mark.integration
 def test_an_adaptive_variant_is_measured_until_its_rule_stops_and_resumes_from_its_logs(tmp_path, monkeypatch):
     """Real sysbench runs on the native platform of a local testbed: part 1 measures ceil(min/2),

@@ -81,3 +81,26 @@ def test_the_set_up_script_installs_the_declared_packages():
     script = (REPO / "scripts" / "setup.sh").read_text()
     assert "python3 workflow/virtrepro/benchmark_packages.py" in script
     assert 'install_debian_packages "declared by the benchmarks" $declared' in script
+
+
+def test_the_set_up_script_leaves_no_service_block_behind_when_apt_fails(tmp_path):
+    """setup.sh blocks services (policy-rc.d) while apt-get installs; a failed install must end
+    the script with apt's status and the block removed (a RETURN trap would not run under set -e).
+    The script's own functions run, with the block's path moved into a temporary directory (this
+    machine may have a policy-rc.d of its own, which must stay)."""
+    import shutil
+
+    if shutil.which("apt-get") is None:
+        pytest.skip("needs apt-get")
+    policy = tmp_path / "policy-rc.d"
+    script = (REPO / "scripts" / "setup.sh").read_text()
+    functions = tmp_path / "functions.sh"
+    start, end = script.index("\nlog() {"), script.index("\npython_environment() {")  # log and the two apt functions
+    functions.write_text(script[start:end].replace("/usr/sbin/policy-rc.d", str(policy)))
+    assert str(policy) in functions.read_text()
+    ran = subprocess.run(["bash", "-c", f"set -euo pipefail; source {functions}; SUDO=''; "
+                          "install_debian_packages test no-such-package-virtrepro; echo went on"],
+                         capture_output=True, text=True, timeout=600)
+    assert ran.returncode != 0 and "went on" not in ran.stdout
+    assert "apt-get failed" in ran.stderr and "no-such-package-virtrepro" in ran.stderr
+    assert not policy.exists()

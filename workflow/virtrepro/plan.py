@@ -5,7 +5,8 @@ durations earlier runs' sidecars recorded.
 
 For each planned part of a variant (:func:`config.plan_variants`) the repetitions still without a
 complete raw log are counted; a part that continues under a repetition rule
-(:mod:`virtrepro.adaptive`) counts from its minimum (low) to its cap (high). Each repetition costs
+(:mod:`virtrepro.adaptive`) counts from its minimum (low) to its cap (high), or nothing where the rule
+already stops on the complete logs there (:func:`rule_stops`). Each repetition costs
 the mean ``duration_s`` of the complete sidecars under ``<data_dir>/raw/*/`` and ``data/raw/*/`` (any testbed) of the
 same platform, benchmark and variant; where there are none, of the same variant on another platform
 times this platform's median slowdown on the benchmark's variants both ran (other platform, scaled);
@@ -82,7 +83,9 @@ class Durations:
 
 def remaining(variant: VariantPlan, data_dir: str | Path) -> tuple[int, int]:
     """Repetitions of this part still to measure: (at least, at most); equal without a rule. A part whose
-    marker is written is done (its rule stopped it; the marker names why)."""
+    marker is written is done (its rule stopped it; the marker names why), and so is a continuing
+    part whose complete logs the rule already stops on (markers are not committed: in a fresh clone
+    of a finished run the logs say it)."""
     if variant.marker_path(data_dir).exists():
         return 0, 0
     own = sum(not rawlog.is_complete(run.log_path(data_dir)) for run in variant.runs())
@@ -90,7 +93,22 @@ def remaining(variant: VariantPlan, data_dir: str | Path) -> tuple[int, int]:
         return own, own
     beyond = range(variant.repetitions, variant.rule.max)
     done = sum(rawlog.is_complete(variant.run(rep).log_path(data_dir)) for rep in beyond)
+    if own == 0 and rule_stops(variant, data_dir):
+        return 0, 0
     return own, own + len(beyond) - done
+
+
+def rule_stops(variant: VariantPlan, data_dir: str | Path) -> bool:
+    """Whether the variant's repetition rule stops on its complete logs as they are: the decision the
+    measurement job makes first (:func:`measure.continue_by_rule`), so such a job measures nothing.
+    False where the logs cannot be decided on (one does not parse: the job will say so)."""
+    from . import adaptive
+    from .measure import MeasurementError, variant_records  # parsers: imported only when logs are there
+
+    try:
+        return adaptive.decide(variant.rule, variant_records(variant, data_dir)).stop
+    except (MeasurementError, ValueError):
+        return False
 
 
 def estimate(config: dict, data_dir: str | Path, platforms: list[str] | None = None,
