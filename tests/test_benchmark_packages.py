@@ -98,7 +98,9 @@ def test_the_set_up_script_leaves_no_service_block_behind_when_apt_fails(tmp_pat
     start, end = script.index("\nlog() {"), script.index("\npython_environment() {")  # log and the two apt functions
     functions.write_text(script[start:end].replace("/usr/sbin/policy-rc.d", str(policy)))
     assert str(policy) in functions.read_text()
+    # enable_extra_component would edit this machine's apt sources: not what is tested here
     ran = subprocess.run(["bash", "-c", f"set -euo pipefail; source {functions}; SUDO=''; "
+                          "enable_extra_component() { return 1; }; "
                           "install_debian_packages test no-such-package-virtrepro; echo went on"],
                          capture_output=True, text=True, timeout=600)
     assert ran.returncode != 0 and "went on" not in ran.stdout
