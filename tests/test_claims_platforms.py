@@ -161,9 +161,13 @@ def test_the_committed_claims_csv():
     assert frame.loc[frame["verdict"] == "not measured", "platform_measured"].isna().all()
     unexplained = frame[frame["verdict"] == claims.UNEXPLAINED_FASTER]
     assert unexplained["suspect_faster_than_native"].all()
-    # the committed data have 2-3 repetitions a side: no verdict is decided on them
-    decided = frame[frame["verdict"].isin(["holds", "does not hold", claims.UNEXPLAINED_FASTER])]
-    assert decided.empty and (frame["verdict"] == claims.TOO_FEW).any()
+    # a verdict is decided only on at least MIN_REPETITIONS a side; fewer is "too few repetitions"
+    decided = frame[frame["verdict"].map(claims.base_verdict).isin(["holds", "does not hold"])]
+    assert (decided["n_platform"] >= claims.MIN_REPETITIONS).all()
+    assert ((decided["n_baseline"] == 0) | (decided["n_baseline"] >= claims.MIN_REPETITIONS)).all()  # 0: no baseline
+    fewest = frame.loc[frame["verdict"] == claims.TOO_FEW, "reason"].str.extract(
+        rf"(\d+) repetitions on a side, fewer than {claims.MIN_REPETITIONS}")[0]
+    assert fewest.notna().all() and (fewest.astype(int) < claims.MIN_REPETITIONS).all()
 
 
 # ------------------------------------------------------------------ the guard
@@ -196,6 +200,9 @@ def test_a_claim_on_marked_records_is_inconclusive_unless_explained():
     assert row["verdict"] == "holds" and "client and server on one CPU" in row["note"] and row["suspect_faster_than_native"]
     other = dict(cause, where={"size": 2})  # a cause for another variant explains nothing here
     assert claims.evaluate(claims_list, data, causes=[other]).iloc[0]["verdict"] == claims.UNEXPLAINED_FASTER
+    drift = dict(cause, cause="the host's disk drifted between the platforms' runs", confounded=True)
+    row = claims.evaluate(claims_list, data, causes=[drift]).iloc[0]  # a confounded comparison decides nothing
+    assert row["verdict"] == "inconclusive" and "drifted" in row["note"] and row["suspect_faster_than_native"]
 
 
 def test_load_causes(tmp_path):

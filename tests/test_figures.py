@@ -259,7 +259,7 @@ def test_the_notebook_says_what_its_numbers_carry_and_reports_its_papers_claims(
     nb = Notebook("kudryavtsev2012", testbed="reference-vm", data_dir=SETTING.data_dir, reference_dir=SETTING.reference_dir,
                   figures_dir=str(tmp_path), confidence=0.97, baseline="native")
     about = nb.about().splitlines()
-    assert about[0].startswith("scale of the data: quick")
+    assert about[0].startswith(f"scale of the data: {table['scale'].dropna().iloc[0]} (")
     assert f"platforms measured: {', '.join(sorted(set(table['platform'])))}" in about
     probe = json.loads((ROOT / "data" / "raw" / "reference-vm" / "probes" / "qemu-accel.json").read_text())
     assert about[-1] == f"QEMU accelerator probe: {probe['reason']}"

@@ -973,7 +973,10 @@ CAUSES_PATH = Path(__file__).resolve().parents[2] / "data" / "reference" / "fast
 
 def load_causes(path: str | Path = CAUSES_PATH) -> list[dict]:
     """The registry of explained faster-than-native results: entries with ``platform``, ``benchmark``,
-    optional ``metric`` and ``where`` (as in a claim's check) and the ``cause`` found, with evidence."""
+    optional ``metric`` and ``where`` (as in a claim's check), the ``cause`` found, with evidence, and
+    optional ``confounded: true`` when the cause is a difference in the conditions of the measurement
+    rather than of the platform (the host drifting between the platforms' runs): a claim on those
+    records is then inconclusive, its note naming the cause."""
     path = Path(path)
     entries = (yaml.safe_load(path.read_text()) if path.exists() else None) or []
     for entry in entries:
@@ -1017,20 +1020,23 @@ def _guard(table: pd.DataFrame, level: float, causes: list[dict], margin: float 
                      "variant": ", ".join(f"{_dim_name(d)}={v}" for d, v in zip(dims, key)),
                      "estimate": res["overhead_percent"] / 100, "ci_low": res["overhead_ci_low"] / 100, "ci_high": high,
                      "n_platform": len(guest), "n_baseline": len(native), "records": guest.index}  # fmt: skip
-            entry["cause"] = _cause(entry, part.loc[guest.index], causes)
+            found = _cause(entry, part.loc[guest.index], causes)
+            entry["cause"] = str(found["cause"]) if found else ""
+            entry["confounded"] = bool(found and found.get("confounded"))
             out.append(entry)
     return out
 
 
-def _cause(entry: dict, records: pd.DataFrame, causes: list[dict]) -> str:
+def _cause(entry: dict, records: pd.DataFrame, causes: list[dict]) -> dict | None:
+    """The registry's entry that explains ``entry`` (its platform, benchmark, metric and ``where``), or None."""
     for cause in causes:
         if (cause["platform"], cause["benchmark"]) != (entry["platform"], entry["benchmark"]):
             continue
         if cause.get("metric") not in (None, entry["metric"]):
             continue
         if all(_match(records, k, v).all() for k, v in (cause.get("where") or {}).items()):
-            return str(cause["cause"])
-    return ""
+            return cause
+    return None
 
 
 def faster_than_native(table: pd.DataFrame, level: float = 0.95, causes: list[dict] | None = None,
@@ -1072,6 +1078,8 @@ def _gated(verdict: str, relations: list[str], flags: list[dict]) -> str:
         return verdict
     if any(not f["cause"] for f in flags):
         return UNEXPLAINED_FASTER
+    if any(f.get("confounded") for f in flags):  # a measured difference in conditions: it decides nothing
+        return "inconclusive"
     if verdict != "inconclusive" and platform_names.ANALOGUE in relations:
         return verdict + ANALOGUE_SUFFIX
     return verdict

@@ -55,6 +55,9 @@ def check_parameters(*, testbed, data_dir, reference_dir, figures_dir, confidenc
 SCALE_MEANING = {
     "quick": "a smoke check (2-3 repetitions of short runs, small files): it shows that every platform, "
              "benchmark and figure works, not what a platform costs; no conclusion rests on it",
+    "reference": "repetitions chosen by the data, at least a minimum, until each 95 % interval is narrow enough "
+                 "or a cap (config/config.yaml; each variant's rule, the width reached and why it stopped are "
+                 "in the table), disks and memory measured where the papers measured them",
     "paper": "the papers' own sizes and repetition counts",
 }
 

@@ -25,6 +25,7 @@ import yaml
 
 from .. import claims as claim_checks
 from .. import machines, platform_names
+from ..regimes import sidecar_facts
 from . import FIGURES, by_paper
 from .reading import DEFAULTS
 
@@ -60,12 +61,20 @@ def machine_section(sidecars: list[dict], data_dir: Path, testbed: str) -> list[
     lines = ["## C. Hardware and software", ""]
     if not sidecars:
         return lines + [f"No sidecars of testbed `{testbed}` under `{data_dir.name}/raw/`.", ""]
-    host = sidecars[0].get("host", {})
+    # the testbed host's facts (a VM's own are its guest's); the CPU and kernel by benchmark below
+    hosts = [host for s in sidecars if isinstance(host := sidecar_facts(s)[1], dict)]
+
+    def fact(key, shown=str):
+        return " or ".join(sorted({shown(h[key]) for h in hosts if h.get(key) not in (None, "")})) or "not recorded"
+
+    def gib(kb) -> str:
+        return f"{round(int(kb) / 2**20)} GiB"
+
     probe = data_dir / "raw" / testbed / "probes" / "qemu-accel.json"
     lines += [f"The committed reference data (testbed `{testbed}`), as its sidecars record:", "",
-              f"- machine: {host.get('cpu_model')}, {host.get('cores')} cores, "
-              f"{round(host.get('mem_total_kb', 0) / 2**20)} GiB, {host.get('machine')}, virtualised ({host.get('virtualization')});",
-              f"- operating system: {host.get('os')}, kernel {host.get('kernel')};",
+              f"- host: {fact('cpu_model')}, {fact('cores')} cores, {fact('mem_total_kb', gib)}, {fact('machine')}, "
+              f"virtualised ({fact('virtualization')});",
+              f"- operating system: {fact('os')}, kernel {fact('kernel')};",
               f"- virtrepro {sidecars[0].get('virtrepro_version')}, commits "
               + ", ".join(f"`{c[:10]}`" for c in sorted({s.get('virtrepro_commit') or '' for s in sidecars} - {''})) + ";"]
     # one machine per benchmark (virtrepro.machines); the table refuses a mix
