@@ -161,13 +161,13 @@ def test_the_committed_claims_csv():
     assert frame.loc[frame["verdict"] == "not measured", "platform_measured"].isna().all()
     unexplained = frame[frame["verdict"] == claims.UNEXPLAINED_FASTER]
     assert unexplained["suspect_faster_than_native"].all()
-    # a verdict is decided only on at least MIN_REPETITIONS a side; fewer is "too few repetitions"
+    # the committed table was written with the rule: a verdict needs at least 5 repetitions a
+    # side (claims.MIN_REPETITIONS is lowered for this module's other tests); fewer: "too few repetitions"
     decided = frame[frame["verdict"].map(claims.base_verdict).isin(["holds", "does not hold"])]
-    assert (decided["n_platform"] >= claims.MIN_REPETITIONS).all()
-    assert ((decided["n_baseline"] == 0) | (decided["n_baseline"] >= claims.MIN_REPETITIONS)).all()  # 0: no baseline
-    fewest = frame.loc[frame["verdict"] == claims.TOO_FEW, "reason"].str.extract(
-        rf"(\d+) repetitions on a side, fewer than {claims.MIN_REPETITIONS}")[0]
-    assert fewest.notna().all() and (fewest.astype(int) < claims.MIN_REPETITIONS).all()
+    assert (decided["n_platform"] >= 5).all()
+    assert ((decided["n_baseline"] == 0) | (decided["n_baseline"] >= 5)).all()  # 0: no baseline
+    fewest = frame.loc[frame["verdict"] == claims.TOO_FEW, "reason"].str.extract(r"(\d+) repetitions on a side, fewer than 5")[0]
+    assert fewest.notna().all() and (fewest.astype(int) < 5).all()
 
 
 # ------------------------------------------------------------------ the guard

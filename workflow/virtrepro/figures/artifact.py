@@ -25,6 +25,7 @@ import yaml
 
 from .. import claims as claim_checks
 from .. import machines, platform_names
+from ..platforms.catalog import CONTAINER
 from ..regimes import sidecar_facts
 from . import FIGURES, by_paper
 from .reading import DEFAULTS
@@ -61,8 +62,10 @@ def machine_section(sidecars: list[dict], data_dir: Path, testbed: str) -> list[
     lines = ["## C. Hardware and software", ""]
     if not sidecars:
         return lines + [f"No sidecars of testbed `{testbed}` under `{data_dir.name}/raw/`.", ""]
-    # the testbed host's facts (a VM's own are its guest's); the CPU and kernel by benchmark below
-    hosts = [host for s in sidecars if isinstance(host := sidecar_facts(s)[1], dict)]
+    # the testbed host's facts: native's own and a VM's testbed_host (a container's own name its
+    # limits: its CPUs and its own kind of virtualization); the CPU and kernel by benchmark below
+    hosts = [host for s in sidecars if isinstance(host := sidecar_facts(s)[1], dict)
+             and not (isinstance(s.get("platform"), dict) and s["platform"].get("family") == CONTAINER)]
 
     def fact(key, shown=str):
         return " or ".join(sorted({shown(h[key]) for h in hosts if h.get(key) not in (None, "")})) or "not recorded"
