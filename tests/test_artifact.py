@@ -78,7 +78,7 @@ def test_the_reference_rules_are_read_from_the_configuration(tmp_path):
 
 def test_the_hardware_section_names_every_host_and_never_a_guests_own_facts(tmp_path):
     """A run measured in parts on two hosts names both; a VM's sidecar gives its testbed host's facts,
-    a container's none (its own name its limits)."""
+    a container's none (its own facts are its limits)."""
     intel = {"cpu_model": "Intel Xeon", "cores": 2, "mem_total_kb": 24 * 2**20, "machine": "x86_64",
              "virtualization": "lxc", "os": "Debian 12", "kernel": "6.18.44-a"}
     amd = {**intel, "cpu_model": "AMD EPYC", "kernel": "6.18.44-b"}

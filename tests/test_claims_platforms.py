@@ -212,6 +212,9 @@ def test_load_causes(tmp_path):
     bad.write_text("- {platform: lxc, benchmark: netperf}\n")
     with pytest.raises(ValueError, match="cause"):
         claims.load_causes(bad)
+    bad.write_text("- {platform: lxc, benchmark: netperf, cause: drift, confounded: 'no'}\n")
+    with pytest.raises(ValueError, match="confounded"):
+        claims.load_causes(bad)
 
 
 def test_labels_name_tcg_for_what_it_is():

@@ -983,6 +983,8 @@ def load_causes(path: str | Path = CAUSES_PATH) -> list[dict]:
         missing = [k for k in ("platform", "benchmark", "cause") if not entry.get(k)]
         if missing:
             raise ValueError(f"{path}: an entry lacks {', '.join(missing)}: {entry}")
+        if not isinstance(entry.get("confounded", False), bool):
+            raise ValueError(f"{path}: confounded must be true or false: {entry}")
     return entries
 
 

@@ -62,7 +62,7 @@ def machine_section(sidecars: list[dict], data_dir: Path, testbed: str) -> list[
     lines = ["## C. Hardware and software", ""]
     if not sidecars:
         return lines + [f"No sidecars of testbed `{testbed}` under `{data_dir.name}/raw/`.", ""]
-    # the testbed host's facts: native's own and a VM's testbed_host (a container's own name its
+    # the testbed host's facts: native's own and a VM's testbed_host (a container's own facts are its
     # limits: its CPUs and its own kind of virtualization); the CPU and kernel by benchmark below
     hosts = [host for s in sidecars if isinstance(host := sidecar_facts(s)[1], dict)
              and not (isinstance(s.get("platform"), dict) and s["platform"].get("family") == CONTAINER)]
