@@ -12,7 +12,8 @@
 # While it runs, the new logs go to data/staging/ (the committed reference data under data/raw/
 # stays what the notebooks show until the new run is complete); commit data/staging/ as you go.
 # When every job is done, the new logs replace data/raw/reference-vm/ in one commit
-# (README, "Reference data").
+# (README, "Reference data"). DATA_DIR=data tops up the committed data in place instead (after a
+# rule's change adds repetitions to variants that are already there): same testbed, same host.
 #
 #   bash scripts/reference_run.sh            # measure (set-up first)
 #   bash scripts/reference_run.sh -n         # what is left, with the estimated time (a dry run)
@@ -21,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 args=(--configfile config/npb-from-git.yaml --config testbed=reference-vm scale=reference
-      data_dir=data/staging "notebooks=[]")
+      "data_dir=${DATA_DIR:-data/staging}" "notebooks=[]")
 if [ "${1:-}" = "-n" ]; then
     shift
     exec .venv/bin/python -m virtrepro.plan --estimate "${args[@]:2}" "$@"
