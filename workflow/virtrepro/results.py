@@ -23,6 +23,7 @@ for the notebooks and the claims.
 from __future__ import annotations
 
 import fcntl
+import glob
 import hashlib
 import io
 import json
@@ -273,6 +274,10 @@ def _build(data_dir: Path, testbed: str, previous: pd.DataFrame | None, reuse: s
         kept = {variant for variant, indexes in current.items()
                 if variant in ranges and had.get(variant) == {names[i] for i in indexes}
                 and all(names[i] in reuse for i in indexes)}
+        # a variant kept at a fixed count whose marker now records a rule (_marker_rule) is made anew
+        kept -= {variant for variant in kept
+                 if json.loads(previous["stopping"].iat[ranges[variant][0]]).get("stop_reason") == adaptive.FIXED
+                 and _marker_rule(data_dir / names[current[variant][0]]) is not None}
     else:
         kept = set()
     logged = []
@@ -344,6 +349,31 @@ def _latest_rules(logged: list[list[dict]], data_dir: Path) -> None:
             rule = rawlog.read_sidecar(data_dir / rows[0]["source_log"]).get("repetition_rule")
             for row in rows:
                 row["repetition_rule"] = rule
+        if rows[0]["repetition_rule"] is None:  # a fixed count, unless a rule given later decided it
+            rule = _marker_rule(data_dir / rows[0]["source_log"])
+            for row in rows:
+                row["repetition_rule"] = rule
+
+
+def _marker_rule(log: Path) -> dict | None:
+    """The repetition rule of the newest marker of ``log``'s variant that records one, or None.
+
+    A rule given to a variant measured at a fixed count decides with the logs that are there: when
+    they already meet it, nothing new is measured, and only the variant's marker (``<variant>.reps-
+    <rule>.part-*.json``, written by the measurement) records the rule; the logs' sidecars still
+    say none."""
+    variant = log.parent
+    newest = (None, "")
+    for marker in variant.parent.glob(f"{glob.escape(variant.name)}.reps-*.json"):
+        try:
+            facts = json.loads(marker.read_text())
+        except (OSError, ValueError):
+            continue
+        recorded = facts.get("repetition_rule") if isinstance(facts, dict) else None
+        rule = recorded.get("rule") if isinstance(recorded, dict) else None
+        if isinstance(rule, dict) and str(facts.get("written_utc", "")) >= newest[1]:
+            newest = (rule, str(facts.get("written_utc", "")))
+    return newest[0]
 
 
 # ---------------------------------------------------------------------------
