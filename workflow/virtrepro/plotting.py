@@ -171,7 +171,9 @@ def grouped_bars(ax, frame, x: str, value: str, low: str | None = None, high: st
                  hue: str = "platform", order=None, hue_order=None, colors: dict | None = None,
                  points=None, missing: str | None = None, points_label: str = "one run") -> None:
     """Bars of ``value`` grouped by ``x``, one per ``hue`` (platform colours by default), with error
-    bars from the ``low``/``high`` columns where they are not NaN (an unbounded interval has none).
+    bars from the ``low``/``high`` columns where they are not NaN (an unbounded interval has none;
+    an interval of the median, ``ci_of`` "median" beside a ``median`` column, is drawn around the
+    median, marked).
     ``points``: rows with ``x``, ``hue`` and ``value`` columns (the individual runs), drawn as dots on
     their bar, so that a reader sees how few runs a wide interval rests on. ``missing``: the mark of a
     slot without a value (its reason belongs in the figure's note), so that no slot is silently empty."""
@@ -195,6 +197,13 @@ def grouped_bars(ax, frame, x: str, value: str, low: str | None = None, high: st
                        linewidth=0.7, zorder=4, label=points_label if i == 0 else None)
         if low and high:
             ok = part[low].notna() & part[high].notna()
-            err = [(part[value] - part[low])[ok], (part[high] - part[value])[ok]]
-            ax.errorbar([p for p, k in zip(pos, ok) if k], part[value][ok], yerr=err, fmt="none", ecolor="black", capsize=3, linewidth=1)
+            # an interval of the median (stats.location_ci: ci_of "median") is drawn around the
+            # median, marked, not around the bar's mean, which it need not contain
+            centre = part[value]
+            if "ci_of" in part.columns and "median" in part.columns:
+                centre = part["median"].where(part["ci_of"] == "median", part[value])
+            err = [(centre - part[low])[ok], (part[high] - centre)[ok]]
+            marker = "_" if (centre[ok] != part[value][ok]).any() else "none"
+            ax.errorbar([p for p, k in zip(pos, ok) if k], centre[ok], yerr=err, fmt=marker, color="black", ecolor="black",
+                        capsize=3, linewidth=1, markersize=8)
     ax.set_xticks(range(len(order)), labels=[str(o) for o in order])
