@@ -117,12 +117,12 @@ ECHO_CASES = [
      {"oper": "write", "block": "1K", "total": "10G", "threads": 2, "seconds": 5, "mem": "host"},
      [{"block": "1M"}, {"total": "100G"}, {"threads": 1}]),
     # the captures above ran fileio with 16 files; the benchmark runs it with 4, as in the reference data
-    ("sysbench_fileio", "native/sysbench_fileio/mode-seqrd_size-256M_seconds-5/rep-0.log",
-     {"mode": "seqrd", "size": "256M", "seconds": 5}, [{"mode": "rndrw"}, {"mode": "seqwr"}, {"size": "1G"}, {"seconds": 10}]),
-    ("sysbench_fileio", "lxc/sysbench_fileio/mode-seqwr_size-256M_seconds-5/rep-1.log",
-     {"mode": "seqwr", "size": "256M", "seconds": 5}, [{"mode": "seqrd"}, {"size": "256K"}, {"seconds": 2}]),
-    ("sysbench_fileio", "qemu-tcg/sysbench_fileio/mode-rndrw_size-256M_seconds-5/rep-2.log",
-     {"mode": "rndrw", "size": "256M", "seconds": 5}, [{"mode": "rndrd"}, {"size": "512M"}]),
+    ("sysbench_fileio", "native/sysbench_fileio/mode-seqrd_size-1G_seconds-10/rep-0.log",
+     {"mode": "seqrd", "size": "1G", "seconds": 10}, [{"mode": "rndrw"}, {"mode": "seqwr"}, {"size": "256M"}, {"seconds": 5}]),
+    ("sysbench_fileio", "lxc/sysbench_fileio/mode-seqwr_size-1G_seconds-10/rep-1.log",
+     {"mode": "seqwr", "size": "1G", "seconds": 10}, [{"mode": "seqrd"}, {"size": "256K"}, {"seconds": 2}]),
+    ("sysbench_fileio", "qemu-tcg/sysbench_fileio/mode-rndrw_size-1G_seconds-10/rep-2.log",
+     {"mode": "rndrw", "size": "1G", "seconds": 10}, [{"mode": "rndrd"}, {"size": "512M"}]),
 ]
 
 
@@ -298,10 +298,10 @@ def test_a_log_without_its_sidecar_is_named_before_anything_runs(tmp_path):
 
 
 @pytest.mark.parametrize("benchmark, log", [
-    ("iozone", "native/iozone/record-1m_sizes-1m-64m_tests-write+read/rep-0.log"),
-    ("iozone_disk", "qemu-tcg/iozone_disk/disk-qcow2_cache-none_size-64m_record-1m_mem-2048/rep-0.log"),
-    ("fio", "lxc/fio/mode-randread_bs-4k_size-64m_seconds-5_direct-True/rep-0.log"),
-    ("ioping", "native/ioping/count-20_interval-100ms_direct-False/rep-0.log"),
+    ("iozone", "native/iozone/record-1m_sizes-1m-512m_tests-write+read/rep-0.log"),
+    ("iozone_disk", "qemu-tcg/iozone_disk/disk-qcow2_cache-none_size-1g_record-1m_mem-512_direct-True/rep-0.log"),
+    ("fio", "lxc/fio/mode-randread_bs-4k_size-1g_seconds-10_direct-True/rep-0.log"),
+    ("ioping", "native/ioping/count-50_interval-100ms_direct-True/rep-0.log"),
 ])
 def test_other_logs_of_two_runs_are_refused(benchmark, log):
     path = REFERENCE / log

@@ -80,6 +80,13 @@ def report(tmp_path_factory):
     return json.loads(html.unescape(found.group(1))), words(shown)
 
 
+def test_making_the_report_leaves_no_empty_variant_directory_in_the_committed_data(report):
+    """The report plans the default scale, not the committed data's: a plan that is not executed
+    must not create the directories of variants it would measure (common.smk, variant_directory)."""
+    empty = [str(d.relative_to(REPO)) for d in (REPO / "data" / "raw").rglob("*") if d.is_dir() and not any(d.iterdir())]
+    assert not empty, empty[:5]
+
+
 def test_the_report_renders_with_one_section_per_paper(report):
     _, shown = report
     assert "Loading Snakemake Report" not in shown or "Results" in shown

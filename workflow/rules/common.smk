@@ -152,12 +152,14 @@ def variant_directory(platform):
     changes the directory's modification time, which makes it newer than the marker, so
     Snakemake re-runs the job (which measures only the missing repetitions). A real run creates
     the directory first, so that the job's set of inputs stays the same from run to run; a dry
-    run changes nothing (a variant without a directory has no marker either, so it is planned)."""
+    run changes nothing (a variant without a directory has no marker either, so it is planned), nor
+    does anything else that builds the plan without executing it (`--report`, `--summary`: no
+    executor), which would leave empty directories of another scale's variants in the data."""
 
     def directory(wildcards):
         path = VARIANT_DIR.format(platform=platform, **wildcards)
         if not os.path.isdir(path):
-            if workflow.dryrun:
+            if workflow.dryrun or workflow.executor_plugin is None:
                 return []
             os.makedirs(path, exist_ok=True)
         return [path]
