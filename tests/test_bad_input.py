@@ -472,4 +472,9 @@ def test_scale_note_says_the_scale_and_every_saved_figure_carries_it(tmp_path):
     ax.plot([1, 2], [1, 2])
     plotting.save(fig, tmp_path, "p", "f")
     assert any(t.get_text() == "data: quick scale (a smoke check: no verdict rests on it)" for t in fig.texts)
+    # the footer names the notebook's testbed, so that a panel of another testbed is not read as it
+    scale_note(pd.DataFrame({"scale": ["reference"], "testbed": ["reference-vm"]}))
+    fig, ax = plt.subplots()
+    plotting.save(fig, tmp_path, "p", "g")
+    assert any(t.get_text() == "data: testbed 'reference-vm', reference scale" for t in fig.texts)
     plotting.DATA_SCALE = None

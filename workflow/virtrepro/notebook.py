@@ -73,6 +73,7 @@ def scale_note(table) -> str:
     parts = [f"{s} ({SCALE_MEANING.get(s, 'see config/config.yaml')})" for s in scales]
     from . import plotting
 
-    plotting.DATA_SCALE = " and ".join(f"{s} scale" for s in scales) + (
-        " (a smoke check: no verdict rests on it)" if scales == ["quick"] else "")
+    testbeds = [t for t in dict.fromkeys(table["testbed"].dropna()) if t] if "testbed" in table.columns else []
+    plotting.DATA_SCALE = "".join(f"testbed {t!r}, " for t in testbeds[:1] if len(testbeds) == 1) + " and ".join(
+        f"{s} scale" for s in scales) + (" (a smoke check: no verdict rests on it)" if scales == ["quick"] else "")
     return "scale of the data: " + "; ".join(parts)

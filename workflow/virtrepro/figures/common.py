@@ -31,8 +31,14 @@ def baseline_first(platforms, baseline: str) -> list:
     return sorted(set(platforms), key=lambda p: (p != baseline, p))
 
 
-def ci_label(s) -> str:
-    return f"mean with {s.confidence:.0%} CI"
+def ci_label(s, summary: pd.DataFrame | None = None) -> str:
+    """What the bars and intervals show; where ``summary`` (stats.summarize) holds an interval of
+    the median (a sample not normal at small n), it says that this interval is drawn around the
+    median and marked (plotting.grouped_bars)."""
+    label = f"mean with {s.confidence:.0%} CI"
+    if summary is not None and "ci_of" in summary.columns and (summary["ci_of"] == "median").any():
+        label += " (of the median, marked, where a sample is not normal)"
+    return label
 
 
 def footnote(fig, frame: pd.DataFrame) -> None:

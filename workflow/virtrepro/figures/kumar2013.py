@@ -41,7 +41,7 @@ def cpu_overhead(table, s) -> Drawn:
         shown = summary.assign(x=named(summary["threads"]))
         plotting.grouped_bars(ax, shown, "x", "mean", "ci_low", "ci_high", hue_order=baseline_first(summary["platform"], s.baseline),
                               order=named(threads), points=cpu.assign(x=named(cpu["threads"]), mean=cpu["value"]))
-        ax.set_ylabel(f"sysbench cpu events/s, {ci_label(s)}")
+        ax.set_ylabel(f"sysbench cpu events/s, {ci_label(s, summary)}")
         ax.legend(title="platform")
     ax.set_title(f"CPU performance per platform (thesis Figs. 4.1-4.4) on testbed {s.testbed!r}")
     compared = compare(cpu, s, ["threads"])
@@ -105,7 +105,7 @@ def disk(table, s) -> Drawn:
                               hue_order=baseline_first(part["platform"], s.baseline),
                               points=records.assign(mean=records["value"]))
         ax.legend(title="platform")
-        ax.set_ylabel(f"{records['unit'].iloc[0]}, {ci_label(s)}")
+        ax.set_ylabel(f"{records['unit'].iloc[0]}, {ci_label(s, part)}")
         if comparable(records, s.baseline):
             compared.append(compare(records, s, ["operation"]).assign(figure=number))
     one_legend(fig, axes)
@@ -214,7 +214,7 @@ def lifecycle(table, s) -> Drawn:
                               points=life[life["metric"].isin(STEPS)].assign(mean=lambda f: f["value"]))
         ax.set_yscale("log")
         ax.set_xlabel("step")
-        ax.set_ylabel(f"seconds (log scale), {ci_label(s)}")
+        ax.set_ylabel(f"seconds (log scale), {ci_label(s, shown)}")
         ax.legend(title="platform", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
         reasons = not_applicable(life, s)
         if reasons:

@@ -28,7 +28,7 @@ def fig1(table, s) -> Drawn:
         summary = summarize(stream, ["platform", "operation"], s)
         plotting.grouped_bars(ax, summary, "operation", "mean", "ci_low", "ci_high",
                               hue_order=baseline_first(summary["platform"], s.baseline), order=["copy", "scale", "add", "triad"])
-        ax.set_ylabel(f"GB/s, {ci_label(s)}")
+        ax.set_ylabel(f"GB/s, {ci_label(s, summary)}")
         ax.legend(title="platform")
     ax.set_title(f"STREAM (Fig. 1) on testbed {s.testbed!r}")
     footnote(fig, stream)
