@@ -517,5 +517,5 @@ def test_an_interval_of_the_median_is_drawn_around_the_median_and_the_label_says
     assert np.allclose([segment[0][1], segment[1][1]], [row["ci_low"], row["ci_high"]])
     assert ax.containers[-1].lines[0].get_ydata()[0] == np.median(values) == 0.55  # the marked median
     plt.close(fig)
-    assert ci_label(Setting(testbed="tb"), summary).endswith("(of the median, marked, where a sample is not normal)")
+    assert ci_label(Setting(testbed="tb"), summary).endswith("\n(of the median, marked, where a sample is not normal)")
     assert ci_label(Setting(testbed="tb")) == "mean with 95% CI"

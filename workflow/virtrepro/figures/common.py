@@ -37,7 +37,7 @@ def ci_label(s, summary: pd.DataFrame | None = None) -> str:
     median and marked (plotting.grouped_bars)."""
     label = f"mean with {s.confidence:.0%} CI"
     if summary is not None and "ci_of" in summary.columns and (summary["ci_of"] == "median").any():
-        label += " (of the median, marked, where a sample is not normal)"
+        label += "\n(of the median, marked, where a sample is not normal)"
     return label
 
 
