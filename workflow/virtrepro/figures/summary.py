@@ -45,7 +45,10 @@ def today(table: pd.DataFrame, baseline: str) -> pd.DataFrame:
             part["higher_is_better"] = [claims.higher_is_better(m, u) for m, u in zip(part["metric"], part["unit"])]
             variant = [c for c in part.columns if c.startswith("param_") and part[c].notna().any()]
             labels = [c for c in ("file_size_kb", "stressor") if c in part.columns and part[c].notna().any()]
-            compared = stats.compare_to_baseline(part, baseline, by=variant + labels, higher_is_better="higher_is_better")
+            with warnings.catch_warnings():  # identical runs on both sides (cached reads): scipy's t-test says so
+                warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
+                compared = stats.compare_to_baseline(part, baseline, by=variant + labels,
+                                                     higher_is_better="higher_is_better")
             rows.append(compared.assign(subsystem=SUBSYSTEM[(bench, metric)], benchmark=bench, metric=metric))
     out = pd.concat(rows) if rows else pd.DataFrame(columns=["platform", "subsystem", "overhead_percent", "benchmark", "metric"])
     out = out[out["platform"].isin(list(FAMILY)) & out["overhead_percent"].notna()]
@@ -172,9 +175,7 @@ def overview(table, s) -> Drawn:
 def testbeds(table, s) -> Drawn:
     names = [s.testbed, *s.compare_testbeds]
     tables = {s.testbed: table, **{name: results.load(name, s.data_dir) for name in s.compare_testbeds}}
-    with warnings.catch_warnings():  # identical runs on both sides (a quick check's cached reads): scipy's t-test says so
-        warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
-        ours = pd.concat([today(tables[name], s.baseline).assign(testbed=name) for name in names])
+    ours = pd.concat([today(tables[name], s.baseline).assign(testbed=name) for name in names])
     platforms = [p.name for p in platform_catalog.PLATFORMS if p.name in set(ours["platform"])]
     fig, axes = plt.subplots(1, len(names), figsize=(5.5 * len(names), 4), sharey=True, squeeze=False)
     for ax, name in zip(axes[0], names):
