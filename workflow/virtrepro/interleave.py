@@ -14,6 +14,8 @@ reference data. The rounds resume: a complete log is never measured again.
 
     python -m virtrepro.interleave --data-dir data/investigations/interleaved --testbed reference-vm \\
         --scale reference --benchmark isolation --variant <key> --platforms native podman lxc --rounds 10
+
+``--configfile config/npb-from-git.yaml`` adds the NPB tarball's settings as the reference run does.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+DEFAULT_CONFIG = "config/config.yaml"  # the Snakefile's configfile
 
 
 def round_order(platforms: list[str], round_number: int) -> list[str]:
@@ -33,12 +38,14 @@ def main(argv: list[str] | None = None) -> int:
     """Measure a variant in alternating rounds over platforms (see the module's doc)."""
     import argparse
 
-    import yaml
+    from snakemake.utils import update_config
 
     from .config import read_config_file, validate_config
 
     parser = argparse.ArgumentParser(prog="python -m virtrepro.interleave", description=main.__doc__)
-    parser.add_argument("--configfile", default="config/config.yaml")
+    parser.add_argument("--configfile", action="append",
+                        help="a configuration file; several are merged in order, as Snakemake merges its "
+                             "--configfile over the Snakefile's (default and first: config/config.yaml)")
     parser.add_argument("--data-dir", required=True, help="where the logs go (not the reference data's directory)")
     parser.add_argument("--testbed", required=True)
     parser.add_argument("--scale", required=True)
@@ -49,7 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if len(set(args.platforms)) != len(args.platforms) or len(args.platforms) < 2:
         parser.error("--platforms: two or more, each once")
-    config = read_config_file(args.configfile)
+    config = read_config_file(DEFAULT_CONFIG)
+    for path in args.configfile or []:
+        if Path(path) != Path(DEFAULT_CONFIG):
+            update_config(config, read_config_file(path))
     config.update(testbed=args.testbed, scale=args.scale, data_dir=args.data_dir)
     validate_config(config)
     # the configuration by environment, as the Snakemake rule passes it; the sidecars' provenance names
