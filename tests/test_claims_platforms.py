@@ -198,6 +198,10 @@ def test_a_claim_on_marked_records_is_inconclusive_unless_explained():
     cause = {"platform": "lxc", "benchmark": "net", "where": {"size": 1}, "cause": "client and server on one CPU"}
     row = claims.evaluate(claims_list, data, causes=[cause]).iloc[0]
     assert row["verdict"] == "holds" and "client and server on one CPU" in row["note"] and row["suspect_faster_than_native"]
+    for metrics, explained in (("half_round_trip_latency", True), (["throughput", "half_round_trip_latency"], True),
+                               ("throughput", False), (["throughput"], False)):  # a metric, or a list of them
+        verdict = claims.evaluate(claims_list, data, causes=[dict(cause, metric=metrics)]).iloc[0]["verdict"]
+        assert (verdict == "holds") is explained and (verdict == claims.UNEXPLAINED_FASTER) is not explained
     other = dict(cause, where={"size": 2})  # a cause for another variant explains nothing here
     assert claims.evaluate(claims_list, data, causes=[other]).iloc[0]["verdict"] == claims.UNEXPLAINED_FASTER
     drift = dict(cause, cause="the host's disk drifted between the platforms' runs", confounded=True)

@@ -526,3 +526,25 @@ def test_no_committed_notebook_names_a_path_of_the_machine_that_ran_it():
     carry the path of the clone that refreshed it (summary.today silences scipy's precision warning)."""
     named = [nb.name for nb in sorted((ROOT / "notebooks").glob("*.ipynb")) if str(ROOT) in nb.read_text()]
     assert not named, named
+
+
+def test_the_footer_names_the_machine_each_figure_was_measured_on(table, tmp_path):
+    """A figure of one host's benchmarks names that host (CPU model and kernel, as its sidecars
+    record them); the overview, whose benchmarks came from two hosts, names both."""
+
+    def host_of(benchmark):
+        sidecar = next((ROOT / "data" / "raw" / "reference-vm" / "native" / benchmark).glob("*/rep-0.json"))
+        host = json.loads(sidecar.read_text())["host"]
+        return host["cpu_model"], host["kernel"]
+
+    def footer(key):
+        drawn = figures.draw(*key, table, SETTING, tmp_path)
+        plt.close(drawn.fig)
+        return next(t.get_text() for t in drawn.fig.texts if t.get_text().startswith("data: "))
+
+    netperf, npb = host_of("netperf"), host_of("npb_mpi")
+    assert netperf != npb  # the reference data's two machines
+    one = footer(("walters2008", "fig1-netperf-latency-bandwidth"))
+    assert "measured on " in one and all(fact in one for fact in netperf) and npb[1] not in one
+    both = footer(("summary", "overview-overhead-then-now"))
+    assert "measured on 2 machines" in both and all(fact in both for fact in (*netperf, *npb))

@@ -52,4 +52,16 @@ def test_the_resolution_of_boot_and_reboot_is_kept_with_their_records():
     assert records["boot"]["resolution_s"] == 0.0103 and records["reboot"]["resolution_s"] == 0.0098
     assert "resolution_s" not in records["clone"]
     # the older logs (readiness from a login every 0.5 s) have no resolution line
-    assert all("resolution_s" not in r for r in parse_lifecycle(fixture_text("lifecycle", "lxc.log"), "lxc.log"))
+    older = {r["metric"]: r for r in parse_lifecycle(fixture_text("lifecycle", "lxc.log"), "lxc.log")}
+    assert all("resolution_s" not in r for step, r in older.items() if step != "destroy")
+
+
+def test_destroy_carries_the_poll_that_timed_it():
+    """Destroy ends at the first look that finds the guest gone: its log line says how often the
+    harness looked; logs without it were timed by a look every 0.1 s."""
+    text = fixture_text("lifecycle", "lxc.log")
+    assert "destroy_resolution_s" not in text
+    older = {r["metric"]: r for r in parse_lifecycle(text, "lxc.log")}
+    assert older["destroy"]["resolution_s"] == 0.1
+    newer = text.replace("\nlifecycle complete", "\ndestroy_resolution_s=0.0100\nlifecycle complete")
+    assert {r["metric"]: r for r in parse_lifecycle(newer, "edited")}["destroy"]["resolution_s"] == 0.01

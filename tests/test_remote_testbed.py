@@ -216,6 +216,7 @@ def test_lifecycle_is_timed_by_the_host_agent_on_the_host(remote, config, tmp_pa
     log = measure(run, config, tmp_path / "data")
     records = BENCHMARKS["lifecycle"].parse_run(log.read_text(), str(log), run.variant.param_dict)
     assert {r["metric"] for r in records} >= {"provision", "boot", "reboot", "clone", "destroy"}
+    assert "\ndestroy_resolution_s=0.0100\n" in log.read_text()  # timed to the look every 10 ms
     assert sidecar(log)["platform"]["applied"]["boot_to_ssh_s"] > 0
     assert leftovers(remote) == []
 

@@ -425,3 +425,31 @@ def test_drift_between_parts_compares_a_platforms_second_part_with_its_first():
     assert row.ratio == pytest.approx(1.1)
     assert 1.0 < row.ratio_ci_low < 1.1 < row.ratio_ci_high
     assert drift_between_parts(table.drop(columns="part"), "native").empty
+
+
+def test_paired_rounds_compares_each_round_and_cancels_a_drift_between_rounds():
+    from virtrepro.stats import paired_rounds
+
+    # the host drifts by half over the rounds; lxc is 5 % above native in every round, +-1 %
+    native = [100.0 * (1 + 0.05 * r) for r in range(8)]
+    noise = [1.01, 0.99, 1.0, 1.01, 0.99, 1.0, 1.005, 0.995]
+    lxc = [n * 1.05 * e for n, e in zip(native, noise)]
+    rows = [("native", r, v) for r, v in enumerate(native)] + [("lxc", r, v) for r, v in enumerate(lxc)]
+    rows += [("lxc", 8, 1.0)]  # a round native lacks: left out
+    rows += [("podman", 0, 50.0), ("podman", 1, -1.0)]  # a value that is not positive: its round left out
+    table = pd.DataFrame([{"platform": p, "repetition": r, "value": v, "benchmark": "b", "variant": "k",
+                           "metric": "m", "labels": "{}"} for p, r, v in rows])
+    found = paired_rounds(table, "native").set_index("platform")
+    row = found.loc["lxc"]
+    logs = np.log(np.array(lxc) / np.array(native))
+    half = scipy_stats.t.ppf(0.975, len(logs) - 1) * logs.std(ddof=1) / math.sqrt(len(logs))
+    assert (row.rounds, row.above, row.ci_method) == (8, 8, "t")
+    assert row.ratio == pytest.approx(math.exp(logs.mean()))
+    assert row.ratio == pytest.approx(1.05, abs=0.002)
+    assert row.ratio_ci_low == pytest.approx(math.exp(logs.mean() - half))
+    assert row.ratio_ci_high == pytest.approx(math.exp(logs.mean() + half))
+    # a block comparison of the same values would see the drift: lxc's mean over native's is not 1.05
+    assert np.mean(lxc[4:]) / np.mean(native[:4]) > 1.2
+    podman = found.loc["podman"]
+    assert (podman.rounds, podman.ratio, podman.ci_method) == (1, pytest.approx(0.5), "none")
+    assert paired_rounds(table, "absent").empty

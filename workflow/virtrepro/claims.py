@@ -973,7 +973,7 @@ CAUSES_PATH = Path(__file__).resolve().parents[2] / "data" / "reference" / "fast
 
 def load_causes(path: str | Path = CAUSES_PATH) -> list[dict]:
     """The registry of explained faster-than-native results: entries with ``platform``, ``benchmark``,
-    optional ``metric`` and ``where`` (as in a claim's check), the ``cause`` found, with evidence, and
+    optional ``metric`` (a name or a list of names) and ``where`` (as in a claim's check), the ``cause`` found, with evidence, and
     optional ``confounded: true`` when the cause is a difference in the conditions of the measurement
     rather than of the platform (the host drifting between the platforms' runs): a claim on those
     records is then inconclusive, its note naming the cause."""
@@ -1034,7 +1034,8 @@ def _cause(entry: dict, records: pd.DataFrame, causes: list[dict]) -> dict | Non
     for cause in causes:
         if (cause["platform"], cause["benchmark"]) != (entry["platform"], entry["benchmark"]):
             continue
-        if cause.get("metric") not in (None, entry["metric"]):
+        metrics = cause.get("metric")
+        if metrics is not None and entry["metric"] not in ([metrics] if isinstance(metrics, str) else metrics):
             continue
         if all(_match(records, k, v).all() for k, v in (cause.get("where") or {}).items()):
             return cause

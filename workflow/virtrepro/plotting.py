@@ -102,15 +102,27 @@ def name_series(fig) -> None:
 DATA_SCALE: str | None = None
 
 
-def save(fig, figures_dir: str | Path, paper: str, name: str) -> list[Path]:
+def footer(hosts=()) -> str:
+    """The line(s) below a figure: the data's testbed and scale (:data:`DATA_SCALE`) and the machine(s)
+    its benchmarks were measured on (``hosts``, in words: :func:`virtrepro.machines.describe`)."""
+    lines = [f"data: {DATA_SCALE}"] if DATA_SCALE else []
+    if len(hosts) == 1:
+        lines.append(f"measured on {hosts[0]}")
+    elif hosts:
+        lines += [f"measured on {len(hosts)} machines, each benchmark on one (the notebook's first cell says which):",
+                  *hosts]
+    return "\n".join(lines)
+
+
+def save(fig, figures_dir: str | Path, paper: str, name: str, hosts=()) -> list[Path]:
     """Save ``fig`` as figures/<paper>/<name>.png and .pdf, its platforms named by their labels
-    (:func:`name_series`) and the data's scale in a line below it; return the paths."""
+    (:func:`name_series`) and the data's scale and machines (:func:`footer`) below it; return the paths."""
     name_series(fig)
     tidy_legends(fig)
-    if DATA_SCALE:  # below everything drawn (rotated tick labels, notes): nothing is covered
+    text = footer(tuple(hosts))
+    if text:  # below everything drawn (rotated tick labels, notes): nothing is covered
         bottom = fig.get_tightbbox(fig.canvas.get_renderer()).y0 / fig.get_figheight()
-        fig.text(0.5, min(bottom, 0.0) - 0.02, f"data: {DATA_SCALE}", fontsize="small", color="#444444",
-                 ha="center", va="top")
+        fig.text(0.5, min(bottom, 0.0) - 0.02, text, fontsize="small", color="#444444", ha="center", va="top")
     out = Path(figures_dir) / paper
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{name}.png", out / f"{name}.pdf"]

@@ -809,6 +809,44 @@ def drift_between_parts(table: pd.DataFrame, platform: str, level: float = 0.95)
     return pd.DataFrame(rows, columns=columns)
 
 
+def paired_rounds(table: pd.DataFrame, baseline: str, level: float = 0.95) -> pd.DataFrame:
+    """Platforms against ``baseline`` measured in alternating rounds (:mod:`virtrepro.interleave`).
+
+    Repetition r of every platform ran back to back (round r), so the ratio platform / baseline of
+    one round is a paired comparison made seconds apart: a drift of the host slower than a round
+    cancels in it. Per platform, benchmark, variant, metric and labels, over the rounds both have:
+    ``rounds``, ``above`` (rounds whose ratio exceeds 1), ``ratio`` (the geometric mean of the
+    rounds' ratios) and its interval, the Student-t interval of the mean log ratio, under the
+    module's rule (:func:`interval_method`: the log ratios' normality is checked; a departure gives
+    BCa at 20 rounds or more and no interval, ``none``, below). Ratios are of the metric's values,
+    whatever its direction. Rounds with a value that is not positive are left out (no log)."""
+    columns = ["platform", "benchmark", "variant", "metric", "labels", "rounds", "above", "ratio",
+               "ratio_ci_low", "ratio_ci_high", "ci_method", "ci_note"]
+    keys = ["benchmark", "variant", "metric", "labels"]
+    rounds = table.groupby([*keys, "repetition", "platform"])["value"].mean().unstack("platform")
+    if baseline not in rounds.columns:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for platform in sorted(set(rounds.columns) - {baseline}):
+        for key, group in rounds[[platform, baseline]].groupby(level=keys, sort=True):
+            both = group[(group[platform] > 0) & (group[baseline] > 0)]
+            if both.empty:
+                continue
+            logs = np.log(both[platform].to_numpy(float) / both[baseline].to_numpy(float))
+            method, note = interval_method([logs], "t")
+            low = high = float("nan")
+            if method == "t":
+                _, low, high = mean_ci(logs, level)
+            elif method == "bca":
+                found = _bca([logs], np.mean, level, seed_for(0, platform, *key)).confidence_interval
+                low, high = float(found.low), float(found.high)
+            rows.append({"platform": platform, **dict(zip(keys, key)), "rounds": int(logs.size),
+                         "above": int((logs > 0).sum()), "ratio": float(np.exp(logs.mean())),
+                         "ratio_ci_low": float(np.exp(low)), "ratio_ci_high": float(np.exp(high)),
+                         "ci_method": method, "ci_note": note})
+    return pd.DataFrame(rows, columns=columns)
+
+
 # ---------------------------------------------------------------------------
 # Trends over an ordered parameter, and spreads (claims' ``trend`` and ``spread`` kinds)
 # ---------------------------------------------------------------------------

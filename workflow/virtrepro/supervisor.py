@@ -97,6 +97,10 @@ def start(command: list[str], owner: int, pid_file: Path, log_file: Path, spec: 
     return process
 
 
+# how often stop() looks whether the supervisor is gone: the resolution of a timed stop (the lifecycle's destroy)
+STOP_POLL_S = 0.01
+
+
 def stop(pid_file: Path, timeout: float = 120) -> None:
     """Ask the supervisor behind ``pid_file`` to stop and wait until it is gone."""
     try:
@@ -107,7 +111,7 @@ def stop(pid_file: Path, timeout: float = 120) -> None:
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
         while pid_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
+            time.sleep(STOP_POLL_S)
         if pid_alive(pid):
             os.kill(pid, signal.SIGKILL)
     Path(pid_file).unlink(missing_ok=True)

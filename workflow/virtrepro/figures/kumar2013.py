@@ -194,10 +194,19 @@ def not_applicable(life: pd.DataFrame, s) -> list[str]:
     return reasons
 
 
+def step_resolutions(life: pd.DataFrame) -> str:
+    """How finely each step's end was found, where its records say (``resolution_s``: the harness
+    polls for a guest's SSH banner, and for its supervisor gone): the coarsest per step, in words."""
+    if "resolution_s" not in life.columns:
+        return ""
+    coarsest = life.dropna(subset=["resolution_s"]).groupby("metric")["resolution_s"].max()
+    return ", ".join(f"{step} {coarsest[step]:.2g} s" for step in STEPS if step in coarsest.index)
+
+
 @figure(PAPER, "tables5-operational-flexibility", title="Kumar 2013 thesis Tables 5.1-5.3 as a figure", benchmarks=["lifecycle"],
         claims=["kumar2013-lifecycle-*"],
         caption='seconds to provision, boot, reboot, clone and destroy a guest of each platform (log scale), mean '
-                'with Student-t confidence intervals.')
+                'with Student-t confidence intervals; below it, how finely the end of each polled step was found.')
 def lifecycle(table, s) -> Drawn:
     life = results.view(table, "lifecycle")
     summary = summarize(life, ["platform", "metric"], s)
@@ -217,10 +226,14 @@ def lifecycle(table, s) -> Drawn:
         ax.set_ylabel(f"seconds (log scale), {ci_label(s, shown)}")
         ax.legend(title="platform", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
         reasons = not_applicable(life, s)
+        timed = step_resolutions(life)
+        notes = ([f"timed to: {timed}"] if timed else []) + (["not applicable: " + "; ".join(reasons)] if reasons else [])
+        if notes:
+            ax.text(0, -0.22, "\n".join(notes), transform=ax.transAxes, fontsize=7, color="dimgray", va="top")
         if reasons:
-            ax.text(0, -0.22, "not applicable: " + "; ".join(reasons), transform=ax.transAxes, fontsize=7,
-                    color="dimgray", va="top")
             numbers["not applicable"] = "\n".join(reasons)
+        if timed:
+            numbers["resolution of the steps' end (the harness polls for it)"] = timed
         numbers[f"mean seconds per step (n per cell: {summary['n'].min()} to {summary['n'].max()})"] = (
             summary.pivot_table(index="platform", columns="metric", values="mean").reindex(columns=STEPS))
     ax.set_title(f"Operational flexibility (thesis Tables 5.1-5.3) on testbed {s.testbed!r}")

@@ -116,10 +116,21 @@ def draw(paper: str, id: str, table: pd.DataFrame, setting: Setting, figures_dir
     """Draw figure ``id`` of ``paper`` from ``table`` and save it as figures_dir/<paper>/<id>.png/.pdf."""
     from .. import plotting
 
-    drawn = get(paper, id).draw(table, setting)
+    declared = get(paper, id)
+    drawn = declared.draw(table, setting)
     drawn.key = (paper, id)
-    drawn.paths = plotting.save(drawn.fig, figures_dir, paper, id)
+    drawn.paths = plotting.save(drawn.fig, figures_dir, paper, id, hosts=hosts(declared, table, setting))
     return drawn
+
+
+def hosts(declared: Figure, table: pd.DataFrame, setting: Setting) -> list[str]:
+    """The machines (in words) the figure's benchmarks in ``table`` were measured on, each once
+    (:func:`virtrepro.results.measured_on`)."""
+    from .. import results
+
+    drawn = set(declared.benchmarks) & set(table["benchmark"]) if len(table) else set()
+    machines_of = results.measured_on(setting.testbed, setting.data_dir)
+    return list(dict.fromkeys(name for benchmark in sorted(drawn) for name in machines_of.get(benchmark, [])))
 
 
 def write_captions(directory: str | Path, figures_dir: str | Path | None = None) -> dict[tuple[str, str], Path]:

@@ -24,6 +24,7 @@ FAMILY = {p.name: platform_catalog.FAMILY_LABELS[p.family] for p in platform_cat
 CONTAINER, FULL_VM = (platform_catalog.FAMILY_LABELS[f] for f in (platform_catalog.CONTAINER, platform_catalog.FULL_VM))
 TODAY, THEN = "today (ours)", "then (papers)"
 ERA_COLORS = {THEN: "#bbbbbb", TODAY: "#3b6ea5"}
+EMPTY_SLOT = {THEN: "none published", TODAY: "not measured"}  # what a slot without numbers means
 
 # the papers' platforms by family, and the names of their native baselines
 PAPER_FAMILY = {"OpenVZ": CONTAINER, "LXC": CONTAINER, "Linux Containers": CONTAINER, "Xen": FULL_VM,
@@ -130,7 +131,8 @@ def then(reference_dir: str | Path) -> pd.DataFrame:
 @figure(PAPER, "overview-overhead-then-now", title="Overview", benchmarks=sorted({b for b, _ in SUBSYSTEM}),
         caption="overhead against native by platform family (container, full VM) and subsystem (CPU, memory, disk, "
                 "network, MPI): the papers' published relative numbers (then) beside our comparisons on this testbed (today); dots "
-                'are single comparisons, bars their median, symmetric-log axis, positive = worse.')
+                'are single comparisons, bars their median, n under each subsystem their counts (then / today), an empty '
+                'slot says why; symmetric-log axis, positive = worse. The footer names the machines measured on.')
 def overview(table, s) -> Drawn:
     ours = today(table, s.baseline)
     columns = ["family", "subsystem", "era", "overhead_percent"]
@@ -149,13 +151,18 @@ def overview(table, s) -> Drawn:
             dots = part[part["era"] == era]
             ax.scatter([SUBSYSTEMS.index(x) + (i - 0.5) * 0.4 for x in dots["subsystem"]], dots["overhead_percent"],
                        s=10, color="black", zorder=3)
-            for (subsystem, shown_era), n in counts.items():  # how many comparisons each bar is the median of
-                if shown_era == era:
-                    ax.text(SUBSYSTEMS.index(subsystem) + (i - 0.5) * 0.4, 0.01, f"n={n}", ha="center", va="bottom",
-                            rotation=90, fontsize="x-small", transform=ax.get_xaxis_transform())  # at the panel's foot
+            for x, subsystem in enumerate(SUBSYSTEMS):  # an empty slot says why it is empty
+                if (subsystem, era) not in counts.index:
+                    ax.text(x + (i - 0.5) * 0.4, 0, EMPTY_SLOT[era], ha="center", va="bottom", rotation=90,
+                            fontsize="x-small", color="#666666")
         ax.axhline(0, color="black", linewidth=0.8)
         ax.set_yscale("symlog", linthresh=10)
         ax.set_xlim(-0.5, len(SUBSYSTEMS) - 0.5)
+        # how many comparisons each bar is the median of, under its subsystem (not over the dots)
+        ax.set_xticks(range(len(SUBSYSTEMS)), labels=[
+            f"{x}\n" + "/".join(str(counts.get((x, era), 0)) for era in ERA_COLORS) for x in SUBSYSTEMS])
+        ax.set_xlabel("subsystem, n = comparisons " + " / ".join(era.split(" ")[0] for era in ERA_COLORS),
+                      fontsize="small")
         measured = sorted(ours.loc[ours["family"] == family, "platform"].unique())
         ax.set_title(f"{family} (ours: {', '.join(plotting.platform_label(p) for p in measured) or 'none'})", fontsize="small")
     axes[0].set_ylabel(f"overhead vs {s.baseline} (%), positive = worse")
@@ -275,3 +282,32 @@ def answer(table: pd.DataFrame, s, verdicts: pd.DataFrame) -> str:
         if said:
             lines += [f"- **{heading}.** " + " ".join(said), ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+# where the results a guest won against native are measured again, platforms in alternating rounds
+# (virtrepro.interleave), in the testbed's data directory
+INTERLEAVED = Path("investigations") / "interleaved"
+
+
+def interleaved(s) -> str:
+    """The interleaved re-measurement (``<data_dir>/investigations/interleaved``, :mod:`virtrepro.interleave`)
+    in words: per benchmark variant, each platform's rounds against the baseline's (the geometric mean
+    of the per-round ratios, with its interval: :func:`stats.paired_rounds`), for every metric but the
+    percentiles. A ratio is of the metric's values: above 1 is better where higher is better."""
+    data_dir = Path(s.data_dir) / INTERLEAVED
+    if not (data_dir / "raw" / s.testbed).is_dir():
+        return f"no interleaved re-measurement of testbed {s.testbed!r} in {data_dir}"
+    table = results.load(s.testbed, data_dir)
+    paired = stats.paired_rounds(table, s.baseline, level=s.confidence)
+    paired = paired[~paired["metric"].str.contains("percentile")]
+    lines = []
+    for (benchmark, variant), rows in paired.groupby(["benchmark", "variant"], sort=True):
+        lines.append(f"{benchmark} {variant}: {rows['rounds'].max()} rounds")
+        for _, row in rows.sort_values(["metric", "platform"]).iterrows():
+            unit = table.loc[table["metric"] == row["metric"], "unit"].iloc[0]
+            better = "higher" if claims.higher_is_better(row["metric"], unit) else "lower"
+            interval = ("no interval: " + row["ci_note"] if row["ci_method"] == "none"
+                        else f"[{row['ratio_ci_low']:.3f}, {row['ratio_ci_high']:.3f}]")
+            lines.append(f"  {row['platform']:>8} / {s.baseline} {row['metric']} ({better} is better): "
+                         f"{row['ratio']:.3f} {interval}, above 1 in {row['above']} of {row['rounds']} rounds")
+    return "\n".join(lines)

@@ -11,12 +11,16 @@ Format, one ``key=value`` per line after a header, ending with ``lifecycle compl
     reboot_resolution_s=0.0104
     clone_s=1.204
     destroy_s=0.402
+    destroy_resolution_s=0.0100
     lifecycle complete
 
 Boot and reboot end when the guest's sshd answers; ``<step>_resolution_s`` (logs since the
 harness polls the SSH banner) is how far apart the last probe that found nothing and the one
 that found it were, kept with the record as ``resolution_s``. Older logs, whose readiness
-was a login tried every 0.5 s, have none.
+was a login tried every 0.5 s, have none. Destroy ends at the first look that finds the guest's
+supervisor gone (``destroy_resolution_s``, its poll interval); logs without that line were
+written while the harness looked every 0.1 s (:data:`LEGACY_DESTROY_POLL_S`), which their
+destroy records carry as ``resolution_s``.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import re
 from .errors import ParseError, TruncatedLogError, finite_records
 
 STEPS = ("provision", "boot", "reboot", "clone", "destroy")
+LEGACY_DESTROY_POLL_S = 0.1
 
 
 @finite_records
@@ -43,6 +48,8 @@ def parse_lifecycle(text: str, source: str = "<lifecycle log>") -> list[dict]:
             resolution = re.search(rf"^{step}_resolution_s=([0-9]+(?:\.[0-9]+)?)$", text, re.M)
             if resolution:
                 record["resolution_s"] = float(resolution.group(1))
+            elif step == "destroy":
+                record["resolution_s"] = LEGACY_DESTROY_POLL_S
             records.append(record)
         elif not re.search(rf"^{step}=not-applicable\b", text, re.M):
             raise ParseError(source, f"lifecycle log has no '{step}_s=' line")

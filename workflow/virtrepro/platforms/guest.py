@@ -255,7 +255,9 @@ class GuestPlatform(Platform):
             print(f"clone_s={time.monotonic() - start:.3f}", file=out, flush=True)
             start = time.monotonic()
             state.stop()
-            print(f"destroy_s={time.monotonic() - start:.3f}", file=out, flush=True)
+            print(f"destroy_s={time.monotonic() - start:.3f}", file=out)
+            # destroy ends at the first look that finds the guest's supervisor gone
+            print(f"destroy_resolution_s={supervisor.STOP_POLL_S:.4f}", file=out, flush=True)
             shutil.rmtree(target, ignore_errors=True) if target.is_dir() else target.unlink(missing_ok=True)
             print("lifecycle complete", file=out, flush=True)
         finally:
