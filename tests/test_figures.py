@@ -548,3 +548,100 @@ def test_the_footer_names_the_machine_each_figure_was_measured_on(table, tmp_pat
     assert "measured on " in one and all(fact in one for fact in netperf) and npb[1] not in one
     both = footer(("summary", "overview-overhead-then-now"))
     assert "measured on 2 machines" in both and all(fact in both for fact in (*netperf, *npb))
+
+
+# --- what a figure says in words is what its data say ---------------------------------------------
+
+
+def _words(fig) -> list[str]:
+    """Every text a reader sees in ``fig``: titles, labels, tick labels, legends, notes."""
+    texts = [t.get_text() for t in fig.texts] + ([fig._suptitle.get_text()] if fig._suptitle else [])
+    for legend in list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]:
+        texts += [t.get_text() for t in legend.get_texts()]
+    for ax in fig.axes:
+        texts += [ax.get_title(loc) for loc in ("left", "center", "right")] + [ax.get_xlabel(), ax.get_ylabel()]
+        texts += [t.get_text() for t in ax.texts + ax.get_xticklabels() + ax.get_yticklabels()]
+    return [t for t in texts if t]
+
+
+def _drawn_words(key, table, tmp_path) -> list[str]:
+    drawn = figures.draw(*key, table, SETTING, tmp_path)
+    plt.close(drawn.fig)
+    return _words(drawn.fig)
+
+
+def test_kumar_isolation_names_the_limits_its_runs_had_and_what_efficiency_divides_by(table, tmp_path):
+    rows = table[table["benchmark"] == "isolation"]
+    on = rows[_parameter(rows, "limits") == "on"]
+    limits = {(p["cpus"], p["mem"], p["bps"]) for p in on["parameters"].map(json.loads)}
+    assert len(limits) == 1  # the reference scale: one setting
+    cpus, mem, bps = limits.pop()
+    mib_per_s = int(bps[:-1]) * {"k": 1 / 1024, "m": 1, "g": 1024}[bps[-1].lower()]
+    words = _drawn_words(("kumar2013", "fig6-2-6-5-isolation"), table, tmp_path)
+    legend = next(t for t in words if t.startswith("limits on"))
+    for fact in (f"{cpus} CPU", f"{mem} MiB memory", f"disk {mib_per_s:g} MiB/s"):
+        assert fact in legend, (fact, legend)
+    assert any("alone: same limits" in t for t in words)  # the denominator
+    # native has no "limits on" runs: its slot is marked in every panel drawn
+    resources = set(_parameter(rows, "resource"))
+    assert (~_parameter(rows[rows["platform"] == "native"], "limits").eq("off")).sum() == 0
+    assert words.count(kumar2013.NO_LIMITS) == len(resources)
+    # what the limits cost the victim alone, per panel
+    assert sum(t.startswith("victim alone, limits on / off") for t in words) == len(resources)
+
+
+def test_kumar_disk_and_memory_say_where_their_numbers_were_measured(table, tmp_path):
+    fileio = table[table["benchmark"] == "sysbench_fileio"]
+    assert set(fileio["regime"]) == {"page-cache"}
+    words = _drawn_words(("kumar2013", "fig4-9-to-4-11-disk"), table, tmp_path)
+    titles = [t for t in words if t.startswith("Fig. 4.")]
+    assert [("page cache" in t) for t in titles] == [True, True, False]  # 4.9, 4.10 sysbench fileio; 4.11 dd
+    assert not any(t.startswith("Disk I/O") for t in words)
+    assert any(t.startswith("ours: ") and "page cache" in t for t in words)  # the regime footnote
+
+    rows = table[table["benchmark"] == "memory_scaling"]
+    params = rows["parameters"].map(json.loads)
+    blocks = {p["block"] for p in params}
+    operations = set(params.map(lambda p: p["oper"]))
+    words = _drawn_words(("kumar2013", "fig4-5-4-7-memory"), table, tmp_path)
+    note = next(t for t in words if t.startswith("sysbench memory moves"))
+    assert blocks == {"1M"} and "one 1 MiB block per thread" in note and "not exercised" in note
+    assert "in the CPU caches" in note and any(t.startswith("ours: in the CPU caches") for t in words)
+    for operation in {"read", "write"} - operations:  # sysbench memory's operations
+        assert f"{operation}: not run at this scale" in note
+    assert "read and write" not in figures.get("kumar2013", "fig4-5-4-7-memory").caption
+
+
+def test_kumar_apps_name_each_workloads_size_and_only_servers_run_in_a_second_instance(table, tmp_path):
+    words = _drawn_words(("kumar2013", "apps-relative-performance"), table, tmp_path)
+    pgbench = table[table["benchmark"] == "pgbench"]["parameters"].map(json.loads)
+    for p in pgbench:
+        assert f"pgbench {p['mode']}\nscale {p['scale']}, {p['clients']} clients" in words
+    for p in table[table["benchmark"] == "nginx_wrk"]["parameters"].map(json.loads):
+        assert f"nginx {p['file_kb']} KiB\n{p['connections']} connections" in words
+    caption = figures.get("kumar2013", "apps-relative-performance").caption
+    assert "pyperformance and openssl speed, which have no server, in one instance" in caption
+
+
+def test_kumar_cpu_figures_name_their_benchmark(table, tmp_path):
+    for key, benchmark in ((("kumar2013", "fig4-cpu-overhead"), "sysbench_cpu"),
+                           (("kumar2013", "fig4-1-4-4-cpu-vcpus"), "cpu_scaling")):
+        primes = set(table[table["benchmark"] == benchmark]["parameters"].map(lambda t: json.loads(t)["prime"]))
+        title = next(t for t in _drawn_words(key, table, tmp_path) if "thesis Figs. 4.1-4.4" in t)
+        assert "sysbench cpu" in title and f"prime {primes.pop()}" in title, title
+        assert (benchmark == "cpu_scaling") == title.startswith("cpu_scaling")
+
+
+def test_lmbench_bw_mem_sizes_are_the_mib_the_variant_asked_for(table, tmp_path):
+    rows = table[(table["benchmark"] == "lmbench") & (table["metric"] == "memory_bandwidth")]
+    asked = {int(m) for text in _parameter(rows, "bwmib") for m in text.split("+")}
+    words = _drawn_words(("microbenchmarks", "lmbench-relative"), table, tmp_path)
+    cases = [t for t in words if t.startswith(("rd\n", "wr\n", "cp\n"))]
+    assert cases and {int(t.split("\n")[1].removesuffix(" MiB")) for t in cases} == asked
+    assert not any(" MB" in t for t in cases)
+    # an array within the L2 the host reports (its sidecar's cache_sizes, e.g. "L2=2048K") is marked so
+    sidecar = next((ROOT / "data" / "raw" / "reference-vm" / "native" / "lmbench").glob("*/rep-0.json"))
+    caches = dict(item.split("=") for item in json.loads(sidecar.read_text())["host"]["cache_sizes"].split())
+    l2_mib = int(caches["L2"].removesuffix("K")) / 1024
+    in_l2 = [t for t in cases if int(t.split("\n")[1].removesuffix(" MiB")) <= l2_mib]
+    assert in_l2 and all(t.endswith("(in L2)") for t in in_l2)

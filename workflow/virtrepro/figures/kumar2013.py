@@ -10,16 +10,57 @@ import numpy as np
 import pandas as pd
 
 from .. import plotting, results
-from .registry import Drawn, figure
-from .common import (OVERHEAD, baseline_first, ci_label, compare, comparable, no_comparison, one_legend, panels,
-                     ratio_rows, summarize)
+from .registry import Drawn, figure, get
+from .common import (OVERHEAD, baseline_first, ci_label, compare, comparable, footnote, no_comparison, one_legend,
+                     panels, ratio_rows, summarize)
 
 PAPER = "kumar2013"
+
+
+def _primes(runs: pd.DataFrame) -> str:
+    """" (prime 20000)": the sysbench cpu workload of ``runs`` (its ``cpu-max-prime``), as their variants say."""
+    primes = sorted(set(runs["param_prime"].dropna().astype(int))) if "param_prime" in runs.columns else []
+    return f" (prime {', '.join(map(str, primes))})" if primes else ""
 
 
 def _vs_baseline(ax, s, label: str) -> None:
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
     ax.set_ylabel(f"{label} relative to {s.baseline} ({s.confidence:.0%} CI)")
+
+
+def _short(platform: str) -> str:
+    """A platform's label without its parenthesis ("QEMU TCG"), for a note that names several."""
+    return plotting.platform_label(platform).split(" (")[0]
+
+
+def note_below(fig, text: str, size: float = 8) -> None:
+    """``text`` in grey under everything ``fig`` draws so far (as common.footnote places its line), each
+    line wrapped to the figure's width."""
+    import textwrap
+
+    if text:
+        columns = int(fig.get_figwidth() * 72 / (size * 0.6))  # a character is about 0.6 em wide
+        text = "\n".join(textwrap.fill(line, columns) for line in text.split("\n"))
+        bottom = fig.get_tightbbox(fig.canvas.get_renderer()).y0 / fig.get_figheight()  # below the tick labels
+        fig.text(0.5, min(bottom, 0.0) - 0.01, text, ha="center", va="top", fontsize=size, color="dimgray")
+
+
+def no_interval_note(frame: pd.DataFrame, low: str, high: str, x: str) -> str:
+    """Which bars of ``frame`` (stats.compare_to_baseline rows, one per ``x`` and platform) have no interval
+    and why (their ``ci_note``, without the per-sample p-values), one line per reason."""
+    import re
+
+    missing = frame[frame[low].isna() | frame[high].isna()]
+    if missing.empty or "ci_note" not in missing.columns:
+        return ""
+    missing = missing.assign(why=missing["ci_note"].fillna("no interval").map(
+        lambda note: re.sub(r" \(Shapiro-Wilk p = [^)]*\)", "", note)))
+    lines = []
+    for reason, bars in missing.groupby("why", sort=False):
+        named = [f"{str(what).replace(chr(10), ' ')} ({', '.join(map(_short, group['platform']))})"
+                 for what, group in bars.groupby(x, sort=False)]
+        lines.append(f"no whiskers on {'; '.join(named)}: {reason}")
+    return "\n".join(lines)
 
 
 @figure(PAPER, "fig4-cpu-overhead", title="Kumar 2013 thesis Figs. 4.1-4.4", benchmarks=["sysbench_cpu"],
@@ -41,9 +82,11 @@ def cpu_overhead(table, s) -> Drawn:
         shown = summary.assign(x=named(summary["threads"]))
         plotting.grouped_bars(ax, shown, "x", "mean", "ci_low", "ci_high", hue_order=baseline_first(summary["platform"], s.baseline),
                               order=named(threads), points=cpu.assign(x=named(cpu["threads"]), mean=cpu["value"]))
-        ax.set_ylabel(f"sysbench cpu events/s, {ci_label(s, summary)}")
+        ax.set_ylabel("sysbench cpu events/s")
         ax.legend(title="platform")
-    ax.set_title(f"CPU performance per platform (thesis Figs. 4.1-4.4) on testbed {s.testbed!r}")
+    # which benchmark: fig4-1-4-4-cpu-vcpus draws the same thesis figures from cpu_scaling
+    ax.set_title(f"sysbench cpu{_primes(cpu)}, one thread and every core, per platform (thesis Figs. 4.1-4.4)\n"
+                 f"on testbed {s.testbed!r}; bars: {ci_label(s, summary).replace(chr(10), ' ')}", fontsize="medium")
     compared = compare(cpu, s, ["threads"])
     return Drawn(fig, {"events per second": summary[["platform", "threads", "n", "mean", "ci_low", "ci_high"]],
                        f"overhead vs {s.baseline} (%)": compared[["threads"] + OVERHEAD]}, digits=1)
@@ -79,24 +122,34 @@ def disk_panels(table) -> list[tuple[str, str, pd.DataFrame]]:
 
     dd = results.view(table, "dd", metric="throughput")
     return [
-        ("4.9", "sequential file I/O", pd.concat([rows("seqrd", "read_throughput", "read"),
-                                                 rows("seqwr", "write_throughput", "write")]) if len(fileio) else fileio),
-        ("4.10", "random file I/O", pd.concat([rows("rndrw", "read_throughput", "random read"),
-                                              rows("rndrw", "write_throughput", "random write")]) if len(fileio) else fileio),
-        ("4.11", "disk copy (dd)", dd.assign(operation=dd["op"] if "op" in dd.columns else "copy")),
+        ("4.9", "sysbench fileio, sequential", pd.concat([rows("seqrd", "read_throughput", "read"),
+                                                          rows("seqwr", "write_throughput", "write")]) if len(fileio) else fileio),
+        ("4.10", "sysbench fileio, random", pd.concat([rows("rndrw", "read_throughput", "random read"),
+                                                       rows("rndrw", "write_throughput", "random write")]) if len(fileio) else fileio),
+        ("4.11", "copy with dd", dd.assign(operation=dd["op"] if "op" in dd.columns else "copy")),
     ]
+
+
+def where_measured(records: pd.DataFrame) -> str:
+    """Where ``records`` were measured, in words (their ``regime``: virtrepro.regimes.WHERE), "" if unrecorded."""
+    from ..regimes import WHERE
+
+    found = [r for r in dict.fromkeys(records["regime"].dropna()) if r] if "regime" in records.columns else []
+    return " / ".join(WHERE.get(r, r) for r in found)
 
 
 @figure(PAPER, "fig4-9-to-4-11-disk", title="Kumar 2013 thesis Figs. 4.9-4.11", benchmarks=["sysbench_fileio", "dd"],
         claims=["kumar2013-disk-*"],
         caption="sysbench fileio sequential read and write (4.9) and random read/write (4.10) in each platform's own "
                 'file system, and a disk copy with dd (4.11: write with ``conv=fdatasync``, read back with '
-                '``iflag=direct``); mean MiB/s (dd: MB/s) with confidence intervals.')
+                '``iflag=direct``); mean MiB/s (dd: MB/s) with confidence intervals; each panel\'s title says where '
+                'its numbers were measured (sysbench fileio: in the page cache, not on disk).')
 def disk(table, s) -> Drawn:
     fig, axes = panels(3, 14, 4)
-    compared = []
+    compared, summaries, measured = [], [], []
     for ax, (number, title, records) in zip(axes, disk_panels(table)):
-        ax.set_title(f"Fig. {number}: {title}")
+        where = where_measured(records)
+        ax.set_title(f"Fig. {number}: {title}" + (f"\n({where})" if where else ""))
         if records.empty:
             plotting.unavailable(ax, f"no runs on testbed {s.testbed!r}")
             continue
@@ -105,24 +158,32 @@ def disk(table, s) -> Drawn:
                               hue_order=baseline_first(part["platform"], s.baseline),
                               points=records.assign(mean=records["value"]))
         ax.legend(title="platform")
-        ax.set_ylabel(f"{records['unit'].iloc[0]}, {ci_label(s, part)}")
+        ax.set_ylabel(records["unit"].iloc[0])  # what the bars are: the suptitle, once for all panels
+        summaries.append(part)
+        measured.append(records)
         if comparable(records, s.baseline):
             compared.append(compare(records, s, ["operation"]).assign(figure=number))
     one_legend(fig, axes)
-    fig.suptitle(f"Disk I/O overhead (thesis Figs. 4.9-4.11) on testbed {s.testbed!r}")
-    fig.tight_layout(rect=(0, 0, 1, 0.88))
+    shown_as = ci_label(s, pd.concat(summaries) if summaries else None).replace("\n", " ")
+    fig.suptitle(f"File and disk I/O per platform (thesis Figs. 4.9-4.11) on testbed {s.testbed!r}\nbars: {shown_as}",
+                 y=1.02)
+    fig.tight_layout(rect=(0, 0, 1, 0.93))  # the legend (one_legend) hangs from 0.93, under the suptitle
+    if measured:
+        footnote(fig, pd.concat(measured))
     shown = pd.concat(compared)[["figure", "operation"] + OVERHEAD] if compared else pd.DataFrame()
     return Drawn(fig, {f"overhead vs {s.baseline} (%)": shown}, digits=1)
 
 
-# (benchmark, metric, label of a variant, higher is better)
+# (benchmark, metric, label of a variant with its size, higher is better)
 APP_METRICS = [
-    ("nginx_wrk", "requests_per_s", lambda r: f"nginx {r['param_file_kb']} KiB", True),
-    ("pgbench", "tps", lambda r: f"pgbench {r['param_mode']}", True),
-    ("rabbitmq", "messages_per_s", lambda r: f"RabbitMQ {r['param_size']} B", True),
-    ("pyperformance", "time", lambda r: f"python {r['param_benchmark']}", False),
-    ("openssl_speed", "throughput", lambda r: f"openssl {r['param_algorithm']}", True),
-    ("openssl_speed", "sign_per_s", lambda r: f"openssl {r['param_algorithm']} sign", True),
+    ("nginx_wrk", "requests_per_s",
+     lambda r: f"nginx {r['param_file_kb']} KiB\n{r['param_connections']} connections", True),
+    ("pgbench", "tps", lambda r: f"pgbench {r['param_mode']}\nscale {r['param_scale']}, {r['param_clients']} clients", True),
+    ("rabbitmq", "messages_per_s",
+     lambda r: f"RabbitMQ {r['param_size']} B\n{r['param_messages']} messages", True),
+    ("pyperformance", "time", lambda r: f"python {r['param_benchmark']}\n(pyperf {r['param_mode']})", False),
+    ("openssl_speed", "throughput", lambda r: f"openssl {r['param_algorithm']}\n{r['block_bytes'] / 1024:g} KiB blocks", True),
+    ("openssl_speed", "sign_per_s", lambda r: f"openssl {r['param_algorithm']}\nsign", True),
 ]
 
 
@@ -143,9 +204,12 @@ LOG_FLOOR = 1e-3  # the foot of a log axis of relative performance
 
 @figure(PAPER, "apps-relative-performance", title="Kumar 2013 thesis section 1.2", claims=[],
         benchmarks=sorted({b for b, *_ in APP_METRICS}),
-        caption='application workloads (the thesis gives no numbers for them): nginx under wrk, PostgreSQL under pgbench, RabbitMQ under a publisher/consumer load, pyperformance '
-                'and openssl speed, each server in a second instance of the platform; performance of each platform '
-                'relative to the baseline (above 1 = faster, log scale) with confidence intervals.')
+        caption='application workloads (the thesis gives no numbers for them): nginx under wrk, PostgreSQL under '
+                'pgbench and RabbitMQ under a publisher/consumer load, each server in a second instance of the platform '
+                'and its load generator in the first; pyperformance and openssl speed, which have no server, in one '
+                'instance; each workload\'s size under its name; performance of each platform relative to the '
+                'baseline (above 1 = faster, log scale) with confidence intervals; below the figure, the bars without '
+                'an interval and why.')
 def apps(table, s) -> Drawn:
     rows = []
     for benchmark, metric, label, higher in APP_METRICS:
@@ -175,11 +239,27 @@ def apps(table, s) -> Drawn:
         ax.legend(title="platform", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     ax.set_title(f"Application workloads relative to {s.baseline} (thesis section 1.2) on testbed {s.testbed!r}")
     fig.tight_layout()
+    if len(shown):
+        note_below(fig, no_interval_note(shown, "relative_low", "relative_high", "workload"))
     columns = ["workload", "platform", "n_platform", "relative", "relative_low", "relative_high", "verdict"]
     return Drawn(fig, {f"performance relative to {s.baseline}": shown[columns] if len(shown) else shown})
 
 
-STEPS = ["provision", "boot", "reboot", "clone", "destroy"]
+# what each lifecycle step times (platforms.guest.GuestPlatform.lifecycle and the platforms' launch, clone
+# and stop), in its order
+STEP_TIMED = {
+    "provision": "the guest set up from the prepared guest image, nothing booted and no OS installed (the thesis' "
+                 "Table 5.1 installs Ubuntu): its seed (keys, address) and root - lxc an overlay on the image's root "
+                 "file system, podman a network namespace (the image imported at its first use), QEMU a copy of the "
+                 "image's disk",
+    "boot": "from starting the guest (lxc-start, podman run, qemu-system-x86_64) to its sshd's first SSH banner",
+    "reboot": "from systemctl reboot in the guest to the new boot's first SSH banner",
+    "clone": "a copy of the running guest - lxc its root file system (cp -a), podman a commit to an image "
+             "(and its removal), QEMU its disk (qemu-img convert)",
+    "destroy": "the guest stopped and its files removed - lxc-stop (up to 20 s to shut down), podman stop (up to "
+               "5 s), QEMU's process ended (no guest shutdown)",
+}
+STEPS = list(STEP_TIMED)
 
 
 def not_applicable(life: pd.DataFrame, s) -> list[str]:
@@ -205,8 +285,9 @@ def step_resolutions(life: pd.DataFrame) -> str:
 
 @figure(PAPER, "tables5-operational-flexibility", title="Kumar 2013 thesis Tables 5.1-5.3 as a figure", benchmarks=["lifecycle"],
         claims=["kumar2013-lifecycle-*"],
-        caption='seconds to provision, boot, reboot, clone and destroy a guest of each platform (log scale), mean '
-                'with Student-t confidence intervals; below it, how finely the end of each polled step was found.')
+        caption='seconds to provision (from a prepared guest image), boot, reboot, clone and destroy a guest of each '
+                'platform (log scale), mean with Student-t confidence intervals; below it, what each step times and how '
+                'finely the end of each polled step was found.')
 def lifecycle(table, s) -> Drawn:
     life = results.view(table, "lifecycle")
     summary = summarize(life, ["platform", "metric"], s)
@@ -223,20 +304,25 @@ def lifecycle(table, s) -> Drawn:
                               points=life[life["metric"].isin(STEPS)].assign(mean=lambda f: f["value"]))
         ax.set_yscale("log")
         ax.set_xlabel("step")
-        ax.set_ylabel(f"seconds (log scale), {ci_label(s, shown)}")
+        ax.set_ylabel("seconds (log scale)")
+        ax.set_title(f"bars: {ci_label(s, shown).replace(chr(10), ' ')}", fontsize="small", loc="left")
         ax.legend(title="platform", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
         reasons = not_applicable(life, s)
         timed = step_resolutions(life)
-        notes = ([f"timed to: {timed}"] if timed else []) + (["not applicable: " + "; ".join(reasons)] if reasons else [])
-        if notes:
-            ax.text(0, -0.22, "\n".join(notes), transform=ax.transAxes, fontsize=7, color="dimgray", va="top")
+        import textwrap
+
+        steps = [textwrap.fill(f"{step}: {what}", 150, subsequent_indent="    ") for step, what in STEP_TIMED.items()]
+        notes = (steps + ([f"timed to: {timed}"] if timed else [])
+                 + (["not applicable: " + "; ".join(reasons)] if reasons else []))
+        ax.text(0, -0.22, "\n".join(notes), transform=ax.transAxes, fontsize=7, color="dimgray", va="top")
         if reasons:
             numbers["not applicable"] = "\n".join(reasons)
+        numbers["what each step times"] = "\n".join(f"{step}: {what}" for step, what in STEP_TIMED.items())
         if timed:
             numbers["resolution of the steps' end (the harness polls for it)"] = timed
         numbers[f"mean seconds per step (n per cell: {summary['n'].min()} to {summary['n'].max()})"] = (
             summary.pivot_table(index="platform", columns="metric", values="mean").reindex(columns=STEPS))
-    ax.set_title(f"Operational flexibility (thesis Tables 5.1-5.3) on testbed {s.testbed!r}")
+    fig.suptitle(f"Operational flexibility (thesis Tables 5.1-5.3) on testbed {s.testbed!r}")
     return Drawn(fig, numbers)
 
 
@@ -262,7 +348,7 @@ def cpu_scaling(table, s) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 @figure(PAPER, "fig4-1-4-4-cpu-vcpus", title="Kumar 2013 thesis Figs. 4.1-4.4", benchmarks=["cpu_scaling"],
         claims=[], caption='sysbench cpu with 1, 2, 4 and 8 vCPUs (threads = vCPUs), events per second of each platform relative'
-                ' to native at the same count, with Fieller confidence intervals; hatched bars ran oversubscribed.')
+                ' to native at the same count, with Fieller confidence intervals; a hatched bar (if any) ran oversubscribed.')
 def cpu_vcpus(table, s) -> Drawn:
     scaling, relative = cpu_scaling(table, s)
     fig, axes = panels(len(VCPU_COUNTS), 12, 3.8)
@@ -289,7 +375,9 @@ def cpu_vcpus(table, s) -> Drawn:
         ax.set_xticks([])
         ax.legend(fontsize=7)
     _vs_baseline(axes[0], s, "events/s")
-    fig.suptitle(f"CPU performance per vCPU count relative to {s.baseline} (thesis Figs. 4.1-4.4), testbed {s.testbed!r}")
+    # which benchmark: fig4-cpu-overhead draws the same thesis figures from sysbench_cpu
+    fig.suptitle(f"cpu_scaling: sysbench cpu{_primes(scaling)} with threads = vCPUs, relative to {s.baseline} per vCPU "
+                 f"count (thesis Figs. 4.1-4.4), testbed {s.testbed!r}")
     fig.tight_layout()
     return Drawn(fig, {f"events/s relative to {s.baseline}": relative}, digits=3)
 
@@ -321,54 +409,103 @@ def memory_scaling(table, s) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def memory_working_set(runs: pd.DataFrame, s) -> tuple[pd.DataFrame, str]:
+    """``runs`` (memory_scaling's) with the ``regime`` their working set is in (virtrepro.regimes: sysbench
+    memory moves one ``block`` per thread over and over, against the last-level cache of the machine the
+    runs name), and a line on it: the block, the threads, where it lives, that guest memory size is not
+    exercised, and the operations the benchmark declares that this scale did not run."""
+    from .. import machines, regimes
+    from ..benchmarks import BENCHMARKS
+    import yaml
+
+    if runs.empty:
+        return runs, ""
+    found = machines.recorded(s.data_dir, s.testbed, "memory_scaling")
+    llc = regimes.llc_bytes(found[0][1]) if found else None
+    blocks = runs["param_block"].astype(str).map(regimes.size_bytes) * runs["param_threads"].astype(int)
+    runs = runs.drop(columns=["measures"], errors="ignore").assign(
+        regime=blocks.map(lambda working: regimes.memory_regime(working, llc)))
+    parts = []
+    for (block, threads), rows in runs.groupby(["param_block", "param_threads"]):
+        where = regimes.WHERE[rows["regime"].iloc[0]]
+        parts.append(f"one {regimes.size_bytes(block) / 2**20:g} MiB block per thread, {int(threads)} "
+                     f"thread{'s' if int(threads) > 1 else ''}, {where}"
+                     + (f" (last-level cache {llc / 2**20:g} MiB)" if llc else ""))
+    text = "sysbench memory moves " + "; ".join(parts) + ": the guest's memory size is not exercised"
+    declared = yaml.safe_load(BENCHMARKS["memory_scaling"].parameters)["properties"]["operations"]["items"]["enum"]
+    not_run = [op for op in declared if op not in set(runs["param_oper"])]
+    if not_run:
+        text += f"; {' and '.join(not_run)}: not run at this scale (config: memory_scaling operations)"
+    return runs, text
+
+
 @figure(PAPER, "fig4-5-4-7-memory", title="Kumar 2013 thesis Figs. 4.5-4.7", benchmarks=["memory_scaling"],
-        claims=[], caption="sysbench memory read and write throughput in guests with memory below, equal to and above the host's"
-                ' (containers: memory limit), relative to native, with Fieller confidence intervals.')
+        claims=[], caption="sysbench memory throughput of each operation the scale ran (x axis) in guests with memory below,"
+                ' equal to and above the host\'s (containers: memory limit), relative to native, with Fieller confidence'
+                ' intervals; below the figure, the block size and where it lives (a block in the CPU caches does not'
+                ' exercise the guest\'s memory size) and the operations not run.')
 def memory(table, s) -> Drawn:
     relative = memory_scaling(table, s)
-    chosen = [("Fig. 4.6: guest < host", lambda f: f < 1), ("Fig. 4.5: guest = host", lambda f: f == 1),
-              ("Fig. 4.7: guest > host", lambda f: f > 1)]
+    runs, working_set = memory_working_set(results.view(table, "memory_scaling", metric="throughput"), s)
+    # by guest size, smallest first (the thesis numbers its figures otherwise)
+    chosen = [("guest < host (thesis Fig. 4.6)", lambda f: f < 1), ("guest = host (thesis Fig. 4.5)", lambda f: f == 1),
+              ("guest > host (thesis Fig. 4.7)", lambda f: f > 1)]
     fig, axes = panels(3, 12, 3.8)
     for ax, (title, pick) in zip(axes, chosen):
         part = relative[relative["fraction"].map(pick)] if not relative.empty else relative
-        ax.set_title(title if part.empty else f"{title} ({part['guest_mb'].iloc[0]} MB, x{part['fraction'].iloc[0]:g})")
+        ax.set_title(title if part.empty else f"{title}\n{part['guest_mb'].iloc[0]} MB, x{part['fraction'].iloc[0]:g} the host's")
         if part.empty:
             plotting.unavailable(ax, f"no runs of this size\n(not configured, refused\nor no {s.baseline!r} baseline)")
             continue
         fraction = part["fraction"].iloc[0]
-        runs = results.view(table, "memory_scaling", metric="throughput")
-        runs = runs.assign(oper=runs["param_oper"], fraction=runs["param_fraction"])
+        chosen_runs = runs.assign(oper=runs["param_oper"], fraction=runs["param_fraction"])
         # the baseline runs at every fraction (native has no guest size): the mean per operation
-        dots = run_ratios(runs.assign(fraction=runs["fraction"].where(runs["platform"] != s.baseline, fraction)),
+        dots = run_ratios(chosen_runs.assign(fraction=chosen_runs["fraction"].where(chosen_runs["platform"] != s.baseline,
+                                                                                    fraction)),
                           s, "fraction", fraction, by="oper")
         plotting.grouped_bars(ax, part, x="oper", value="ratio", low="ratio_ci_low", high="ratio_ci_high",
                               order=sorted(part["oper"].unique()), hue_order=sorted(part["platform"].unique()),
                               points=dots)
         ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+        ax.set_xlabel("sysbench memory operation")
         ax.legend(fontsize=7)
     _vs_baseline(axes[0], s, "MiB/s")
     fig.suptitle(f"Memory throughput relative to {s.baseline} by guest memory (thesis Figs. 4.5-4.7), testbed {s.testbed!r}")
     fig.tight_layout()
-    return Drawn(fig, {f"MiB/s relative to {s.baseline}": relative}, digits=3)
+    if working_set:
+        note_below(fig, working_set)
+        footnote(fig, runs)
+    numbers = {f"MiB/s relative to {s.baseline}": relative}
+    if working_set:
+        numbers["working set"] = working_set
+    # the reading: the caption with what these runs moved (the figure's note below it)
+    summary = f"{get(PAPER, 'fig4-5-4-7-memory').caption} Here, {working_set}." if working_set else ""
+    return Drawn(fig, numbers, digits=3, summary=summary)
 
 
 # the victim's metric per resource it stresses
 VICTIM_METRIC = {"cpu": "events_per_second", "memory": "throughput", "disk": "bw", "network": "throughput"}
 
 
-def isolation_efficiency(table, s) -> pd.DataFrame:
-    """Per resource, platform and limits: the victim's value beside a stressing neighbour divided by its value alone."""
-    iso = results.view(table, "isolation")
-    columns = ["resource", "platform", "limits", "n_alone", "n_stress", "efficiency", "ci_low", "ci_high"]
+def _victim_rows(iso: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the victim's metric per resource it stresses (fio: the write side; iperf3: the receiver)."""
     if iso.empty:
-        return pd.DataFrame(columns=columns)
+        return iso
     iso = iso[iso["metric"] == iso["param_resource"].map(VICTIM_METRIC)]
     keep = pd.Series(True, index=iso.index)
     if "direction" in iso:  # fio: the write side
         keep &= ~((iso["param_resource"] == "disk") & (iso["direction"] != "write"))
     if "side" in iso:  # iperf3: the receiver
         keep &= ~((iso["param_resource"] == "network") & (iso["side"] != "receiver"))
-    iso = iso[keep]
+    return iso[keep]
+
+
+def isolation_efficiency(table, s) -> pd.DataFrame:
+    """Per resource, platform and limits: the victim's value beside a stressing neighbour divided by its value alone."""
+    iso = _victim_rows(results.view(table, "isolation"))
+    columns = ["resource", "platform", "limits", "n_alone", "n_stress", "efficiency", "ci_low", "ci_high"]
+    if iso.empty:
+        return pd.DataFrame(columns=columns)
     by = ["param_resource", "platform", "param_limits"]
     alone = {key: g[g["param_neighbour"] == "none"]["value"] for key, g in iso.groupby(by)}
     rows = ratio_rows(((key, g[g["param_neighbour"] == "stress"]) for key, g in iso.groupby(by)), alone.get, s,
@@ -380,14 +517,9 @@ def isolation_efficiency(table, s) -> pd.DataFrame:
 
 def isolation_runs(table) -> pd.DataFrame:
     """Each run beside a stressing neighbour over the mean of the runs alone (the dots on the bars)."""
-    iso = results.view(table, "isolation")
+    iso = _victim_rows(results.view(table, "isolation"))
     if iso.empty:
         return pd.DataFrame(columns=["resource", "platform", "limits", "efficiency"])
-    iso = iso[iso["metric"] == iso["param_resource"].map(VICTIM_METRIC)]
-    if "direction" in iso:
-        iso = iso[~((iso["param_resource"] == "disk") & (iso["direction"] != "write"))]
-    if "side" in iso:
-        iso = iso[~((iso["param_resource"] == "network") & (iso["side"] != "receiver"))]
     by = ["param_resource", "platform", "param_limits"]
     alone = iso[iso["param_neighbour"] == "none"].groupby(by)["value"].mean()
     stressed = iso[iso["param_neighbour"] == "stress"]
@@ -398,17 +530,57 @@ def isolation_runs(table) -> pd.DataFrame:
 
 # limits off / on: greys, which no platform has (a platform's colour means that platform, everywhere)
 LIMITS_COLOURS = {"limits off": "#d0d0d0", "limits on": "#7a7a7a"}
+NO_LIMITS = "no limits to turn on"  # the mark of a platform's empty "limits on" slot (native)
+
+
+def limits_in_words(iso: pd.DataFrame) -> str:
+    """The limits of the "limits on" runs of ``iso`` (results.view of isolation) as their variants'
+    parameters say (Isolation._limit_params, applied to every instance): "1 CPU, 1024 MiB memory,
+    disk 50 MiB/s"; "" without such runs, several such settings joined by " / "."""
+    from ..benchmarks.base import size_to_kb
+
+    on = iso[iso["param_limits"] == "on"] if "param_limits" in iso.columns else iso.iloc[0:0]
+    if on.empty or not {"param_cpus", "param_mem", "param_bps"} <= set(on.columns):
+        return ""
+    settings = on[["param_cpus", "param_mem", "param_bps"]].drop_duplicates()
+    return " / ".join(f"{int(cpus)} CPU{'s' if int(cpus) > 1 else ''}, {int(mem)} MiB memory, "
+                      f"disk {size_to_kb(str(bps).lower()) / 1024:g} MiB/s"
+                      for cpus, mem, bps in settings.itertuples(index=False))
+
+
+def capped_alone(table, s) -> pd.DataFrame:
+    """Per resource and platform: the victim alone with limits on over the victim alone with them off
+    (what the limits themselves cost it), with the interval of the ratio."""
+    iso = _victim_rows(results.view(table, "isolation"))
+    alone = iso[iso["param_neighbour"] == "none"] if len(iso) else iso
+    columns = ["resource", "platform", "n_on", "n_off", *RATIO]
+    if alone.empty or "on" not in set(alone["param_limits"]):
+        return pd.DataFrame(columns=columns)
+    by = ["param_resource", "platform"]
+    off = {key: g[g["param_limits"] == "off"]["value"] for key, g in alone.groupby(by)}
+    rows = ratio_rows(((key, g[g["param_limits"] == "on"]) for key, g in alone.groupby(by)), off.get, s,
+                      resource=lambda k, _: k[0], platform=lambda k, _: k[1], n_on=lambda _, g: len(g),
+                      n_off=lambda k, _: len(off[k]))
+    return pd.DataFrame(rows, columns=columns)
 
 
 @figure(PAPER, "fig6-2-6-5-isolation", title="Kumar 2013 thesis Figs. 6.2-6.5", benchmarks=["isolation"],
         claims=["kumar2013-isolation-*"],
-        caption='isolation efficiency (victim performance beside a neighbour stressing the same resource / alone) for'
-                ' CPU, memory, network and disk, with resource limits off and on, with Fieller confidence intervals.')
+        caption='isolation efficiency (victim performance beside a neighbour stressing the same resource / the victim'
+                ' alone under the same limits) for CPU, memory, network and disk, with resource limits off and on'
+                ' (the legend gives the limits, which cap the victim alone too: each panel says by how much), with'
+                ' Fieller confidence intervals; native has no limits to turn on.')
 def isolation(table, s) -> Drawn:
     efficiency, each_run = isolation_efficiency(table, s), isolation_runs(table)
+    capped = capped_alone(table, s)
+    limits = limits_in_words(results.view(table, "isolation"))
+    # the legend's name of each setting: "limits on" with the limits it set
+    setting = {"off": "limits off",
+               "on": "limits on" + (" (each instance):\n" + limits.replace(", ", ",\n") if limits else "")}
+    colours = {setting[k]: LIMITS_COLOURS[f"limits {k}"] for k in setting}
     resources = [("cpu", "Fig. 6.2: CPU"), ("memory", "Fig. 6.3: memory"), ("network", "Fig. 6.4: network"),
                  ("disk", "Fig. 6.5: disk I/O")]
-    fig, axes = panels(4, 14, 3.8)
+    fig, axes = panels(4, 14, 4.2)
     for ax, (resource, title) in zip(axes, resources):
         part = efficiency[efficiency["resource"] == resource]
         ax.set_title(title)
@@ -416,16 +588,28 @@ def isolation(table, s) -> Drawn:
             plotting.unavailable(ax, f"no {resource} isolation runs on this testbed: not measured at its scale "
                                      "(config/config.yaml, isolation: resources)")
             continue
-        shown = part.assign(setting="limits " + part["limits"])
+        shown = part.assign(setting=part["limits"].map(setting))
         runs = each_run[each_run["resource"] == resource]
+        order = baseline_first(part["platform"], s.baseline)
         plotting.grouped_bars(ax, shown, x="platform", value="efficiency", low="ci_low", high="ci_high", hue="setting",
-                              order=baseline_first(part["platform"], s.baseline),
-                              hue_order=[h for h in LIMITS_COLOURS if h in set(shown["setting"])],
-                              colors=LIMITS_COLOURS, points=runs.assign(setting="limits " + runs["limits"]))
+                              order=order,
+                              hue_order=[setting[k] for k in setting if setting[k] in set(shown["setting"])],
+                              colors=colours, points=runs.assign(setting=runs["limits"].map(setting)),
+                              missing=NO_LIMITS)
         ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-        ax.tick_params(axis="x", labelrotation=30)
+        # the platforms' labels (as plotting.save would name them), rotated to hang left of their tick: none
+        # reaches the next panel
+        ax.set_xticks(range(len(order)), labels=[plotting._named(p, wrap=True) for p in order], rotation=30,
+                      ha="right", rotation_mode="anchor")
         ax.legend(fontsize=7)
-    axes[0].set_ylabel(f"efficiency = with neighbour / alone ({s.confidence:.0%} CI)")
+        cost = capped[capped["resource"] == resource]
+        if len(cost):
+            ax.set_xlabel("victim alone, limits on / off:\n" + ", ".join(
+                f"{_short(p)} {r:.2f}" for p, r in zip(cost["platform"], cost["ratio"])), fontsize=7, color="dimgray")
+    axes[0].set_ylabel(f"efficiency = with neighbour / alone\n(alone: same limits; {s.confidence:.0%} CI)")
     fig.suptitle(f"Isolation efficiency, neighbour stressing the same resource (thesis Figs. 6.2-6.5), testbed {s.testbed!r}")
     fig.tight_layout()
-    return Drawn(fig, {"isolation efficiency": efficiency}, digits=3)
+    # the reading: the caption with the limits these runs had (the legend's)
+    summary = f"{get(PAPER, 'fig6-2-6-5-isolation').caption} Here, limits on: {limits}, each instance." if limits else ""
+    return Drawn(fig, {"isolation efficiency": efficiency, "victim alone, limits on / off": capped}, digits=3,
+                 summary=summary)

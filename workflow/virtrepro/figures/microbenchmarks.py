@@ -26,13 +26,14 @@ from .registry import Drawn, figure
 BENCHMARK = "lmbench"
 NOT_MEASURED = ("lmbench: not measured in this data yet\n(add lmbench to the configuration's "
                 "benchmarks and run the workflow)")
-# ratio panels: metric, the labels that tell its values apart, title, how a case is written
+# ratio panels: metric, the labels that tell its values apart, title, how a case is written (given the
+# host's cache sizes, as for the staircase)
 RATIO_PANELS = (
-    ("syscall_latency", ("syscall",), "system call latency", lambda r: str(r["syscall"])),
+    ("syscall_latency", ("syscall",), "system call latency", lambda r, caches: str(r["syscall"])),
     ("context_switch", ("size_kb", "processes"), "context switch latency",
-     lambda r: f"{int(r['processes'])} proc.\n{int(r['size_kb'])} KiB"),
-    ("memory_bandwidth", ("operation", "size_mb"), "memory bandwidth (bw_mem)",
-     lambda r: f"{r['operation']}\n{r['size_mb']:g} MB"),
+     lambda r, caches: f"{int(r['processes'])} proc.\n{int(r['size_kb'])} KiB"),
+    ("memory_bandwidth", ("operation", "size_mib"), "memory bandwidth (bw_mem)",
+     lambda r, caches: f"{r['operation']}\n{_size(r['size_mib'])}{_in_cache(r['size_mib'], caches)}"),
 )
 LOG_AXIS_SPAN = 10  # ratios spanning more than this factor are drawn on a log axis
 CROWDED = 8  # a ratio panel with more cases than this writes them smaller
@@ -43,9 +44,10 @@ PLACEMENT = {"one": "every program on one CPU", "any": "CPUs left to the schedul
 
 
 def lmbench_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """lmbench's rows of the tidy table, its parameters and labels as columns (results.view). ValueError
-    when they hold several variants (another scale's, or programs pinned and not: ``cpu``): their
-    means would pool runs of different conditions."""
+    """lmbench's rows of the tidy table, its parameters and labels as columns (results.view), bw_mem's
+    array size also in MiB as its variant asked for it (``size_mib``: bw_mem prints 10^6 bytes with two
+    decimals, 1 MiB as 1.05). ValueError when they hold several variants (another scale's, or programs
+    pinned and not: ``cpu``): their means would pool runs of different conditions."""
     if table is None or len(table) == 0 or "benchmark" not in table.columns:
         return pd.DataFrame(columns=["platform", "metric", "value", "repetition"])
     rows = results.view(table, BENCHMARK)
@@ -53,6 +55,12 @@ def lmbench_rows(table: pd.DataFrame) -> pd.DataFrame:
     if len(variants) > 1:
         raise ValueError("lmbench: the data hold runs of several variants, which one figure would pool: "
                          + "; ".join(variants) + " (measure one scale into a data directory of its own)")
+    if "size_mb" in rows.columns and "param_bwmib" in rows.columns:
+        # the sizes the variant asked for, by the size bw_mem prints for each (benchmarks.lmbench: expected)
+        asked = {round(mib * 2**20 / 1e6, 2): float(mib) for text in rows["param_bwmib"].dropna().unique()
+                 for mib in map(int, str(text).split("+"))}
+        mib = rows["size_mb"].map(lambda mb: asked.get(mb, mb * 1e6 / 2**20))
+        rows = rows.assign(size_mib=rows["size_mib"].fillna(mib) if "size_mib" in rows.columns else mib)
     return rows
 
 
@@ -81,7 +89,27 @@ def ratios(rows: pd.DataFrame, metric: str, labels: tuple, baseline: str, level:
     return pd.DataFrame(out, columns=["platform", *labels, "ratio", "low", "high", "method"])
 
 
-def _ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level) -> bool:
+def _in_cache(mib: float, caches: dict[str, int] | None) -> str:
+    """The marked cache below the last level that an array of ``mib`` MiB fits in, as the host's CPU reports
+    its caches ("\n(in L2)"); "" for none (a virtual CPU's last level need not be real: the staircase
+    shows where the latency steps, its title what the CPU reports)."""
+    marked = sorted((size, name) for name, size in (caches or {}).items() if name in MARKED_CACHES)
+    holding = [name for size, name in marked[:-1] if mib * 2**20 <= size]
+    return f"\n(in {holding[0]})" if holding else ""
+
+
+def _readable_log_axis(ax) -> None:
+    """A log ratio axis whose values near 1 can be read: plain numbers, minor ticks labelled at 1.2, 1.5, 2, 3, 5 x 10^k."""
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(1.2, 1.5, 2, 3, 5)))
+    ax.yaxis.set_minor_formatter(plain)
+    ax.tick_params(axis="y", which="minor", labelsize=7)
+
+
+def _ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level, caches=None) -> bool:
     """The panel of ``metric``'s ratios; True when a bar has no interval."""
     frame = ratios(rows, metric, labels, baseline, level)
     if frame.empty:
@@ -89,7 +117,7 @@ def _ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level) ->
         plotting.unavailable(ax, f"{title}: no {label(baseline)} runs to compare with" if measured
                              else f"{title}: not measured")
         return False
-    frame["case"] = frame.apply(case_text, axis=1)
+    frame["case"] = frame.apply(case_text, axis=1, caches=caches)
     order = [name for name in platform_catalog.NAMES if name in set(frame["platform"])]
     plotting.grouped_bars(ax, frame, "case", "ratio", "low", "high", hue_order=order)
     ax.axhline(1.0, color="black", linewidth=0.8)
@@ -97,6 +125,7 @@ def _ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level) ->
     bounds = bounds[bounds > 0]
     if not bounds.empty and bounds.max() / bounds.min() > LOG_AXIS_SPAN:
         ax.set_yscale("log")
+        _readable_log_axis(ax)
     better = "higher" if metric == "memory_bandwidth" else "lower"
     if len(set(frame["case"])) > CROWDED:
         ax.tick_params(axis="x", labelsize=7)
@@ -183,7 +212,7 @@ def lmbench_figure(table: pd.DataFrame, baseline: str = platform_catalog.BASELIN
         plotting.unavailable(ax, NOT_MEASURED)
         return fig
     fig, axes = plt.subplots(2, 2, figsize=(13, 9))
-    without = [_ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level)
+    without = [_ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level, caches)
                for ax, (metric, labels, title, case_text) in zip(axes.flat, RATIO_PANELS)]
     if any(without):
         fig.text(0.5, -0.01, NO_INTERVAL, ha="center", va="top", fontsize=9, color="dimgray")
