@@ -8,8 +8,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from .. import plotting, results
+from ..regimes import hpcc_stream_array_bytes
 from .registry import Drawn, figure
 from .common import TESTS, baseline_first, ci_label, compare, comparable, footnote, no_comparison, published_panel, short_why, summarize
+from .microbenchmarks import LOG_AXIS_SPAN
+from .regola2010 import no_interval_note, note_below, paper_figure_parameters, scale_parameters
 
 PAPER = "youseff2006"
 STREAM = ["single_stream_copy", "single_stream_scale", "single_stream_add", "single_stream_triad"]
@@ -30,9 +33,19 @@ def fig1(table, s) -> Drawn:
                               hue_order=baseline_first(summary["platform"], s.baseline), order=["copy", "scale", "add", "triad"])
         ax.set_ylabel(f"GB/s, {ci_label(s, summary)}")
         ax.legend(title="platform")
-    ax.set_title(f"STREAM (Fig. 1) on testbed {s.testbed!r}")
+    ax.set_title(f"STREAM (Fig. 1) on testbed {s.testbed!r}" + "".join(f"\n{line}" for line in stream_arrays(stream)))
     footnote(fig, stream)
     return Drawn(fig, {f"tests against {s.baseline}": compare(stream, s, ["operation"])[["operation"] + TESTS]}, digits=3)
+
+
+def stream_arrays(stream: pd.DataFrame) -> list[str]:
+    """How large STREAM's arrays were, per HPL N and process count the runs record (HPCC sizes them
+    from HPL's matrix: regimes.hpcc_stream_array_bytes)."""
+    if stream.empty or not {"hpl_n", "processes"} <= set(stream.columns):
+        return []
+    sizes = stream[["hpl_n", "processes"]].dropna().drop_duplicates().astype(int)
+    return [f"HPL N = {n} on {p} processes: 3 arrays of {hpcc_stream_array_bytes(n, p) / 1e6:.0f} MB each"
+            for n, p in sizes.itertuples(index=False)]
 
 
 BONNIE = ["putc", "put_block", "rewrite", "getc", "get_block", "seeks"]
@@ -40,8 +53,8 @@ BONNIE = ["putc", "put_block", "rewrite", "getc", "get_block", "seeks"]
 
 @figure(PAPER, "fig2-bonnie-relative", title="Youseff 2006 Fig. 2", benchmarks=["bonnie"], claims=["youseff2006-bonnie-*"],
         caption='Bonnie++ rates (per-character and block output, rewrite, per-character and block input, seeks) of '
-                "each platform divided by the baseline platform's mean, per file size, with Fieller intervals of the "
-                'ratio.')
+                "each platform divided by the baseline platform's mean, per file size the data's scale ran, with Fieller "
+                'intervals of the ratio; an empty slot says why it has no ratio.')
 def fig2(table, s) -> Drawn:
     bonnie = results.view(table, "bonnie", metric=BONNIE)
     tests = compare(bonnie, s, ["param_size", "metric"])
@@ -50,46 +63,65 @@ def fig2(table, s) -> Drawn:
     if not sizes:
         plotting.unavailable(axes[0][0], no_comparison("bonnie", s))
     numbers = {}
+    every = results.view(table, "bonnie")  # with the latencies: a test bonnie++ timed but gave no rate for
     for ax, size in zip(axes[:, 0], sizes):
         part = tests[tests["param_size"] == size]
         plotting.grouped_bars(ax, part, "metric", "ratio", "ratio_ci_low", "ratio_ci_high", order=BONNIE,
                               hue_order=sorted(set(part["platform"])), missing="no ratio")
+        ax.set_xlim(-0.5, len(BONNIE) - 0.5)  # every slot whole, the empty ones too
         ax.axhline(1, color="black", linewidth=0.8)
         ax.set_ylabel(f"rate / {s.baseline}")
         ax.set_title(f"file size {size}")
         ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
-        reasons = empty_slots(bonnie[bonnie["param_size"] == size], s.baseline)
+        reasons = empty_slots(every[every["param_size"] == size], s.baseline)
+        whiskers = no_interval_note(part, lambda row: f"{plotting.platform_label(row['platform'])} {row['metric']}")
+        lines = (["no ratio: " + "; ".join(reasons) + "."] if reasons else []) + ([whiskers] if whiskers else [])
+        if lines:
+            ax.text(0, -0.2, textwrap.fill(" ".join(lines), 120), transform=ax.transAxes, fontsize=7, color="dimgray", va="top")
         if reasons:
-            ax.text(0, -0.2, textwrap.fill("no ratio: " + "; ".join(reasons), 120), transform=ax.transAxes, fontsize=7,
-                    color="dimgray", va="top")
             numbers[f"file size {size}: no ratio"] = "\n".join(reasons)
     fig.suptitle(f"Bonnie relative to {s.baseline} (Fig. 2) on testbed {s.testbed!r}", y=1.02)
-    footnote(fig, results.view(table, "bonnie"))
+    paper_sizes = [size for size in scale_parameters("bonnie").get("file_sizes", []) if size not in sizes]
+    if sizes and paper_sizes:
+        note_below(fig, f"File sizes {', '.join(paper_sizes)}: paper scale only (this data's "
+                   f"{' and '.join(sorted(set(bonnie['scale'].dropna())))} scale ran {', '.join(sizes)}).", width=120)
+    footnote(fig, every)
     return Drawn(fig, {f"tests against {s.baseline}": tests[["param_size", "metric"] + TESTS], **numbers}, digits=3)
 
 
 def empty_slots(bonnie: pd.DataFrame, baseline: str) -> list[str]:
-    """Why a Bonnie test has no ratio at one file size: not in the logs (bonnie++ -f, the direct-I/O
-    runs, has no per-character tests), or no rate of the baseline (bonnie++ prints +++++ for a test
-    too fast to time)."""
+    """Why a Bonnie test has no ratio at one file size, from the rows of every bonnie metric (rates
+    and ``<test>_latency``): bonnie++ printed ``+++++`` (too fast to time) where a test has its
+    latency but no rate, on every platform or on some, the baseline among them; a test with
+    neither was not run (bonnie++ -f, which the direct-I/O runs use, skips the per-character tests)."""
     reasons = []
+    platforms = sorted(set(bonnie["platform"]))
     for metric in BONNIE:
-        rows = bonnie[bonnie["metric"] == metric]
-        if rows.empty:
-            reasons.append(f"{metric}: not in the logs (runs with direct I/O use bonnie++ -f: no per-character tests)")
-        elif baseline not in set(rows["platform"]):
-            reasons.append(f"{metric}: {baseline} has no rate (bonnie++ printed +++++: too fast to time)")
+        rated = set(bonnie.loc[bonnie["metric"] == metric, "platform"])
+        timed = set(bonnie.loc[bonnie["metric"] == f"{metric}_latency", "platform"])
+        fast = sorted(timed - rated)
+        if not rated and not timed:
+            direct = bool(bonnie["param_direct"].fillna(False).astype(bool).all()) if "param_direct" in bonnie.columns else False
+            reasons.append(f"{metric}: not run" + (" (the direct-I/O runs use bonnie++ -f: no per-character tests)" if direct else ""))
+        elif not rated:
+            reasons.append(f"{metric}: bonnie++ printed +++++ (too fast to time) on "
+                           + ("every platform" if fast == platforms else ", ".join(map(plotting.platform_label, fast))))
+        elif baseline not in rated:
+            reasons.append(f"{metric}: {baseline} has no rate (bonnie++ printed +++++: too fast to time"
+                           + (f", also on {', '.join(map(plotting.platform_label, [p for p in fast if p != baseline]))})"
+                              if len(fast) > 1 else ")"))
     return reasons
 
 
 @figure(PAPER, "fig3a-npb-relative", title="Youseff 2006 Fig. 3(a)", benchmarks=["npb_mpi"], claims=["youseff2006-npb-*"],
-        caption='NPB (MPI) total time and Mop/s of EP, IS, MG, LU and CG relative to the baseline platform, with '
-                'Fieller intervals of the ratio. When NPB was not run, the panel says why.')
+        caption='NPB (MPI, one instance) total time and Mop/s of EP, IS, MG, LU and CG relative to the baseline platform, '
+                'per kernel, problem class and number of MPI processes, with Fieller intervals of the ratio (a log axis '
+                'where the ratios span more than a factor of ten). When NPB was not run, the panel says why.')
 def fig3a(table, s) -> Drawn:
     npb = results.view(table, "npb_mpi", metric=["time", "mops_total"])
     npb = npb[npb["param_kernel"].isin(["ep", "is", "mg", "lu", "cg"]) & (npb["param_nodes"] == 1)] if len(npb) else npb
-    by = ["metric", "param_kernel", "param_procs"]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    by = ["metric", "param_kernel", "param_class", "param_procs"]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     if npb.empty:  # the paper's own numbers, and why ours are missing
         tests = published_panel(axes[0], s, PAPER, "npb_mpi", short_why(s, "npb_mpi"))[["platform_in_paper", "parameters", "value"]]
         axes[1].set_axis_off()
@@ -99,15 +131,26 @@ def fig3a(table, s) -> Drawn:
             plotting.unavailable(ax, tests)
     else:
         tests = compare(npb.assign(higher_is_better=npb["metric"] == "mops_total"), s, by, higher_is_better="higher_is_better")
-        tests["test"] = [f"{kernel.upper()} {procs}" for kernel, procs in zip(tests["param_kernel"], tests["param_procs"])]
+        tests["test"] = [f"{kernel.upper()} {cls}, {procs} proc." for kernel, cls, procs
+                         in zip(tests["param_kernel"], tests["param_class"], tests["param_procs"])]
         for ax, metric, label in zip(axes, ["time", "mops_total"], ["total time", "Mop/s"]):
             part = tests[tests["metric"] == metric]
             plotting.grouped_bars(ax, part, "test", "ratio", "ratio_ci_low", "ratio_ci_high")
             ax.axhline(1, color="black", linewidth=0.8)
+            bounds = pd.concat([part["ratio"], part["ratio_ci_low"], part["ratio_ci_high"]]).dropna()
+            log = not bounds.empty and bounds.max() / bounds.min() > LOG_AXIS_SPAN  # containers' bars readable beside TCG's
+            if log:
+                ax.set_yscale("log")
             plotting.note_no_ratio(ax, part.loc[part["mean_baseline"] == 0, "test"].unique(), s.baseline)
-            ax.set_ylabel(f"{label} / {s.baseline}")
-            ax.tick_params(axis="x", labelrotation=45)
-        axes[0].legend(fontsize="small")
+            ax.set_ylabel(f"{label} / {s.baseline}{' (log scale)' if log else ''}")
+            ax.set_xlabel("NPB kernel, class, MPI processes (one instance)", fontsize="small")
+            ax.tick_params(axis="x", labelsize="small", labelrotation=45)
+            plt.setp(ax.get_xticklabels(), ha="right", rotation_mode="anchor")
+        axes[1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)  # clear of the bars
+        fig.tight_layout()
+        paper = sorted({p["class"] for p in paper_figure_parameters(s, PAPER, "npb_mpi").values() if "class" in p})
+        whiskers = no_interval_note(tests, lambda row: f"{plotting.platform_label(row['platform'])} {row['test']} {row['metric']}")
+        note_below(fig, (f"The paper's: class {', '.join(paper)}. " if paper else "") + whiskers, width=140)
         tests = tests[by + TESTS]
-    fig.suptitle(f"NPB relative to {s.baseline} (Fig. 3a) on testbed {s.testbed!r}")
+    fig.suptitle(f"NPB relative to {s.baseline} (Fig. 3a) on testbed {s.testbed!r}", y=1.02)
     return Drawn(fig, {f"tests against {s.baseline}": tests}, digits=3)
