@@ -727,3 +727,58 @@ def test_lmbench_bw_mem_sizes_are_the_mib_the_variant_asked_for(table, tmp_path)
     l2_mib = int(caches["L2"].removesuffix("K")) / 1024
     in_l2 = [t for t in cases if int(t.split("\n")[1].removesuffix(" MiB")) <= l2_mib]
     assert in_l2 and all(t.endswith("(in L2)") for t in in_l2)
+
+
+def test_npb_figures_say_what_a_reader_otherwise_guesses(table):
+    """Walters Figs. 3-4 and Kudryavtsev Fig. 1 on the reference table: a log (or symmetric-log) axis, so
+    that a binary-translating VM's tens of times do not flatten the containers' bars; every bar without a
+    whisker marked and the reason below the figure; the NPB class of each kernel named; a panel whose
+    kernel cannot run a process count the others ran says why; Fig. 4's reading says what its
+    two-instance points show."""
+    from virtrepro.benchmarks.npb import process_count_problem
+    from virtrepro.figures import common
+
+    def texts(fig):
+        return [t.get_text() for ax in fig.axes for t in ax.texts] + [t.get_text() for t in fig.texts]
+
+    # Walters Fig. 3: ratios with Fieller intervals (error bars), log axis, kernel.class ticks from the data
+    drawn = figures.get("walters2008", "fig3-npb-relative-time").draw(table, SETTING)
+    serial = table[(table["benchmark"] == "npb_serial") & (table["metric"] == "time")]
+    classes = {f"{_parameter(serial, 'kernel').loc[i].upper()}.{_parameter(serial, 'class').loc[i]}" for i in serial.index}
+    for ax in drawn.fig.axes:
+        assert ax.get_yscale() == "log" and ax.containers  # bars and error bars
+        assert {t.get_text() for t in ax.get_xticklabels()} == classes
+    shown = next(v for k, v in drawn.numbers.items() if k.startswith("(a)"))
+    bare = shown[shown["ratio"].notna() & shown["ratio_ci_low"].isna()]
+    marks = [t for t in drawn.fig.axes[0].texts if t.get_text() == common.NO_INTERVAL_MARK]
+    assert len(marks) == len(bare)
+    if len(bare):
+        assert any(t.startswith(f"{common.NO_INTERVAL_MARK} no interval: ") for t in texts(drawn.fig))
+    plt.close(drawn.fig)
+
+    # Kudryavtsev Fig. 1: symmetric-log overhead axis; each bar without its interval marked, the reason below
+    drawn = figures.get("kudryavtsev2012", "fig1-npb-cg-ft-mg-is").draw(table, SETTING)
+    assert all(ax.get_yscale() == "symlog" for ax in drawn.fig.axes)
+    compared = next(iter(drawn.numbers.values()))
+    compared = compared[compared["param_kernel"].isin(["cg", "ft", "mg", "is"]) & (compared["param_nodes"] == 1)]
+    bare = compared[compared["overhead_percent"].notna() & compared["overhead_ci_low"].isna()]
+    assert len(bare) > 0  # the reference data has such bars: the check below is not vacuous
+    assert sum(t == common.NO_INTERVAL_MARK for t in texts(drawn.fig)) == len(bare)
+    assert any(t.startswith(f"{common.NO_INTERVAL_MARK} no interval: ") for t in texts(drawn.fig))
+    legend = drawn.fig.axes[-1].get_legend()
+    assert legend.get_bbox_to_anchor().x0 >= drawn.fig.axes[-1].get_window_extent().x1  # right of the panels
+    plt.close(drawn.fig)
+
+    # Walters Fig. 4: BT and SP say which process counts they cannot run; the reading names the squares
+    drawn = figures.get("walters2008", "fig4-npb-mpi-scaling").draw(table, SETTING)
+    mpi = table[(table["benchmark"] == "npb_mpi") & (table["metric"] == "time")]
+    run = set(_parameter(mpi, "procs"))
+    for ax, kernel in zip(drawn.fig.axes, walters2008.FIG4_KERNELS):
+        assert ax.get_yscale() == "log"
+        own = set(_parameter(mpi[_parameter(mpi, "kernel") == kernel], "procs"))
+        why = [process_count_problem(kernel, p) for p in sorted(run - own)]
+        note = " ".join(" ".join(t.get_text().split()) for t in ax.texts)
+        assert all(w in note for w in why if w), (kernel, note)
+    assert "square number" in " ".join(t.get_text() for t in drawn.fig.axes[1].texts).replace("\n", " ")  # BT
+    assert "over 2 instances" in drawn.summary and "CG at 2 processes" in drawn.summary
+    plt.close(drawn.fig)

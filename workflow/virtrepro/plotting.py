@@ -25,17 +25,22 @@ def platform_palette(platforms) -> dict:
     return {p: PLATFORM_COLORS.get(p, "#999999") for p in platforms}
 
 
-def unavailable(ax, reason: str) -> None:
-    """An empty panel that says why the figure cannot be drawn (no data, no such platform...), its
-    text wrapped to the panel's own width (matplotlib's wrap=True wraps to the figure's, so the
-    texts of side-by-side panels overlap)."""
+def wrapped(ax, text: str, size: float = 9) -> str:
+    """``text`` wrapped to the width of panel ``ax`` at font ``size`` (points), its own line breaks
+    kept (matplotlib's wrap=True wraps to the figure's width, so the texts of side-by-side panels
+    overlap)."""
     import textwrap
 
     inches = ax.get_position().width * ax.figure.get_figwidth()
-    size = 9
     columns = max(20, int(inches * 72 / (size * 0.6)))  # a character is about 0.6 em wide
-    text = "\n".join(textwrap.fill(part, columns) for part in reason.split("\n"))
-    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=size, transform=ax.transAxes)
+    return "\n".join(textwrap.fill(part, columns) for part in text.split("\n"))
+
+
+def unavailable(ax, reason: str) -> None:
+    """An empty panel that says why the figure cannot be drawn (no data, no such platform...), its
+    text wrapped to the panel's own width (:func:`wrapped`)."""
+    size = 9
+    ax.text(0.5, 0.5, wrapped(ax, reason, size), ha="center", va="center", fontsize=size, transform=ax.transAxes)
     ax.set_axis_off()
 
 
@@ -181,14 +186,18 @@ def tidy_legends(fig) -> None:
 
 def grouped_bars(ax, frame, x: str, value: str, low: str | None = None, high: str | None = None,
                  hue: str = "platform", order=None, hue_order=None, colors: dict | None = None,
-                 points=None, missing: str | None = None, points_label: str = "one run") -> None:
+                 points=None, missing: str | None = None, points_label: str = "one run",
+                 no_interval: str | None = None) -> None:
     """Bars of ``value`` grouped by ``x``, one per ``hue`` (platform colours by default), with error
     bars from the ``low``/``high`` columns where they are not NaN (an unbounded interval has none;
     an interval of the median, ``ci_of`` "median" beside a ``median`` column, is drawn around the
     median, marked).
     ``points``: rows with ``x``, ``hue`` and ``value`` columns (the individual runs), drawn as dots on
     their bar, so that a reader sees how few runs a wide interval rests on. ``missing``: the mark of a
-    slot without a value (its reason belongs in the figure's note), so that no slot is silently empty."""
+    slot without a value (its reason belongs in the figure's note), so that no slot is silently empty.
+    ``no_interval``: the mark over a bar that has a value but no interval (its reason, the ``ci_note``
+    of the comparison, belongs in the figure's note: figures.common.no_interval_note), so that no
+    whisker is silently missing."""
     order = list(order if order is not None else dict.fromkeys(frame[x]))
     hue_order = list(hue_order if hue_order is not None else dict.fromkeys(frame[hue]))
     colors = colors or platform_palette(hue_order)
@@ -218,4 +227,9 @@ def grouped_bars(ax, frame, x: str, value: str, low: str | None = None, high: st
             marker = "_" if (centre[ok] != part[value][ok]).any() else "none"
             ax.errorbar([p for p, k in zip(pos, ok) if k], centre[ok], yerr=err, fmt=marker, color="black", ecolor="black",
                         capsize=3, linewidth=1, markersize=8)
+            if no_interval:
+                for p, v, k in zip(pos, part[value], ok):
+                    if not k and v == v:  # a value without its interval
+                        ax.annotate(no_interval, (p, v), xytext=(0, 2 if v >= 0 else -2), textcoords="offset points",
+                                    ha="center", va="bottom" if v >= 0 else "top", fontsize=9)
     ax.set_xticks(range(len(order)), labels=[str(o) for o in order])

@@ -41,10 +41,48 @@ def ci_label(s, summary: pd.DataFrame | None = None) -> str:
     return label
 
 
+def note_below(fig, text: str) -> None:
+    """A line of grey text centred below everything drawn in ``fig`` so far (tick labels, legends, notes)."""
+    bottom = fig.get_tightbbox(fig.canvas.get_renderer()).y0 / fig.get_figheight()  # below the tick labels
+    fig.text(0.5, min(bottom, 0.0) - 0.01, text, ha="center", va="top", fontsize=8, color="dimgray")
+
+
 def footnote(fig, frame: pd.DataFrame) -> None:
     """Where the numbers of ``frame`` were measured and where the paper's were (plotting.regime_note)."""
-    bottom = fig.get_tightbbox(fig.canvas.get_renderer()).y0 / fig.get_figheight()  # below the tick labels
-    fig.text(0.5, min(bottom, 0.0) - 0.01, plotting.regime_note(frame), ha="center", va="top", fontsize=8, color="dimgray")
+    note_below(fig, plotting.regime_note(frame))
+
+
+# the mark over a bar without its interval (plotting.grouped_bars' no_interval); no_interval_note says why
+NO_INTERVAL_MARK = "\u2020"  # a dagger
+
+
+def no_interval_note(fig, compared: pd.DataFrame, low: str, high: str, value: str) -> str:
+    """Below ``fig``, why the bars marked :data:`NO_INTERVAL_MARK` have no whisker: the distinct reasons
+    (``ci_note`` of stats.compare_to_baseline, without its p-values) of the rows of ``compared`` with a
+    ``value`` but no ``low``/``high``; the note ("" when every bar has its interval)."""
+    import re
+    import textwrap
+
+    bare = compared[compared[value].notna() & (compared[low].isna() | compared[high].isna())]
+    reasons = list(dict.fromkeys(re.sub(r" \([^()]*p = [^()]*\)", "", str(note)) for note in bare["ci_note"]))
+    if not reasons:
+        return ""
+    text = f"{NO_INTERVAL_MARK} no interval: " + "; ".join(reasons)
+    note_below(fig, textwrap.fill(text, int(fig.get_figwidth() * 72 / (8 * 0.6))))  # 8 pt, within the figure's width
+    return text
+
+
+# overheads of a few per cent (the papers' bands) beside a binary-translating VM's thousands, on one axis
+SYMLOG_PERCENT = 10
+
+
+def symlog_overhead(ax, s, highest: float | None = None) -> None:
+    """A y axis of overhead in per cent, linear within +-:data:`SYMLOG_PERCENT` and logarithmic beyond;
+    ``highest``: the largest value drawn, half a decade below the panel's top (room for a mark over it)."""
+    ax.set_yscale("symlog", linthresh=SYMLOG_PERCENT)
+    if highest is not None and highest > SYMLOG_PERCENT:
+        ax.set_ylim(top=highest * 3)
+    ax.set_ylabel(f"overhead vs {s.baseline} (%), {s.confidence:.0%} CI\n(symmetric log beyond ±{SYMLOG_PERCENT} %)")
 
 
 def npb_missing(s, benchmark: str = "NPB") -> str:
@@ -119,8 +157,12 @@ def compare(frame: pd.DataFrame, s, by: list[str], higher_is_better=True, **kw) 
     """stats.compare_to_baseline at the setting's level and margin; no rows without a comparison."""
     if not comparable(frame, s.baseline):
         return pd.DataFrame(columns=by + list(dict.fromkeys(OVERHEAD + TESTS + ["ratio_ci_low", "ratio_ci_high", "mean_baseline"])))
-    return stats.compare_to_baseline(frame, s.baseline, by=by, higher_is_better=higher_is_better,
-                                     level=s.confidence, margin=kw.pop("margin", s.margin), **kw)
+    import warnings
+
+    with warnings.catch_warnings():  # identical runs (NPB's 2-decimal times): scipy says so, naming its file's path
+        warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
+        return stats.compare_to_baseline(frame, s.baseline, by=by, higher_is_better=higher_is_better,
+                                         level=s.confidence, margin=kw.pop("margin", s.margin), **kw)
 
 
 def summarize(frame: pd.DataFrame, by: list[str], s, value: str = "value") -> pd.DataFrame:
@@ -174,6 +216,38 @@ def npb_relative_bars(ax, relative: pd.DataFrame, baseline: str, ylabel: str) ->
     plotting.note_no_ratio(ax, relative.index[relative[baseline].isna()], baseline)
     ax.set_xlabel("NPB kernel")
     ax.set_ylabel(ylabel)
+
+
+def npb_kernel_class(kernel: str, cls: str) -> str:
+    """A kernel run at a problem class as NPB names it: "CG.A"."""
+    return f"{kernel.upper()}.{cls}"
+
+
+def npb_ratio_bars(ax, part: pd.DataFrame, s, what: str = "run time") -> pd.DataFrame:
+    """NPB run time of each platform relative to the baseline's per kernel and class (its tick:
+    :func:`npb_kernel_class`), with Fieller intervals of the ratio (stats.compare_to_baseline), a bar
+    without one marked :data:`NO_INTERVAL_MARK`, on a log axis (a binary-translating VM's tens of times
+    beside the containers' ones); the comparisons drawn (no rows without the baseline)."""
+    compared = compare(part, s, ["param_kernel", "param_class"], higher_is_better=False)
+    if compared.empty:
+        return compared
+    compared["kernel"] = [npb_kernel_class(k, c) for k, c in zip(compared["param_kernel"], compared["param_class"])]
+    order = sorted(compared["kernel"].unique())
+    plotting.grouped_bars(ax, compared, "kernel", "ratio", "ratio_ci_low", "ratio_ci_high", order=order,
+                          hue_order=baseline_first(compared["platform"], s.baseline), no_interval=NO_INTERVAL_MARK)
+    ax.axhline(1, color="black", linewidth=0.8)
+    ax.set_yscale("log")
+    ratios = compared[["ratio", "ratio_ci_low", "ratio_ci_high"]].stack()
+    ratios = ratios[ratios > 0]
+    if len(ratios):  # bars start at the panel's foot: below the smallest ratio, so one under 1 shows
+        low, high = min(ratios.min(), 1) / 2, ratios.max() * 1.5
+        if not ax.get_autoscaley_on():  # limits a panel sharing this axis set: room for both
+            low, high = min(low, ax.get_ylim()[0]), max(high, ax.get_ylim()[1])
+        ax.set_ylim(low, high)
+    plotting.note_no_ratio(ax, compared.loc[compared["mean_baseline"] == 0, "kernel"].unique(), s.baseline)
+    ax.set_xlabel("NPB kernel.class")
+    ax.set_ylabel(f"{what} / {s.baseline} (log scale),\nratio of means with {s.confidence:.0%} CI")
+    return compared
 
 
 def ratio_rows(groups, base_of, s, **fields) -> list[dict]:

@@ -10,7 +10,8 @@ import pandas as pd
 from .. import claims, plotting, rawlog, results
 from ..platforms.catalog import FULL_VM, get
 from .registry import Drawn, figure
-from .common import OVERHEAD, compare, comparable, footnote, no_comparison, npb_missing, published_panel, short_why
+from .common import (NO_INTERVAL_MARK, OVERHEAD, SYMLOG_PERCENT, baseline_first, compare, comparable, footnote,
+                     no_comparison, no_interval_note, npb_missing, published_panel, short_why, symlog_overhead)
 
 PAPER = "kudryavtsev2012"
 NPB_BY = ["param_kernel", "param_class", "param_nodes", "param_procs"]
@@ -38,6 +39,7 @@ def npb_figure(table, s, kernels: list[str], title: str) -> Drawn:
         ax.set_title(f"{title} on testbed {s.testbed!r}")
         return Drawn(fig, {"overhead": why})
     fig, axes = plt.subplots(1, len(kernels), figsize=(3.2 * len(kernels), 3.6), sharey=True, squeeze=False)
+    drawn = []
     for ax, kernel in zip(axes[0], kernels):
         part = compared[compared["param_kernel"] == kernel]
         if part.empty:
@@ -47,18 +49,31 @@ def npb_figure(table, s, kernels: list[str], title: str) -> Drawn:
         ax.axhspan(1, 5, color="tab:green", alpha=0.15, label="paper: 1-5 % (NUMA)")
         ax.axhspan(10, 60, color="tab:red", alpha=0.10, label="paper: 10-60 % (no NUMA)")
         plotting.grouped_bars(ax, part, "procs", "overhead_percent", "overhead_ci_low", "overhead_ci_high",
-                              order=sorted(part["procs"].unique()))
+                              order=sorted(part["procs"].unique()), hue_order=baseline_first(part["platform"], s.baseline),
+                              no_interval=NO_INTERVAL_MARK)
         ax.axhline(0, color="black", linewidth=0.8)
         plotting.note_no_ratio(ax, part.loc[part["mean_baseline"] == 0, "procs"].unique(), s.baseline, "processes")
         ax.set_title(f"{kernel.upper()} class {part['param_class'].iloc[0]}")
         ax.set_xlabel("MPI processes")
-    axes[0][0].set_ylabel(f"overhead vs {s.baseline} (%), {s.confidence:.0%} CI")
-    axes[0][-1].legend(fontsize="small")
+        drawn.append(part)
+    drawn_values = pd.concat([part[["overhead_percent", "overhead_ci_high"]] for part in drawn]) if drawn else None
+    # the axis is shared: its scale and label once
+    symlog_overhead(axes[0][0], s, drawn_values.max().max() if drawn else None)
+    for ax in axes[0][1:]:
+        ax.set_ylabel("")
+    if drawn:  # right of the last panel: inside, it covers bars of its own and of the panel beside it
+        axes[0][-1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
     fig.suptitle(f"{title} on testbed {s.testbed!r}")
+    fig.tight_layout()
+    if drawn:
+        no_interval_note(fig, pd.concat(drawn), "overhead_ci_low", "overhead_ci_high", "overhead_percent")
     shown = compared[compared["param_kernel"].isin(kernels)]
     return Drawn(fig, {f"run time overhead vs {s.baseline} (%)": shown[NPB_BY + OVERHEAD]}, digits=1)
 
 
+# what npb_figure's captions say of its axis and its bars without an interval
+SYMLOG_AXIS = f"symmetric-log axis (linear within ±{SYMLOG_PERCENT} %)"
+MARKED = f"A bar without an interval is marked {NO_INTERVAL_MARK} and the note below says why."
 NPB_CLAIMS = ["kudryavtsev2012-numa-kvm-overhead-1-5pct-npb", "kudryavtsev2012-no-numa-*", "kudryavtsev2012-mg8-*",
               "kudryavtsev2012-vm-run-times-more-scattered"]
 
@@ -66,14 +81,15 @@ NPB_CLAIMS = ["kudryavtsev2012-numa-kvm-overhead-1-5pct-npb", "kudryavtsev2012-n
 @figure(PAPER, "fig1-npb-cg-ft-mg-is", title="Kudryavtsev 2012 Fig. 1", benchmarks=["npb_mpi"], claims=NPB_CLAIMS,
         caption='NPB (MPI) CG, FT, MG and IS run-time overhead against the baseline platform per process count, one '
                 "panel per kernel, with Fieller confidence intervals at the paper's 97 % level; the paper's 1-5 % "
-                '(NUMA guest) and 10-60 % (no NUMA) ranges as bands. When NPB was not run, the panel says why.')
+                f'(NUMA guest) and 10-60 % (no NUMA) ranges as bands; {SYMLOG_AXIS}. {MARKED} When NPB was not run, '
+                'the panel says why.')
 def fig1(table, s) -> Drawn:
     return npb_figure(table, s, ["cg", "ft", "mg", "is"], "NPB CG, FT, MG, IS (Fig. 1)")
 
 
 @figure(PAPER, "fig2-npb-ep-lu", title="Kudryavtsev 2012 Fig. 2", benchmarks=["npb_mpi"], claims=NPB_CLAIMS,
         caption='NPB (MPI) EP and LU run-time overhead against the baseline platform per process count, with Fieller '
-                'confidence intervals at 97 %. When NPB was not run, the panel says why.')
+                f'confidence intervals at 97 %; {SYMLOG_AXIS}. {MARKED} When NPB was not run, the panel says why.')
 def fig2(table, s) -> Drawn:
     return npb_figure(table, s, ["ep", "lu"], "NPB EP, LU (Fig. 2)")
 
@@ -113,9 +129,8 @@ def fig3(table, s) -> Drawn:
         plotting.grouped_bars(ax, compared, "test", "overhead_percent", "overhead_ci_low", "overhead_ci_high", order=order,
                               points=runs)
         ax.axhline(0, color="black", linewidth=0.8)
-        ax.set_yscale("symlog", linthresh=10)  # the paper's 1-5 % band and a TCG VM's hundreds of per cent on one axis
+        symlog_overhead(ax, s)  # the paper's 1-5 % band and a TCG VM's hundreds of per cent on one axis
         ax.tick_params(axis="x", labelrotation=20)
-        ax.set_ylabel(f"overhead vs {s.baseline} (%), {s.confidence:.0%} CI\n(symmetric log beyond ±10 %)")
         ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     ax.set_title(f"HPCC (Fig. 3) on testbed {s.testbed!r}")
     footnote(fig, results.view(table, "hpcc"))

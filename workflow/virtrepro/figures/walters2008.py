@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
+from matplotlib.lines import Line2D
+from matplotlib.ticker import NullLocator
 
-from .. import plotting, results, stats
+from .. import claims, plotting, results, stats
+from ..benchmarks.npb import process_count_problem
 from ..platforms.catalog import BASELINE
-from .registry import Drawn, figure
-from .common import (at_size, baseline_first, ci_label, footnote, lines_with_bands, npb_relative_bars, published_panel, short_why,
-                     npb_relative_time, stand_in_present, summarize)
+from .registry import Drawn, figure, get
+from .common import (NO_INTERVAL_MARK, at_size, baseline_first, ci_label, comparable, footnote, lines_with_bands,
+                     no_interval_note, npb_ratio_bars, published_panel, short_why, stand_in_present, summarize)
 from .common import netperf as netperf_summaries
 
 PAPER = "walters2008"
 # the paper's bandwidths in percent of native (Section 3.1), by paper platform
 PAPER_BANDWIDTH = {"OpenVZ": 35.3, "VMware Server": 25.9}
+# the columns of an NPB ratio (common.npb_ratio_bars) a reader wants to see
+NPB_RATIO = ["kernel", "platform", "n_platform", "n_baseline", "ratio", "ratio_ci_low", "ratio_ci_high"]
 
 
 @figure(PAPER, "fig1-netperf-latency-bandwidth", title="Walters 2008 Fig. 1", benchmarks=["netperf"],
@@ -119,14 +126,17 @@ def fig2(table, s) -> Drawn:
 @figure(PAPER, "fig3-npb-relative-time", title="Walters 2008 Fig. 3 redrawn", benchmarks=["npb_serial", "npb_omp"],
         claims=["walters2008-npb-serial-*", "walters2008-npb-omp-*", "walters2008-conclusion-openvz-low-overhead-npb",
                 "walters2008-conclusion-vmware-reasonable-cpu"],
-        caption="run time of each NPB kernel relative to the baseline platform's (1 = as fast as the baseline), (a) "
-                'serial, (b) OpenMP on every core. Empty panels say why (for example NPB not available on the '
-                'testbed).')
+        caption="run time of each NPB kernel, at the problem class it was run (kernel.class under the bars), relative "
+                "to the baseline platform's (1 = as fast as the baseline; log scale), ratio of means with its confidence "
+                "interval (Fieller's where both samples look normal), (a) serial, (b) OpenMP on every core. A bar "
+                f'without an interval is marked {NO_INTERVAL_MARK} and the note below says why; empty panels say why '
+                '(for example NPB not available on the testbed).')
 def fig3(table, s) -> Drawn:
     npb = results.view(table, ["npb_serial", "npb_omp"], metric="time")
     # the paper's statements (no runs here) are rows of their own in each panel: no shared axis then
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=not npb.empty, gridspec_kw={"wspace": 0.6 if npb.empty else 0.2})
-    numbers = {}
+    # (a gridspec of its own spacing is one tight_layout cannot arrange: only where no tight_layout follows)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=not npb.empty, gridspec_kw={"wspace": 0.6} if npb.empty else {})
+    numbers, drawn = {}, []
     for ax, name, title in [(axes[0], "npb_serial", "(a) serial"), (axes[1], "npb_omp", "(b) OpenMP, every core")]:
         part = npb[npb["benchmark"] == name]
         if name == "npb_omp" and len(part):
@@ -135,51 +145,120 @@ def fig3(table, s) -> Drawn:
             shown = published_panel(ax, s, PAPER, name, short_why(s, name))
             numbers[f"{title}: published"] = shown[["platform_in_paper", "parameters", "value"]]
             continue
-        if s.baseline not in set(part["platform"]):
+        if not comparable(part, s.baseline):
             plotting.unavailable(ax, f"no {name} runs of {s.baseline!r} and another platform")
             continue
-        relative = npb_relative_time(part, s.baseline)
-        npb_relative_bars(ax, relative, s.baseline, f"run time relative to {s.baseline}")
+        compared = npb_ratio_bars(ax, part, s)
         ax.set_title(title)
-        numbers[f"{title}: run time / {s.baseline}"] = relative
+        ax.legend(title="platform", fontsize="small")
+        if ax is not axes[0]:
+            ax.set_ylabel("")  # the shared axis says it once
+        numbers[f"{title}: run time / {s.baseline}"] = compared[NPB_RATIO]
+        drawn.append(compared)
     fig.suptitle(f"Walters 2008 Fig. 3 redrawn on testbed {s.testbed!r}")
+    if drawn:
+        fig.tight_layout()
+        no_interval_note(fig, pd.concat(drawn), "ratio_ci_low", "ratio_ci_high", "ratio")
     return Drawn(fig, numbers)
 
 
-@figure(PAPER, "fig4-npb-mpi-scaling", title="Walters 2008 Fig. 4 redrawn", benchmarks=["npb_mpi"],
+FIG4 = "fig4-npb-mpi-scaling"
+FIG4_KERNELS = ["ep", "bt", "cg", "sp"]
+# a series' marker and line by its number of instances, fewest first (one instance: circles, solid)
+INSTANCE_STYLES = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-.")]
+STYLE_GREY = "gray"  # the legend's instance entries: no platform's colour
+
+
+def instances(nodes: int) -> str:
+    return f"{nodes} instance{'s' if nodes > 1 else ''}"
+
+
+def instances_against_one(summaries: dict) -> str:
+    """In words, the run time of each multi-instance point (a square) against one instance at the same
+    process count (the circle at its process count), per kernel, from fig4's summaries (kernel -> stats.summarize)."""
+    parts = []
+    for kernel, summary in summaries.items():
+        one = summary[summary["nodes"] == 1].set_index(["platform", "procs"])["mean"]
+        for (nodes, procs), group in summary[summary["nodes"] > 1].groupby(["nodes", "procs"]):
+            changes = [f"{plotting.platform_label(row.platform)} {(row.mean / one[(row.platform, procs)] - 1) * 100:+.0f} %"
+                       for row in group.itertuples() if (row.platform, procs) in one.index]
+            if changes:
+                parts.append(f"{kernel.upper()} at {procs} processes over {instances(nodes)}: {', '.join(changes)}")
+    if not parts:
+        return ""
+    return ("Run time across several instances against one instance at the same process count (a square against the "
+            "circle at its process count): " + "; ".join(parts) + ".")
+
+
+def trend_steps(s) -> str:
+    """What the trend claims fig4 tests step over, in words of the figure (their checks' ``over``)."""
+    found = claims.load_claims(Path(s.reference_dir) / "claims.yaml")
+    tested = set(get(PAPER, FIG4).claim_ids(found))
+    over = sorted({c["check"]["over"] for c in found if c["id"] in tested and c.get("check", {}).get("kind") == "trend"})
+    words = {"procs": "over process counts with the number of instances fixed (along a line of circles), not over "
+                      "instances (circle to square)",
+             "nodes": "over the number of instances at a fixed process count (circle to square)"}
+    return " ".join(f"The trend claim below steps {words[step]}." for step in over if step in words)
+
+
+@figure(PAPER, FIG4, title="Walters 2008 Fig. 4 redrawn", benchmarks=["npb_mpi"],
         claims=["walters2008-npb-mpi-*", "walters2008-conclusion-vmware-unable-to-cope-mpi"],
-        caption='NPB MPI run time (mean with its Student-t interval) against the number of MPI processes for EP, BT, '
-                'CG and SP, per platform; solid lines in one instance, dashed across two instances of the platform '
-                'over its private network.')
+        caption='NPB MPI run time (mean with its confidence interval, log scale) against the number of MPI processes '
+                f'for {", ".join(k.upper() for k in FIG4_KERNELS)} at the problem class each was run (in the panel '
+                'title), per platform: circles and solid lines in one instance, squares and dashed lines across two instances '
+                'of the platform over its private network. A panel names the process counts run for other kernels '
+                'that its kernel cannot run, and why.')
 def fig4(table, s) -> Drawn:
     mpi = results.view(table, "npb_mpi", metric="time")
-    fig, axes = plt.subplots(1, 4, figsize=(15, 3.8))
+    fig, axes = plt.subplots(1, len(FIG4_KERNELS), figsize=(15, 4))
     numbers = {}
     if mpi.empty:
         published_panel(axes[0], s, PAPER, "npb_mpi", short_why(s, "npb_mpi"))
         for ax in axes[1:]:
             ax.set_axis_off()
-    for ax, kernel in zip(axes, ["ep", "bt", "cg", "sp"] if len(mpi) else []):
+        fig.suptitle(f"Walters 2008 Fig. 4 redrawn on testbed {s.testbed!r}")
+        return Drawn(fig, numbers)
+    mpi = mpi.assign(procs=mpi["param_procs"], nodes=mpi["param_nodes"])
+    run = sorted(mpi["procs"].unique())  # every panel's ticks: the process counts of any kernel
+    style = dict(zip(sorted(mpi["nodes"].unique()), INSTANCE_STYLES))
+    palette = plotting.platform_palette(baseline_first(mpi["platform"], s.baseline))
+    summaries = {}
+    for ax, kernel in zip(axes, FIG4_KERNELS):
         part = mpi[mpi["param_kernel"] == kernel]
         if part.empty:
             plotting.unavailable(ax, f"no {kernel.upper()} MPI runs")
             continue
-        summary = stats.summarize(part.assign(procs=part["param_procs"], nodes=part["param_nodes"]),
-                                  by=["platform", "nodes", "procs"], level=s.confidence)
+        summary = stats.summarize(part, by=["platform", "nodes", "procs"], level=s.confidence)
+        summaries[kernel] = summary
         numbers[f"NPB {kernel.upper()} run time (s)"] = summary.pivot_table(index=["nodes", "procs"], columns="platform",
                                                                              values="mean")
-        palette = plotting.platform_palette(sorted(summary["platform"].unique()))
         for (platform, nodes), group in summary.groupby(["platform", "nodes"]):
+            marker, line = style[nodes]
             ax.errorbar(group["procs"], group["mean"], yerr=[group["mean"] - group["ci_low"], group["ci_high"] - group["mean"]],
-                        marker="o" if nodes == 1 else "s", linestyle="-" if nodes == 1 else "--", capsize=3,
-                        color=palette[platform], label=f"{platform}, {nodes} instance{'s' if nodes > 1 else ''}")
+                        marker=marker, linestyle=line, capsize=3, color=palette[platform])
         ax.set_xscale("log", base=2)
+        ax.set_xticks(run, labels=[str(p) for p in run])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlim(run[0] / 1.5, run[-1] * 1.5)
+        ax.set_yscale("log")  # a binary-translating VM's tens of seconds beside the others' tenths
         ax.set_xlabel("MPI processes")
-        ax.set_ylabel("run time (s)")
-        ax.set_title(f"NPB {kernel.upper()} (MPI)")
-        ax.legend(fontsize=7)
+        ax.set_title(f"NPB {kernel.upper()} class {'/'.join(sorted(part['param_class'].unique()))} (MPI)")
+        # the process counts other kernels ran that this one cannot (BT and SP: square counts only), and why
+        why = [process_count_problem(kernel, p) for p in run if p not in set(part["procs"])]
+        if any(why):
+            ax.annotate(plotting.wrapped(ax, "not run: " + "; ".join(w for w in why if w), 8), (0.5, 0),
+                        xycoords=ax.xaxis.label, xytext=(0, -4), textcoords="offset points", ha="center", va="top",
+                        fontsize=8, color="dimgray")
+    axes[0].set_ylabel(f"run time (s, log scale),\n{ci_label(s)}")
+    handles = [Line2D([], [], color=colour, linewidth=2, label=platform) for platform, colour in palette.items()]
+    handles += [Line2D([], [], color=STYLE_GREY, marker=marker, linestyle=line, label=instances(nodes))
+                for nodes, (marker, line) in style.items()]
     fig.suptitle(f"Walters 2008 Fig. 4 redrawn on testbed {s.testbed!r}")
-    return Drawn(fig, numbers)
+    fig.tight_layout()
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0), ncol=len(handles), frameon=False,
+               fontsize="small")
+    said = " ".join(filter(None, [get(PAPER, FIG4).caption, instances_against_one(summaries), trend_steps(s)]))
+    return Drawn(fig, numbers, summary=said)
 
 
 # for the notebook's table beside the paper's numbers
