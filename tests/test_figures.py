@@ -782,3 +782,19 @@ def test_npb_figures_say_what_a_reader_otherwise_guesses(table):
     assert "square number" in " ".join(t.get_text() for t in drawn.fig.axes[1].texts).replace("\n", " ")  # BT
     assert "over 2 instances" in drawn.summary and "CG at 2 processes" in drawn.summary
     plt.close(drawn.fig)
+
+
+def test_whiskers_are_drawn_over_the_run_dots():
+    """A whisker under a column of run dots reads as "no interval": grouped_bars draws it above them."""
+    from matplotlib.collections import LineCollection, PathCollection
+
+    from virtrepro import plotting
+
+    fig, ax = plt.subplots()
+    frame = pd.DataFrame({"x": ["a"], "platform": ["lxc"], "v": [1.0], "lo": [0.9], "hi": [1.1]})
+    runs = pd.DataFrame({"x": ["a"] * 3, "platform": ["lxc"] * 3, "v": [0.95, 1.0, 1.05]})
+    plotting.grouped_bars(ax, frame, "x", "v", "lo", "hi", points=runs)
+    dots = [c.get_zorder() for c in ax.collections if isinstance(c, PathCollection)]
+    whiskers = [c.get_zorder() for c in ax.collections if isinstance(c, LineCollection)]
+    plt.close(fig)
+    assert dots and whiskers and max(dots) < min(whiskers)

@@ -225,8 +225,9 @@ def grouped_bars(ax, frame, x: str, value: str, low: str | None = None, high: st
                 centre = part["median"].where(part["ci_of"] == "median", part[value])
             err = [(centre - part[low])[ok], (part[high] - centre)[ok]]
             marker = "_" if (centre[ok] != part[value][ok]).any() else "none"
+            # above the run dots (zorder 4): a whisker hidden under its dots would read as "no interval"
             ax.errorbar([p for p, k in zip(pos, ok) if k], centre[ok], yerr=err, fmt=marker, color="black", ecolor="black",
-                        capsize=3, linewidth=1, markersize=8)
+                        capsize=3, linewidth=1, markersize=8, zorder=5)
             if no_interval:
                 for p, v, k in zip(pos, part[value], ok):
                     if not k and v == v:  # a value without its interval

@@ -28,12 +28,12 @@ from .. import machines, platform_names
 from ..platforms.catalog import CONTAINER
 from ..regimes import sidecar_facts
 from . import FIGURES, by_paper
+from .common import CONFIG  # the workflow's configuration
 from .reading import DEFAULTS
 
 ROOT = Path(__file__).resolve().parents[3]
 TARGET = ROOT / "docs" / "artifact.md"
 TIMING = ROOT / "bench" / "results" / "default_run_time.json"
-CONFIG = ROOT / "config" / "config.yaml"
 PAPERS = {
     "walters2008": "Walters et al. 2008, A Comparison of Virtualization Technologies for HPC (AINA 2008)",
     "youseff2006": "Youseff et al. 2006, Paravirtualization for HPC Systems (ISPA 2006 Workshops)",

@@ -41,10 +41,16 @@ def ci_label(s, summary: pd.DataFrame | None = None) -> str:
     return label
 
 
-def note_below(fig, text: str) -> None:
-    """A line of grey text centred below everything drawn in ``fig`` so far (tick labels, legends, notes)."""
-    bottom = fig.get_tightbbox(fig.canvas.get_renderer()).y0 / fig.get_figheight()  # below the tick labels
-    fig.text(0.5, min(bottom, 0.0) - 0.01, text, ha="center", va="top", fontsize=8, color="dimgray")
+def note_below(fig, text: str, size: float = 8) -> None:
+    """``text`` in grey under everything ``fig`` draws so far (tick labels, legends, notes), each of its
+    lines wrapped to the figure's width; nothing for an empty text."""
+    import textwrap
+
+    if text:
+        columns = int(fig.get_figwidth() * 72 / (size * 0.6))  # a character is about 0.6 em wide
+        text = "\n".join(textwrap.fill(line, columns) for line in text.split("\n"))
+        bottom = fig.get_tightbbox(fig.canvas.get_renderer()).y0 / fig.get_figheight()  # below the tick labels
+        fig.text(0.5, min(bottom, 0.0) - 0.01, text, ha="center", va="top", fontsize=size, color="dimgray")
 
 
 def footnote(fig, frame: pd.DataFrame) -> None:
@@ -52,24 +58,50 @@ def footnote(fig, frame: pd.DataFrame) -> None:
     note_below(fig, plotting.regime_note(frame))
 
 
-# the mark over a bar without its interval (plotting.grouped_bars' no_interval); no_interval_note says why
+# the mark over a bar without its interval (plotting.grouped_bars' no_interval); no_interval_text says why
 NO_INTERVAL_MARK = "\u2020"  # a dagger
 
 
-def no_interval_note(fig, compared: pd.DataFrame, low: str, high: str, value: str) -> str:
-    """Below ``fig``, why the bars marked :data:`NO_INTERVAL_MARK` have no whisker: the distinct reasons
-    (``ci_note`` of stats.compare_to_baseline, without its p-values) of the rows of ``compared`` with a
-    ``value`` but no ``low``/``high``; the note ("" when every bar has its interval)."""
+def no_interval_text(compared: pd.DataFrame, low: str, high: str, value: str, name=None) -> str:
+    """Why the bars of ``compared`` (stats.compare_to_baseline rows) with a ``value`` but no ``low``/``high``
+    have no whisker: the distinct reasons (their ``ci_note``, without its p-values), after
+    :data:`NO_INTERVAL_MARK` (the figure marks those bars), or, with ``name`` (row -> words), naming the
+    bars of each reason; "" when every bar has its interval."""
     import re
-    import textwrap
 
     bare = compared[compared[value].notna() & (compared[low].isna() | compared[high].isna())]
-    reasons = list(dict.fromkeys(re.sub(r" \([^()]*p = [^()]*\)", "", str(note)) for note in bare["ci_note"]))
-    if not reasons:
+    if bare.empty:
         return ""
-    text = f"{NO_INTERVAL_MARK} no interval: " + "; ".join(reasons)
-    note_below(fig, textwrap.fill(text, int(fig.get_figwidth() * 72 / (8 * 0.6))))  # 8 pt, within the figure's width
-    return text
+    reasons = bare["ci_note"].fillna("no interval").map(lambda note: re.sub(r" \([^()]*p = [^()]*\)", "", str(note)))
+    if name is None:
+        return f"{NO_INTERVAL_MARK} no interval: " + "; ".join(dict.fromkeys(reasons))
+    return "\n".join(f"no whisker on {', '.join(name(row) for _, row in rows.iterrows())}: {reason}"
+                     for reason, rows in bare.groupby(reasons, sort=False))
+
+
+# the workflow's configuration
+CONFIG = Path(__file__).resolve().parents[3] / "config" / "config.yaml"
+
+
+def scale_parameters(benchmark: str, scale: str = "paper") -> dict:
+    """``benchmark``'s parameters at ``scale`` in the configuration ({} where it has none)."""
+    import yaml
+
+    try:
+        return (yaml.safe_load(CONFIG.read_text())["scales"].get(scale) or {}).get(benchmark) or {}
+    except (OSError, KeyError, TypeError, yaml.YAMLError):
+        return {}
+
+
+def paper_figure_parameters(s, paper: str, benchmark: str) -> dict[str, dict]:
+    """The parameters of the paper's figures of ``benchmark`` (their rows in data/reference without
+    a number), by figure: {"Fig. 4a": {"class": "C", "threads": "1", ...}}."""
+    frames = [pd.read_csv(path) for path in sorted(Path(s.reference_dir).glob(f"{paper}*.csv"))]
+    rows = pd.concat(frames) if frames else pd.DataFrame(columns=["source", "benchmark", "parameters", "value"])
+    rows = rows[(rows["benchmark"] == benchmark) & rows["source"].astype(str).str.startswith("Fig.")
+                & pd.to_numeric(rows["value"], errors="coerce").isna()]
+    return {row["source"]: dict(kv.split("=", 1) for kv in str(row["parameters"] or "").split(";") if "=" in kv)
+            for _, row in rows.iterrows()}
 
 
 # overheads of a few per cent (the papers' bands) beside a binary-translating VM's thousands, on one axis
@@ -172,14 +204,25 @@ def summarize(frame: pd.DataFrame, by: list[str], s, value: str = "value") -> pd
     return stats.summarize(frame, by=by, level=s.confidence, value=value)
 
 
+NETPERF_SIZE = "message size (bytes)"
+# netperf's two instances always share one host of the testbed (benchmarks/network.py: instances 2,
+# virtrepro.placement: one host per variant); the papers' netperf ran between two servers
+NETPERF_TOPOLOGY = ("ours: two instances of each platform on one host of testbed {testbed!r}, through its virtual "
+                    "network (no wire: no link's speed caps the throughput); the paper's: two servers over Gigabit Ethernet")
+
+
+def netperf_rows(table: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """netperf's runs of ``metric`` (half_round_trip_latency: TCP_RR; throughput: TCP_STREAM), widened,
+    the size column named :data:`NETPERF_SIZE`."""
+    net = results.view(table, "netperf", metric=metric)
+    return net.rename(columns={"request_size" if metric == "half_round_trip_latency" else "message_size": NETPERF_SIZE})
+
+
 def netperf(table: pd.DataFrame, s) -> tuple[pd.DataFrame, pd.DataFrame]:
     """netperf's summaries per platform and message size: TCP_RR half round trip latency (us) and
-    TCP_STREAM throughput (Mbit/s), the column of the size named "message size (bytes)"."""
-    net = results.view(table, "netperf")
-    size = "message size (bytes)"
-    latency = net[net["metric"] == "half_round_trip_latency"].rename(columns={"request_size": size})
-    throughput = net[net["metric"] == "throughput"].rename(columns={"message_size": size})
-    return summarize(latency, ["platform", size], s), summarize(throughput, ["platform", size], s)
+    TCP_STREAM throughput (Mbit/s), the column of the size named :data:`NETPERF_SIZE`."""
+    return tuple(summarize(netperf_rows(table, metric), ["platform", NETPERF_SIZE], s)
+                 for metric in ("half_round_trip_latency", "throughput"))
 
 
 def at_size(summary: pd.DataFrame, pick) -> tuple[int, pd.Series]:
@@ -188,34 +231,29 @@ def at_size(summary: pd.DataFrame, pick) -> tuple[int, pd.Series]:
     return size, summary[summary["message size (bytes)"] == size].set_index("platform")["mean"]
 
 
-def lines_with_bands(ax, summary: pd.DataFrame, x: str, errorbars: bool = False) -> None:
-    """One line per platform of a summary's means over ``x`` with its interval (band or error bars)."""
+def lines_with_bands(ax, summary: pd.DataFrame, x: str, errorbars: bool = False) -> list[str]:
+    """One line per platform through a summary's means over ``x``, each point's interval as a band or
+    an error bar; an interval of the median (``ci_of`` "median": a sample not normal at small n) is
+    drawn around the median, marked, as plotting.grouped_bars draws it, never as the mean's. Returns
+    the points that have no interval, in words."""
     palette = plotting.platform_palette(sorted(summary["platform"].unique()))
+    bare = []
     for platform, group in summary.groupby("platform"):
         group = group.sort_values(x)
-        if errorbars:
-            ax.errorbar(group[x], group["mean"], yerr=[group["mean"] - group["ci_low"], group["ci_high"] - group["mean"]],
-                        marker="o", capsize=3, color=palette[platform], label=platform)
-        else:
-            ax.plot(group[x], group["mean"], marker="o", color=palette[platform], label=platform)
-            ax.fill_between(group[x], group["ci_low"], group["ci_high"], color=palette[platform], alpha=0.2)
-
-
-def npb_relative_time(part: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """Mean NPB run time per kernel (rows, upper case) and platform (columns) divided by the baseline's;
-    no rows without the baseline."""
-    means = part.groupby(["param_kernel", "platform"])["value"].mean().unstack("platform")
-    relative = means.div(means[baseline], axis=0) if baseline in means.columns else means.iloc[0:0]
-    relative.index = relative.index.str.upper()
-    return relative
-
-
-def npb_relative_bars(ax, relative: pd.DataFrame, baseline: str, ylabel: str) -> None:
-    relative.plot.bar(ax=ax, color=plotting.platform_palette(relative.columns), rot=0)
-    ax.axhline(1, color="black", linewidth=0.8)
-    plotting.note_no_ratio(ax, relative.index[relative[baseline].isna()], baseline)
-    ax.set_xlabel("NPB kernel")
-    ax.set_ylabel(ylabel)
+        colour = palette[platform]
+        ax.plot(group[x], group["mean"], marker="o", color=colour, label=platform)
+        bounded = group["ci_low"].notna() & group["ci_high"].notna()
+        of_median = group["ci_of"].eq("median") if "ci_of" in group.columns else pd.Series(False, index=group.index)
+        centre = group["median"].where(of_median, group["mean"]) if "median" in group.columns else group["mean"]
+        of_mean = bounded & ~of_median
+        if not errorbars:  # the mean's intervals as a band
+            ax.fill_between(group[x], group["ci_low"], group["ci_high"], where=of_mean.to_numpy(), color=colour, alpha=0.2)
+        for marked, part in ((False, of_mean if errorbars else of_mean & False), (True, bounded & of_median)):
+            if part.any():
+                ax.errorbar(group[x][part], centre[part], yerr=[(centre - group["ci_low"])[part], (group["ci_high"] - centre)[part]],
+                            fmt="_" if marked else "none", color=colour, ecolor=colour, capsize=3, markersize=12)
+        bare += [f"{plotting.platform_label(platform)} at {size:g} (n = {n})" for size, n in zip(group[x][~bounded], group["n"][~bounded])]
+    return bare
 
 
 def npb_kernel_class(kernel: str, cls: str) -> str:

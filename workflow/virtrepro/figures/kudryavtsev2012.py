@@ -11,7 +11,7 @@ from .. import claims, plotting, rawlog, results
 from ..platforms.catalog import FULL_VM, get
 from .registry import Drawn, figure
 from .common import (NO_INTERVAL_MARK, OVERHEAD, SYMLOG_PERCENT, baseline_first, compare, comparable, footnote,
-                     no_comparison, no_interval_note, npb_missing, published_panel, short_why, symlog_overhead)
+                     no_comparison, no_interval_text, note_below, npb_missing, published_panel, short_why, symlog_overhead)
 
 PAPER = "kudryavtsev2012"
 NPB_BY = ["param_kernel", "param_class", "param_nodes", "param_procs"]
@@ -66,7 +66,7 @@ def npb_figure(table, s, kernels: list[str], title: str) -> Drawn:
     fig.suptitle(f"{title} on testbed {s.testbed!r}")
     fig.tight_layout()
     if drawn:
-        no_interval_note(fig, pd.concat(drawn), "overhead_ci_low", "overhead_ci_high", "overhead_percent")
+        note_below(fig, no_interval_text(pd.concat(drawn), "overhead_ci_low", "overhead_ci_high", "overhead_percent"))
     shown = compared[compared["param_kernel"].isin(kernels)]
     return Drawn(fig, {f"run time overhead vs {s.baseline} (%)": shown[NPB_BY + OVERHEAD]}, digits=1)
 

@@ -11,8 +11,8 @@ import pandas as pd
 
 from .. import plotting, results
 from .registry import Drawn, figure, get
-from .common import (OVERHEAD, baseline_first, ci_label, compare, comparable, footnote, no_comparison, one_legend,
-                     panels, ratio_rows, summarize)
+from .common import (OVERHEAD, baseline_first, ci_label, compare, comparable, footnote, no_comparison, no_interval_text,
+                     note_below, one_legend, panels, ratio_rows, summarize)
 
 PAPER = "kumar2013"
 
@@ -31,36 +31,6 @@ def _vs_baseline(ax, s, label: str) -> None:
 def _short(platform: str) -> str:
     """A platform's label without its parenthesis ("QEMU TCG"), for a note that names several."""
     return plotting.platform_label(platform).split(" (")[0]
-
-
-def note_below(fig, text: str, size: float = 8) -> None:
-    """``text`` in grey under everything ``fig`` draws so far (as common.footnote places its line), each
-    line wrapped to the figure's width."""
-    import textwrap
-
-    if text:
-        columns = int(fig.get_figwidth() * 72 / (size * 0.6))  # a character is about 0.6 em wide
-        text = "\n".join(textwrap.fill(line, columns) for line in text.split("\n"))
-        bottom = fig.get_tightbbox(fig.canvas.get_renderer()).y0 / fig.get_figheight()  # below the tick labels
-        fig.text(0.5, min(bottom, 0.0) - 0.01, text, ha="center", va="top", fontsize=size, color="dimgray")
-
-
-def no_interval_note(frame: pd.DataFrame, low: str, high: str, x: str) -> str:
-    """Which bars of ``frame`` (stats.compare_to_baseline rows, one per ``x`` and platform) have no interval
-    and why (their ``ci_note``, without the per-sample p-values), one line per reason."""
-    import re
-
-    missing = frame[frame[low].isna() | frame[high].isna()]
-    if missing.empty or "ci_note" not in missing.columns:
-        return ""
-    missing = missing.assign(why=missing["ci_note"].fillna("no interval").map(
-        lambda note: re.sub(r" \(Shapiro-Wilk p = [^)]*\)", "", note)))
-    lines = []
-    for reason, bars in missing.groupby("why", sort=False):
-        named = [f"{str(what).replace(chr(10), ' ')} ({', '.join(map(_short, group['platform']))})"
-                 for what, group in bars.groupby(x, sort=False)]
-        lines.append(f"no whiskers on {'; '.join(named)}: {reason}")
-    return "\n".join(lines)
 
 
 @figure(PAPER, "fig4-cpu-overhead", title="Kumar 2013 thesis Figs. 4.1-4.4", benchmarks=["sysbench_cpu"],
@@ -240,7 +210,8 @@ def apps(table, s) -> Drawn:
     ax.set_title(f"Application workloads relative to {s.baseline} (thesis section 1.2) on testbed {s.testbed!r}")
     fig.tight_layout()
     if len(shown):
-        note_below(fig, no_interval_note(shown, "relative_low", "relative_high", "workload"))
+        note_below(fig, no_interval_text(shown, "relative_low", "relative_high", "relative",
+                                         name=lambda row: f"{row['workload']} ({_short(row['platform'])})"))
     columns = ["workload", "platform", "n_platform", "relative", "relative_low", "relative_high", "verdict"]
     return Drawn(fig, {f"performance relative to {s.baseline}": shown[columns] if len(shown) else shown})
 

@@ -2,72 +2,22 @@
 
 from __future__ import annotations
 
-import re
-import textwrap
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
-import yaml
 
 from .. import plotting, results
 from ..benchmarks.npb import process_count_problem
 from ..platforms.catalog import BASELINE, has
 from ..regimes import WHERE, size_bytes
 from .registry import Drawn, figure
-from .common import PUBLISHED_GREY, at_size, ci_label, footnote, netperf, npb_relative_bars, npb_relative_time, \
-    published_panel, published_rows, short_why, stand_in_present, summarize
+from .common import NETPERF_SIZE, NETPERF_TOPOLOGY, PUBLISHED_GREY, at_size, ci_label, footnote, lines_with_bands, netperf, note_below, \
+    no_interval_text, npb_ratio_bars, paper_figure_parameters, published_panel, published_rows, scale_parameters, \
+    short_why, stand_in_present, summarize
 
 PAPER = "regola2010"
-# the workflow's configuration, as figures.artifact reads it (imported from there, it would be a cycle)
-CONFIG = Path(__file__).resolve().parents[3] / "config" / "config.yaml"
-
-
-def scale_parameters(benchmark: str, scale: str = "paper") -> dict:
-    """``benchmark``'s parameters at ``scale`` in the configuration ({} where it has none)."""
-    try:
-        return (yaml.safe_load(CONFIG.read_text())["scales"].get(scale) or {}).get(benchmark) or {}
-    except (OSError, KeyError, TypeError, yaml.YAMLError):
-        return {}
-
-
-def note_below(fig, text: str, width: int = 150) -> None:
-    """A note under everything drawn so far (tick labels, other notes), in the footnote's grey."""
-    bottom = fig.get_tightbbox(fig.canvas.get_renderer()).y0 / fig.get_figheight()
-    fig.text(0.5, min(bottom, 0.0) - 0.01, textwrap.fill(text, width), ha="center", va="top", fontsize=7,
-             color="dimgray")
-
-
-def no_interval_note(rows: pd.DataFrame, name, listed: int = 4) -> str:
-    """Why some bars (rows with a ``ratio``) have no whisker (stats: ``ci_method`` "none", its ``ci_note``
-    without the p-values), ``name(row)`` naming a bar where a reason has at most ``listed`` of them
-    (the figure shows which); "" when every bar has one."""
-    missing = rows[rows["ratio"].notna() & (rows["ratio_ci_low"].isna() | rows["ratio_ci_high"].isna())]
-    if missing.empty:
-        return ""
-    why = missing["ci_note"].fillna("").map(lambda note: re.sub(r" \(Shapiro-Wilk p = [^)]*\)", "", note).split(":")[0])
-    parts = [(", ".join(name(row) for _, row in group.iterrows()) if len(group) <= listed else f"{len(group)} bars")
-             + f" ({reason or 'no interval'})" for reason, group in missing.groupby(why, sort=False)]
-    return "No whisker, no interval: " + "; ".join(parts) + "."
-
-
-def paper_figure_parameters(s, paper: str, benchmark: str) -> dict[str, dict]:
-    """The parameters of the paper's figures of ``benchmark`` (their rows in data/reference without
-    a number), by figure: {"Fig. 4a": {"class": "C", "threads": "1", ...}}."""
-    frames = [pd.read_csv(path) for path in sorted(Path(s.reference_dir).glob(f"{paper}*.csv"))]
-    rows = pd.concat(frames) if frames else pd.DataFrame(columns=["source", "benchmark", "parameters", "value"])
-    rows = rows[(rows["benchmark"] == benchmark) & rows["source"].astype(str).str.startswith("Fig.")
-                & pd.to_numeric(rows["value"], errors="coerce").isna()]
-    return {row["source"]: dict(kv.split("=", 1) for kv in str(row["parameters"] or "").split(";") if "=" in kv)
-            for _, row in rows.iterrows()}
-
-
-SIZE = "message size (bytes)"  # common.netperf's column of the size
-# netperf's two instances always share one host of the testbed (benchmarks/network.py: instances 2,
-# virtrepro.placement: one host per variant); the paper's netperf ran between two servers
-TOPOLOGY = ("ours: two instances of each platform on one host of testbed {testbed!r}, through its virtual network "
-            "(no wire: no link's speed caps the throughput); the paper's: two servers over Gigabit Ethernet")
 
 
 def paper_netperf(s) -> pd.DataFrame:
@@ -94,27 +44,6 @@ def paper_percentages(paper: pd.DataFrame) -> str:
     return "; ".join(parts)
 
 
-def lines_with_intervals(ax, summary: pd.DataFrame, x: str) -> list[str]:
-    """One line per platform through its means over ``x``, each point's interval as an error bar (an
-    interval of the median, ``ci_of`` "median", drawn around the median and marked, as
-    plotting.grouped_bars draws it); returns the points that have no interval."""
-    palette = plotting.platform_palette(sorted(summary["platform"].unique()))
-    bare = []
-    for platform, group in summary.groupby("platform"):
-        group = group.sort_values(x)
-        colour = palette[platform]
-        ax.plot(group[x], group["mean"], marker="o", color=colour, label=platform)
-        bounded = group["ci_low"].notna() & group["ci_high"].notna()
-        of_median = group["ci_of"].eq("median") if "ci_of" in group.columns else pd.Series(False, index=group.index)
-        centre = group["median"].where(of_median, group["mean"]) if "median" in group.columns else group["mean"]
-        for marked, part in ((False, bounded & ~of_median), (True, bounded & of_median)):
-            if part.any():
-                ax.errorbar(group[x][part], centre[part], yerr=[(centre - group["ci_low"])[part], (group["ci_high"] - centre)[part]],
-                            fmt="_" if marked else "none", color=colour, ecolor=colour, capsize=3, markersize=12)
-        bare += [f"{plotting.platform_label(platform)} at {size:g} B (n = {n})" for size, n in zip(group[x][~bounded], group["n"][~bounded])]
-    return bare
-
-
 FIG2_CAPTION = ("netperf latency and TCP throughput per platform between two instances of it on one host (no wire; "
                 "the paper's: two servers over Gigabit Ethernet), the paper's throughput as reference lines (log scales).")
 
@@ -133,10 +62,10 @@ def fig2(table, s) -> Drawn:
         if summary.empty:
             plotting.unavailable(ax, f"no netperf runs on testbed {s.testbed!r}")
             continue
-        bare += [f"{quantity.split(',')[0]}: {point}" for point in lines_with_intervals(ax, summary, SIZE)]
+        bare += [f"{quantity.split(',')[0]}: {point}" for point in lines_with_bands(ax, summary, NETPERF_SIZE, errorbars=True)]
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xlabel(SIZE)
+        ax.set_xlabel(NETPERF_SIZE)
         ax.set_ylabel(f"{quantity} (log scale),\n{ci_label(s, summary)}", fontsize="small")
         ax.set_title(title)
         ax.legend(title="platform")
@@ -149,7 +78,7 @@ def fig2(table, s) -> Drawn:
                          ha="right", va="bottom" if value == max(lines.groups) else "top", fontsize=7, color=PUBLISHED_GREY)
     fig.suptitle(f"Regola 2010 Fig. 2 redrawn on testbed {s.testbed!r}", y=1.02)
     fig.tight_layout()
-    note_below(fig, TOPOLOGY.format(testbed=s.testbed) + f". The paper, of native: {paper_percentages(paper)}."
+    note_below(fig, NETPERF_TOPOLOGY.format(testbed=s.testbed) + f". The paper, of native: {paper_percentages(paper)}."
                + (f" No interval (a sample not normal at small n): {'; '.join(bare)}." if bare else ""))
     numbers = {}
     if len(latency) and s.baseline in set(latency["platform"]) and s.baseline in set(throughput["platform"]):
@@ -160,7 +89,7 @@ def fig2(table, s) -> Drawn:
             f"throughput, {largest} B": tp / tp[s.baseline] * 100})
     summary = ""
     if len(throughput):
-        sizes = sorted(throughput[SIZE].unique())
+        sizes = sorted(throughput[NETPERF_SIZE].unique())
         ceiling = paper.loc[paper["unit"] == "Mbit/s", "value"].max()
         summary = (f"{FIG2_CAPTION} Our throughput rests on {len(sizes)} message sizes "
                    f"({', '.join(f'{size:g}' for size in sizes)} bytes) between two instances of one host: it has no wire to "
@@ -317,7 +246,8 @@ def paper_npb_scale(s) -> str:
 @figure(PAPER, "fig4-5-npb-relative-time", title="Regola 2010 Figs. 4-5 redrawn", benchmarks=["npb_omp", "npb_mpi"],
         claims=["regola2010-npb-*", "regola2010-os-virtualization-near-native-cpu-podman",
                 "regola2010-conclusion-cpu-overhead-eliminated-kvm"],
-        caption='NPB running time relative to the baseline platform per kernel (ratio of mean times), for OpenMP with '
+        caption='NPB running time relative to the baseline platform per kernel and class (ratio of mean times, with its '
+                'confidence interval, log scale; a bar without one is marked and the note says why), for OpenMP with '
                 'one thread and with the most threads run (Fig. 4a-b), and MPI with the most processes in one instance '
                 "and across two instances (Fig. 5); a footnote sets this scale's problem classes, threads and processes "
                 "beside the paper's.")
@@ -346,19 +276,23 @@ def fig4_5(table, s) -> Drawn:
         for ax, name in zip(axes, ["npb_omp", "npb_mpi"]):
             shown = published_panel(ax, s, PAPER, name, short_why(s, name))
             numbers[f"published: {name}"] = shown[["platform_in_paper", "parameters", "value"]]
+    drawn = []
     for ax, (title, part) in zip(axes, chosen):
-        relative = npb_relative_time(part, s.baseline)
-        if relative.empty:
+        compared = npb_ratio_bars(ax, part, s, "running time")
+        if compared.empty:
             plotting.unavailable(ax, f"needs {s.baseline!r} and another platform")
             continue
-        npb_relative_bars(ax, relative, s.baseline, f"running time relative to {s.baseline}")
         ax.set_title(title)
-        numbers[f"{title}: running time / {s.baseline}"] = relative
+        drawn.append(compared)
+        numbers[f"{title}: running time / {s.baseline}"] = compared.pivot_table(index="kernel", columns="platform",
+                                                                                 values="ratio")
     fig.suptitle(f"Regola 2010 Figs. 4-5 redrawn on testbed {s.testbed!r}", y=1.04)
     if chosen:
+        fig.tight_layout()
         largest = max(int(npb[c].max()) for c in ("param_threads", "param_procs") if c in npb.columns and npb[c].notna().any())
-        note_below(fig, f"ours: NPB {npb_scale(npb)}, at most {largest} threads or processes; {paper_npb_scale(s)}. "
-                   "Bars: ratio of mean times, no interval drawn (the claims' tests below the figure give the intervals)."
+        note_below(fig, f"ours: NPB {npb_scale(npb)}, at most {largest} threads or processes; {paper_npb_scale(s)}."
                    + "".join(f" (5) on {' and '.join(nodes)} instance(s): no {kernels} ({reason})."
-                             for (kernels, reason), nodes in absent.items()), width=220)
+                             for (kernels, reason), nodes in absent.items()))
+        if drawn:
+            note_below(fig, no_interval_text(pd.concat(drawn), "ratio_ci_low", "ratio_ci_high", "ratio"))
     return Drawn(fig, numbers)

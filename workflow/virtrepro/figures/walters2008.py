@@ -15,7 +15,8 @@ from ..benchmarks.npb import process_count_problem
 from ..platforms.catalog import BASELINE
 from .registry import Drawn, figure, get
 from .common import (NO_INTERVAL_MARK, at_size, baseline_first, ci_label, comparable, footnote, lines_with_bands,
-                     no_interval_note, npb_ratio_bars, published_panel, short_why, stand_in_present, summarize)
+                     no_interval_text, npb_ratio_bars, published_panel, short_why, stand_in_present, summarize)
+from .common import NETPERF_TOPOLOGY, compare, netperf_rows, note_below
 from .common import netperf as netperf_summaries
 
 PAPER = "walters2008"
@@ -39,14 +40,14 @@ def fig1(table, s) -> Drawn:
             plotting.unavailable(ax, f"no netperf runs on testbed {s.testbed!r}")
     else:
         ax = axes[0]
-        lines_with_bands(ax, latency, size)
+        bare = lines_with_bands(ax, latency, size)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel(size)
-        ax.set_ylabel(f"one-way latency (us, log scale), {ci_label(s)}")
+        ax.set_ylabel("one-way latency (us, log scale)")
         ax.set_title("(a) TCP_RR half round trip latency")
         # below the panel: inside, it covers the bands
-        ax.legend(title="platform", fontsize="x-small", ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+        ax.legend(title="platform", fontsize="x-small", ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.32))
         numbers["one-way latency (half round trip, us), mean over repetitions"] = latency.pivot_table(
             index=size, columns="platform", values="mean")
         numbers["TCP_STREAM bandwidth (Mbit/s), mean over repetitions"] = bandwidth.pivot_table(
@@ -56,16 +57,28 @@ def fig1(table, s) -> Drawn:
         if s.baseline in bw.index:
             percent = bw / bw[s.baseline] * 100
             order = baseline_first(percent.index, s.baseline)
-            ax.bar(order, percent[order], color=[plotting.platform_palette(order)[p] for p in order])
+            # each platform's ratio of means to the baseline with its interval (Fieller), in per cent
+            stream = netperf_rows(table, "throughput")
+            compared = compare(stream[stream[size] == largest], s, [size]).set_index("platform")
+            shown = pd.DataFrame({"platform": order, "x": size, "percent": percent[order].to_numpy(),
+                                  "low": [100.0 if p == s.baseline else compared["ratio_ci_low"].get(p, float("nan")) * 100
+                                          for p in order],
+                                  "high": [100.0 if p == s.baseline else compared["ratio_ci_high"].get(p, float("nan")) * 100
+                                           for p in order]})
+            shown.loc[shown["platform"] == s.baseline, ["low", "high"]] = float("nan")  # the reference itself
+            ax.bar(order, shown["percent"], color=[plotting.platform_palette(order)[p] for p in order])
+            ax.errorbar(order, shown["percent"], yerr=[shown["percent"] - shown["low"], shown["high"] - shown["percent"]],
+                        fmt="none", ecolor="black", capsize=3, linewidth=1)
             # the paper's percentages of native, on the platform that stands in for the paper's
             for paper_platform, paper_value in PAPER_BANDWIDTH.items():
                 platform = stand_in_present(paper_platform, order)
                 if platform:
                     x = order.index(platform)
                     ax.plot([x - 0.4, x + 0.4], [paper_value] * 2, color="black", linestyle="--")
-                    ax.annotate(f"paper: {paper_platform} {paper_value} %", (x, paper_value), textcoords="offset points",
-                                xytext=(0, 4), ha="center", fontsize=8)
-            ax.set_ylabel(f"bandwidth, % of {s.baseline}")
+                    ax.annotate(f"paper: {paper_platform}\n{paper_value} %", (x, paper_value), textcoords="offset points",
+                                xytext=(0, 3), ha="center", va="bottom", fontsize=7,
+                                bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
+            ax.set_ylabel(f"bandwidth, % of {s.baseline}\n(ratio of means, {s.confidence:.0%} CI)")
             ax.set_title(f"(b) TCP_STREAM bandwidth, {largest}-byte messages")
             smallest, lat = at_size(latency, min)
             numbers["ours"] = pd.DataFrame({
@@ -76,6 +89,11 @@ def fig1(table, s) -> Drawn:
         else:
             plotting.unavailable(ax, f"bandwidth relative to {s.baseline!r} needs {s.baseline!r} runs")
     fig.suptitle(f"Walters 2008 Fig. 1 redrawn on testbed {s.testbed!r}")
+    if not (latency.empty and bandwidth.empty):
+        fig.tight_layout()
+        bands = " ".join(ci_label(s, latency).split())
+        note_below(fig, f"(a) {bands}" + (f"; no interval: {'; '.join(bare)}" if bare else "") + ". "
+                   + NETPERF_TOPOLOGY.format(testbed=s.testbed))
     return Drawn(fig, numbers)
 
 
@@ -158,7 +176,7 @@ def fig3(table, s) -> Drawn:
     fig.suptitle(f"Walters 2008 Fig. 3 redrawn on testbed {s.testbed!r}")
     if drawn:
         fig.tight_layout()
-        no_interval_note(fig, pd.concat(drawn), "ratio_ci_low", "ratio_ci_high", "ratio")
+        note_below(fig, no_interval_text(pd.concat(drawn), "ratio_ci_low", "ratio_ci_high", "ratio"))
     return Drawn(fig, numbers)
 
 

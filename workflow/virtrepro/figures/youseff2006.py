@@ -10,9 +10,9 @@ import pandas as pd
 from .. import plotting, results
 from ..regimes import hpcc_stream_array_bytes
 from .registry import Drawn, figure
-from .common import TESTS, baseline_first, ci_label, compare, comparable, footnote, no_comparison, published_panel, short_why, summarize
+from .common import (TESTS, baseline_first, ci_label, compare, comparable, footnote, no_comparison, no_interval_text, note_below,
+                     paper_figure_parameters, published_panel, scale_parameters, short_why, summarize)
 from .microbenchmarks import LOG_AXIS_SPAN
-from .regola2010 import no_interval_note, note_below, paper_figure_parameters, scale_parameters
 
 PAPER = "youseff2006"
 STREAM = ["single_stream_copy", "single_stream_scale", "single_stream_add", "single_stream_triad"]
@@ -74,7 +74,8 @@ def fig2(table, s) -> Drawn:
         ax.set_title(f"file size {size}")
         ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
         reasons = empty_slots(every[every["param_size"] == size], s.baseline)
-        whiskers = no_interval_note(part, lambda row: f"{plotting.platform_label(row['platform'])} {row['metric']}")
+        whiskers = no_interval_text(part, "ratio_ci_low", "ratio_ci_high", "ratio",
+                                    name=lambda row: f"{plotting.platform_label(row['platform'])} {row['metric']}")
         lines = (["no ratio: " + "; ".join(reasons) + "."] if reasons else []) + ([whiskers] if whiskers else [])
         if lines:
             ax.text(0, -0.2, textwrap.fill(" ".join(lines), 120), transform=ax.transAxes, fontsize=7, color="dimgray", va="top")
@@ -84,7 +85,7 @@ def fig2(table, s) -> Drawn:
     paper_sizes = [size for size in scale_parameters("bonnie").get("file_sizes", []) if size not in sizes]
     if sizes and paper_sizes:
         note_below(fig, f"File sizes {', '.join(paper_sizes)}: paper scale only (this data's "
-                   f"{' and '.join(sorted(set(bonnie['scale'].dropna())))} scale ran {', '.join(sizes)}).", width=120)
+                   f"{' and '.join(sorted(set(bonnie['scale'].dropna())))} scale ran {', '.join(sizes)}).")
     footnote(fig, every)
     return Drawn(fig, {f"tests against {s.baseline}": tests[["param_size", "metric"] + TESTS], **numbers}, digits=3)
 
@@ -149,8 +150,9 @@ def fig3a(table, s) -> Drawn:
         axes[1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)  # clear of the bars
         fig.tight_layout()
         paper = sorted({p["class"] for p in paper_figure_parameters(s, PAPER, "npb_mpi").values() if "class" in p})
-        whiskers = no_interval_note(tests, lambda row: f"{plotting.platform_label(row['platform'])} {row['test']} {row['metric']}")
-        note_below(fig, (f"The paper's: class {', '.join(paper)}. " if paper else "") + whiskers, width=140)
+        whiskers = no_interval_text(tests, "ratio_ci_low", "ratio_ci_high", "ratio",
+                                    name=lambda row: f"{plotting.platform_label(row['platform'])} {row['test']} {row['metric']}")
+        note_below(fig, (f"The paper's: class {', '.join(paper)}. " if paper else "") + whiskers)
         tests = tests[by + TESTS]
     fig.suptitle(f"NPB relative to {s.baseline} (Fig. 3a) on testbed {s.testbed!r}", y=1.02)
     return Drawn(fig, {f"tests against {s.baseline}": tests}, digits=3)
