@@ -80,7 +80,7 @@ def test_a_bar_without_an_interval_is_said_to_have_none(monkeypatch):
 
     def panel() -> bool:
         ax = matplotlib.pyplot.figure().add_subplot()
-        return microbenchmarks._ratio_panel(ax, rows, "syscall_latency", ("syscall",), "t", lambda r: r["syscall"],
+        return microbenchmarks._ratio_panel(ax, rows, "syscall_latency", ("syscall",), "t", lambda r, caches: r["syscall"],
                                             "native", 0.95)
 
     assert panel() is False

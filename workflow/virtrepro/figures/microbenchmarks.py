@@ -55,9 +55,11 @@ def lmbench_rows(table: pd.DataFrame) -> pd.DataFrame:
     if len(variants) > 1:
         raise ValueError("lmbench: the data hold runs of several variants, which one figure would pool: "
                          + "; ".join(variants) + " (measure one scale into a data directory of its own)")
-    if "size_mb" in rows.columns and "param_bwmib" in rows.columns:
-        # the sizes the variant asked for, by the size bw_mem prints for each (benchmarks.lmbench: expected)
-        asked = {round(mib * 2**20 / 1e6, 2): float(mib) for text in rows["param_bwmib"].dropna().unique()
+    if "size_mb" in rows.columns:
+        # the sizes the variant asked for, by the size bw_mem prints for each (benchmarks.lmbench: expected);
+        # a log whose variant does not say: its size converted
+        asked = {round(mib * 2**20 / 1e6, 2): float(mib)
+                 for text in (rows["param_bwmib"].dropna().unique() if "param_bwmib" in rows.columns else [])
                  for mib in map(int, str(text).split("+"))}
         mib = rows["size_mb"].map(lambda mb: asked.get(mb, mb * 1e6 / 2**20))
         rows = rows.assign(size_mib=rows["size_mib"].fillna(mib) if "size_mib" in rows.columns else mib)
