@@ -622,7 +622,7 @@ def test_the_footer_names_the_machine_each_figure_was_measured_on(table, tmp_pat
     def footer(key):
         drawn = figures.draw(*key, table, SETTING, tmp_path)
         plt.close(drawn.fig)
-        return next(t.get_text() for t in drawn.fig.texts if t.get_text().startswith("data: "))
+        return next(t.get_text() for t in drawn.fig.texts if "measured on" in t.get_text())
 
     netperf, npb = host_of("netperf"), host_of("npb_mpi")
     assert netperf != npb  # the reference data's two machines
@@ -798,3 +798,24 @@ def test_whiskers_are_drawn_over_the_run_dots():
     whiskers = [c.get_zorder() for c in ax.collections if isinstance(c, LineCollection)]
     plt.close(fig)
     assert dots and whiskers and max(dots) < min(whiskers)
+
+
+def test_the_lifecycle_figure_says_how_finely_each_step_was_timed(table):
+    """The note's resolution per step and platform, from the logs' own lines: boot's median
+    ``boot_resolution_s`` per platform, and destroy's 0.1 s (logs written before destroy_resolution_s)."""
+    import re
+    import statistics
+
+    from virtrepro.figures import kumar2013
+
+    boot = {}
+    for log in (ROOT / "data" / "raw" / "reference-vm").glob("*/lifecycle/*/rep-*.log"):
+        found = re.search(r"^boot_resolution_s=([0-9.]+)$", log.read_text(), re.M)
+        assert "destroy_resolution_s" not in log.read_text()
+        boot.setdefault(log.parts[-4], []).append(float(found.group(1)))
+    said = kumar2013.step_resolutions(results.view(table, "lifecycle"))
+    assert "destroy 0.1 s" in said
+    for platform, values in boot.items():
+        shown = f"{statistics.median(values):.2g} s"
+        assert shown in said.split("; ")[0], (platform, shown, said)
+    assert len({f"{statistics.median(v):.2g}" for v in boot.values()}) > 1 and "QEMU TCG 2 s" in said  # per platform

@@ -196,7 +196,7 @@ def grouped_bars(ax, frame, x: str, value: str, low: str | None = None, high: st
     their bar, so that a reader sees how few runs a wide interval rests on. ``missing``: the mark of a
     slot without a value (its reason belongs in the figure's note), so that no slot is silently empty.
     ``no_interval``: the mark over a bar that has a value but no interval (its reason, the ``ci_note``
-    of the comparison, belongs in the figure's note: figures.common.no_interval_note), so that no
+    of the comparison, belongs in the figure's note: figures.common.no_interval_text), so that no
     whisker is silently missing."""
     order = list(order if order is not None else dict.fromkeys(frame[x]))
     hue_order = list(hue_order if hue_order is not None else dict.fromkeys(frame[hue]))

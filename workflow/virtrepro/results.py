@@ -40,7 +40,7 @@ from .errors import VirtreproError
 from .parsers import ParseError
 
 # Bump when a parser or the table layout changes: every cached table is rebuilt.
-TABLE_FORMAT = 10
+TABLE_FORMAT = 11  # 11: destroy records carry their resolution (parsers.lifecycle)
 
 COLUMNS = [
     "testbed",

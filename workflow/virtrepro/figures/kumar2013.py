@@ -11,7 +11,7 @@ import pandas as pd
 
 from .. import plotting, results
 from .registry import Drawn, figure, get
-from .common import (OVERHEAD, baseline_first, ci_label, compare, comparable, footnote, no_comparison, no_interval_text,
+from .common import (NO_INTERVAL_MARK, OVERHEAD, baseline_first, ci_label, compare, comparable, footnote, no_comparison, no_interval_text,
                      note_below, one_legend, panels, ratio_rows, summarize)
 
 PAPER = "kumar2013"
@@ -199,7 +199,8 @@ def apps(table, s) -> Drawn:
         # a log axis: a TCG VM's 0.01-0.1 beside the containers' 1; an interval reaching 0 or below ends at the axis
         drawn["relative_low"] = drawn["relative_low"].where(drawn["relative_low"] > 0, LOG_FLOOR)
         plotting.grouped_bars(ax, drawn, "workload", "relative", "relative_low", "relative_high",
-                              order=list(dict.fromkeys(shown["workload"])), hue_order=sorted(shown["platform"].unique()))
+                              order=list(dict.fromkeys(shown["workload"])), hue_order=sorted(shown["platform"].unique()),
+                              no_interval=NO_INTERVAL_MARK)
         ax.set_yscale("log")
         ax.set_ylim(bottom=LOG_FLOOR)
         ax.axhline(1, color="black", linewidth=0.8, linestyle="--")
@@ -210,8 +211,7 @@ def apps(table, s) -> Drawn:
     ax.set_title(f"Application workloads relative to {s.baseline} (thesis section 1.2) on testbed {s.testbed!r}")
     fig.tight_layout()
     if len(shown):
-        note_below(fig, no_interval_text(shown, "relative_low", "relative_high", "relative",
-                                         name=lambda row: f"{row['workload']} ({_short(row['platform'])})"))
+        note_below(fig, no_interval_text(shown, "relative_low", "relative_high", "relative"))  # the bars are marked
     columns = ["workload", "platform", "n_platform", "relative", "relative_low", "relative_high", "verdict"]
     return Drawn(fig, {f"performance relative to {s.baseline}": shown[columns] if len(shown) else shown})
 
@@ -246,12 +246,20 @@ def not_applicable(life: pd.DataFrame, s) -> list[str]:
 
 
 def step_resolutions(life: pd.DataFrame) -> str:
-    """How finely each step's end was found, where its records say (``resolution_s``: the harness
-    polls for a guest's SSH banner, and for its supervisor gone): the coarsest per step, in words."""
+    """How finely each step's end was found, where its records say (``resolution_s``: the harness polls
+    for a guest's SSH banner, and for its supervisor gone), in words: the median per step, per platform
+    where the platforms differ (a binary-translating guest answers the banner probe slowly)."""
     if "resolution_s" not in life.columns:
         return ""
-    coarsest = life.dropna(subset=["resolution_s"]).groupby("metric")["resolution_s"].max()
-    return ", ".join(f"{step} {coarsest[step]:.2g} s" for step in STEPS if step in coarsest.index)
+    median = life.dropna(subset=["resolution_s"]).groupby(["metric", "platform"])["resolution_s"].median()
+    said = []
+    for step in STEPS:
+        if step not in median.index.get_level_values("metric"):
+            continue
+        values = {platform: f"{value:.2g} s" for platform, value in median[step].items()}
+        said.append(f"{step} {next(iter(values.values()))}" if len(set(values.values())) == 1 else
+                    f"{step} " + ", ".join(f"{_short(p)} {v}" for p, v in values.items()))
+    return "; ".join(said)
 
 
 @figure(PAPER, "tables5-operational-flexibility", title="Kumar 2013 thesis Tables 5.1-5.3 as a figure", benchmarks=["lifecycle"],

@@ -10,7 +10,7 @@ import pandas as pd
 from .. import plotting, results
 from ..regimes import hpcc_stream_array_bytes
 from .registry import Drawn, figure
-from .common import (TESTS, baseline_first, ci_label, compare, comparable, footnote, no_comparison, no_interval_text, note_below,
+from .common import (NO_INTERVAL_MARK, TESTS, baseline_first, ci_label, compare, comparable, footnote, no_comparison, no_interval_text, note_below,
                      paper_figure_parameters, published_panel, scale_parameters, short_why, summarize)
 from .microbenchmarks import LOG_AXIS_SPAN
 
@@ -136,7 +136,7 @@ def fig3a(table, s) -> Drawn:
                          in zip(tests["param_kernel"], tests["param_class"], tests["param_procs"])]
         for ax, metric, label in zip(axes, ["time", "mops_total"], ["total time", "Mop/s"]):
             part = tests[tests["metric"] == metric]
-            plotting.grouped_bars(ax, part, "test", "ratio", "ratio_ci_low", "ratio_ci_high")
+            plotting.grouped_bars(ax, part, "test", "ratio", "ratio_ci_low", "ratio_ci_high", no_interval=NO_INTERVAL_MARK)
             ax.axhline(1, color="black", linewidth=0.8)
             bounds = pd.concat([part["ratio"], part["ratio_ci_low"], part["ratio_ci_high"]]).dropna()
             log = not bounds.empty and bounds.max() / bounds.min() > LOG_AXIS_SPAN  # containers' bars readable beside TCG's
@@ -150,8 +150,7 @@ def fig3a(table, s) -> Drawn:
         axes[1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)  # clear of the bars
         fig.tight_layout()
         paper = sorted({p["class"] for p in paper_figure_parameters(s, PAPER, "npb_mpi").values() if "class" in p})
-        whiskers = no_interval_text(tests, "ratio_ci_low", "ratio_ci_high", "ratio",
-                                    name=lambda row: f"{plotting.platform_label(row['platform'])} {row['test']} {row['metric']}")
+        whiskers = no_interval_text(tests, "ratio_ci_low", "ratio_ci_high", "ratio")  # the bars are marked
         note_below(fig, (f"The paper's: class {', '.join(paper)}. " if paper else "") + whiskers)
         tests = tests[by + TESTS]
     fig.suptitle(f"NPB relative to {s.baseline} (Fig. 3a) on testbed {s.testbed!r}", y=1.02)
