@@ -236,3 +236,23 @@ def test_the_workflow_declares_each_testbeds_figures_where_its_notebook_writes_t
         outputs = set(line.split("output: ", 1)[1].split(", ")[1:])
         assert outputs == {f"{home}/walters2008/{name}.{ext}" for paper, name in FIGURES if paper == "walters2008"
                            for ext in ("png", "pdf")}
+
+
+def test_a_notebooks_placeholder_kept_back_is_shown_but_not_written(work):
+    """In a notebook (figures.reading.Notebook, main_figures=True): a figure without runs over the committed
+    one drawn from runs is shown inline as drawn, no file is written and no reading replaces the committed one."""
+    from virtrepro import results
+    from virtrepro.figures.reading import Notebook
+
+    data = str(work / "data")
+    nb = Notebook("walters2008", testbed="fair-quick", data_dir=data, reference_dir=f"{data}/reference",
+                  figures_dir=str(work / "figures"), main_figures=True)
+    assert nb.figures_home == work / "figures" and results.has_raw_logs(data, "fair-quick")
+    before = snapshot(work / "figures", work / "data" / "tables")
+    drawn = nb.draw("fig3-npb-relative-time")
+    text = str(nb.reading(drawn))
+    main = work / "figures" / "walters2008"
+    assert drawn.paths == [] and drawn.kept == [main / "fig3-npb-relative-time.png", main / "fig3-npb-relative-time.pdf"]
+    assert drawn._repr_png_().startswith(b"\x89PNG\r\n\x1a\n") and repr(drawn).startswith("figure without runs: not written")
+    assert "No runs of npb_serial, npb_omp on testbed 'fair-quick'" in text
+    assert snapshot(work / "figures", work / "data" / "tables") == before
