@@ -155,8 +155,8 @@ def figures_section(listed: list[dict]) -> list[str]:
     lines = ["## E. Figures and tables", "",
              "Each paper's figures as this repository draws them. Redraw one from the committed data with "
              "`python -m virtrepro.figures PAPER/ID` (or its notebook, `notebooks/PAPER.ipynb`); measure anew and "
-             "redraw with `snakemake --cores all figures/PAPER/ID.png` (the quick scale; `--config scale=reference` "
-             "or `scale=paper` for more).", ""]
+             "redraw with `snakemake --cores all figures/local/PAPER/ID.png` (your own testbed `local`, whose figures go to "
+             "`figures/local/`, at the quick scale; `--config scale=reference` or `scale=paper` for more).", ""]
     for paper, ids in by_paper().items():
         lines += [f"### {PAPERS.get(paper, paper)}", "", f"Notebook: `notebooks/{paper}.ipynb`.", "",
                   "| figure | ours | reads | claims it tests |", "|---|---|---|---|"]
