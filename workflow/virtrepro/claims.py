@@ -67,6 +67,11 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   baseline. Without ``aggregate`` a claim is about each paired variant (decided as above); with
   ``aggregate: mean`` it is about the geometric mean of the per-variant ratios. A ``where`` list value with no paired runs keeps a claim that holds
   elsewhere at ``inconclusive`` (a counterexample still makes it ``does not hold``).
+* **Conditions and analogues** (:mod:`virtrepro.conditions`). Records outside a claim's
+  ``conditions`` are left out; with none left on a side (or too few process counts for a
+  scalability claim) it is ``not comparable here``. A platform of another kind stands in only as
+  the analogue table allows (``data/reference/analogues.yaml``): ``not comparable here`` where it
+  may not, ``not informative (analogue's bias)`` where its bias favours the verdict.
 """
 
 from __future__ import annotations
@@ -79,7 +84,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from . import metric_catalog, platform_names, regimes, results, stats
+from . import conditions, metric_catalog, platform_names, regimes, results, stats
 from .platforms import catalog as platform_catalog
 
 KINDS = ("overhead_at_most", "overhead_at_least", "equivalent", "better", "order", "trend", "spread", "saturation",
@@ -102,6 +107,11 @@ VERDICTS = (*VERDICTS[: VERDICTS.index("inconclusive") + 1], regimes.CACHE_VERDI
 MIN_REPETITIONS = 5
 TOO_FEW = "inconclusive (too few repetitions)"
 VERDICTS = (*VERDICTS[: VERDICTS.index("inconclusive") + 1], TOO_FEW, *VERDICTS[VERDICTS.index("inconclusive") + 1 :])
+
+# a verdict from an analogue whose bias could produce it, and a claim tested outside the conditions it
+# was made in, decide nothing (virtrepro.conditions)
+VERDICTS = (*VERDICTS[: VERDICTS.index("not measured")], conditions.NOT_INFORMATIVE, conditions.NOT_COMPARABLE,
+            *VERDICTS[VERDICTS.index("not measured") :])  # fmt: skip
 
 def higher_is_better(metric: str, unit: str | None = None, benchmark: str | None = None) -> bool:
     """Whether a larger value of ``metric`` is better: its declaration in
@@ -159,6 +169,7 @@ def load_claims(path: str | Path) -> list[dict]:
         elif not claim.get("reason"):
             raise ValueError(f"{ident}: an untestable claim needs a reason")
         _check_paper_platforms(claim)
+        conditions.check_conditions(claim)
     return claims
 
 
@@ -184,16 +195,22 @@ def _where_text(where: dict | None) -> str:
     return ", ".join(parts)
 
 
-def resolve_platform(name: str, table: pd.DataFrame, paper_platform: str | None = None) -> str:
+def resolve_platform(name: str, table: pd.DataFrame, paper_platform: str | None = None,
+                     subsystem: str | None = None) -> str:  # fmt: skip
     """``qemu`` is whichever QEMU the table has that may stand for ``paper_platform`` (by default the
-    alias' own, KVM: qemu-kvm only; :mod:`virtrepro.platform_names`); other names are themselves."""
-    if name not in platform_catalog.ALIASES:
-        return name
-    paper_platform = paper_platform or platform_names.ALIAS_PAPER_PLATFORM[name]
+    alias' own, KVM) on ``subsystem``: qemu-kvm, else an analogue the analogue table allows there
+    (:mod:`virtrepro.platform_names`); a platform that is the paper platform's own (qemu-kvm for KVM)
+    and has no runs is likewise replaced by such an analogue; other names are themselves."""
     present = set(table["platform"].unique()) if len(table) else set()
-    for candidate in platform_catalog.ALIASES[name].candidates:
-        if candidate in present and platform_names.stand_in(paper_platform, candidate):
-            return candidate
+
+    def may(paper, candidate):
+        return platform_names.stand_in(paper, candidate) or platform_names.analogue_rule(paper, candidate, subsystem)
+
+    if name in platform_catalog.ALIASES:
+        paper_platform = paper_platform or platform_names.ALIAS_PAPER_PLATFORM[name]
+        return next((c for c in platform_catalog.ALIASES[name].candidates if c in present and may(paper_platform, c)), name)
+    if name not in present and paper_platform and platform_names.stand_in(paper_platform, name) == platform_names.SAME:
+        return next((c for c in platform_names.analogues_of(paper_platform) if c in present and may(paper_platform, c)), name)
     return name
 
 
@@ -792,10 +809,12 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
     table = views.table
     names: list[str] = []
     try:
-        names = [resolve_platform(p, table, paper) for p, paper in zip(_check_platforms(check), papers)]
+        names = [resolve_platform(p, table, paper, conditions.subsystem(check)) for p, paper in zip(_check_platforms(check), papers)]
         row["platforms"] = (" > ".join(names) + " (best first)") if kind == "order" else " vs ".join(names)
-        relations = _stand_ins(names, papers, table)
+        relations = _stand_ins(names, papers, table, check)
+        rules = _analogue_rules(check, names, papers, relations)
         row["stand_in"] = ", ".join(dict.fromkeys(relations))
+        views, judged = _within_conditions(claim, views, check, names)
         if kind in SHAPE_KINDS:
             rows, notes = {"trend": _trend_rows, "spread": _spread_rows, "saturation": _saturation_rows}[kind](
                 views, check, names, level)
@@ -847,7 +866,11 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
         note.insert(0, f"{fewest} repetitions on a side, fewer than {MIN_REPETITIONS}")
     flags = _flagged(_guard(table, level, load_causes()) if guard is None else guard, views, check, names)
     verdict = _gated(verdict, relations, flags)
-    note = [n for n in (_analogue_note(names, papers, relations), _flag_note(flags)) if n] + note
+    verdict, rule_notes = conditions.analogue_verdict(verdict, check, rules)
+    if judged.outside:  # a test outside the claim's conditions answers another question
+        verdict = conditions.NOT_COMPARABLE
+    lead = [judged.outside, _analogue_note(names, papers, relations), *rule_notes, _flag_note(flags), judged.note]
+    note = [n for n in lead if n] + note
     row.update(value=shown["value"], ci_low=shown["ci_low"], ci_high=shown["ci_high"], n_platform=shown["n_platform"],
                n_baseline=shown["n_baseline"], variant=shown["label"], ci_method=shown["ci_method"], verdict=verdict,
                note="; ".join(note), suspect_faster_than_native=bool(flags))  # fmt: skip
@@ -1038,21 +1061,47 @@ def _check_paper_platforms(claim: dict) -> None:
             raise ValueError(f"{ident}: {name} may not stand for {paper} (platform_names.STAND_INS)")
 
 
-def _stand_ins(names: list[str], papers: list[str | None], table: pd.DataFrame) -> list[str]:
-    """How each resolved platform stands for its paper platform; NotMeasured when one may not (qemu-tcg
-    for KVM) or when the paper platform has no stand-in on this testbed."""
+def _stand_ins(names: list[str], papers: list[str | None], table: pd.DataFrame, check: dict | None = None) -> list[str]:
+    """How each resolved platform stands for its paper platform: its own relation, or ANALOGUE where the
+    analogue table has a rule for it on the check's subsystem (qemu-tcg for KVM); NotMeasured when it
+    may not or when the paper platform has no stand-in on this testbed."""
     present = set(table["platform"].unique()) if len(table) else set()
+    subsystem = conditions.subsystem(check or {})
     relations = []
     for name, paper in zip(names, papers):
         if paper is None:
             relations.append(platform_names.SAME)
             continue
-        relation = platform_names.stand_in(paper, name)
+        relation = platform_names.stand_in(paper, name) or (
+            platform_names.ANALOGUE if platform_names.analogue_rule(paper, name, subsystem) else None)
         if relation is None or name not in present:
             if relation is None or not present & set(platform_names.STAND_INS[paper]):
                 raise NotMeasured(platform_names.why_not_measured(paper, present))
         relations.append(relation)
     return relations
+
+
+def _analogue_rules(check: dict, names: list[str], papers: list[str | None], relations: list[str]) -> list:
+    """The analogue table's rule for each analogue stand-in of the check (:func:`conditions.analogue_rules`);
+    NotMeasured when the table lists the pair but not the check's subsystem."""
+    rules = conditions.analogue_rules(check, names, papers, [r == platform_names.ANALOGUE for r in relations])
+    for _, name, paper, rule in rules:
+        if rule is None:
+            raise NotMeasured(f"the analogue table (data/reference/analogues.yaml) has no rule for {platform_names.label(name)} "
+                              f"standing in for {paper} on a {conditions.subsystem(check) or 'undeclared'} metric")
+    return rules
+
+
+def _within_conditions(claim: dict, views: _Views, check: dict, names: list[str]) -> tuple[_Views, "conditions.Judged"]:
+    """The check's records judged against the claim's ``conditions`` (:func:`conditions.judge`), and the
+    views without the records outside them (unchanged when none is left: the claim is then not
+    comparable, and its estimate shows what was measured)."""
+    sides = {name: _records(views, check, name) for name in dict.fromkeys(names)}
+    judged = conditions.judge(claim, sides)
+    if judged.outside or not judged.note:
+        return views, judged
+    used = pd.Index([]).append([records.index for records in sides.values()])
+    return _Views(views.table.drop(index=used.difference(judged.kept))), judged
 
 
 def _analogue_note(names: list[str], papers: list[str | None], relations: list[str]) -> str:

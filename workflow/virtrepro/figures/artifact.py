@@ -221,8 +221,9 @@ def render(root: Path = ROOT, testbed: str = DEFAULTS["testbed"]) -> str:
         "containers, QEMU full VMs with KVM where it works and TCG where it does not), keeps every raw log with "
         "its provenance, and redraws each paper's comparison figures with the published numbers beside ours. "
         "A claim about KVM, Xen, OpenVZ, VMware Server or Palacios is decided only where that platform, or the "
-        "stand-in declared for it (`workflow/virtrepro/platforms/catalog.py`), really ran; QEMU TCG is binary "
-        "translation and never stands for KVM.",
+        "stand-in declared for it (`workflow/virtrepro/platforms/catalog.py`) or allowed by the analogue table "
+        "(`data/reference/analogues.yaml`), really ran, and under the conditions the paper's statement was made in; "
+        "QEMU TCG is binary translation and stands for KVM only one way (a verdict that holds although TCG is slower).",
         "",
         "| paper | notebook | figures | claims |",
         "|---|---|---|---|",
