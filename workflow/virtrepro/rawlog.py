@@ -152,26 +152,27 @@ def check_digest(log: Path, sidecar: dict, data: bytes) -> None:
     (sha256 and size); LogDigestError naming the log, and the repetition beside it whose sidecar
     recorded them when there is one (a log copied over another's). A sidecar without a digest is
     refused too, with the command that records one (:data:`RECORD_COMMAND`)."""
+    recorded, size = sidecar.get(LOG_SHA256), sidecar.get(LOG_BYTES)
+    found = hashlib.sha256(data).hexdigest()
+    if recorded == found and size == len(data) and type(size) is int:  # the bytes recorded: all is well
+        return
     log = Path(log)
     side = sidecar_path(log).name
     if not has_digest(sidecar):
         raise LogDigestError(str(log), f"its sidecar {side} records no digest of the log ({LOG_SHA256}, {LOG_BYTES}), "
                                        f"so an edited or copied log could not be told from its run: record the "
                                        f"digests of committed logs from git with `{_record_command(log)}`")
-    recorded, size = sidecar.get(LOG_SHA256), sidecar.get(LOG_BYTES)
     if not (isinstance(recorded, str) and re.fullmatch(r"[0-9a-f]{64}", recorded)
             and isinstance(size, int) and not isinstance(size, bool)):
         raise LogDigestError(str(sidecar_path(log)), f"{LOG_SHA256} {recorded!r} and {LOG_BYTES} {size!r} are not "
                                                       f"a sha256 (64 hex digits) and a size in bytes")
-    found = hashlib.sha256(data).hexdigest()
-    if found == recorded and len(data) == size:
-        return
     origin = _recorded_beside(log, found)
-    copied = f"; they are the log {origin.name} beside it, whose sidecar recorded them: a copy" if origin else ""
+    what = (f"it is a copy of {origin.name} beside it, whose sidecar recorded these bytes" if origin
+            else "the log was edited, or copied from another run")
     raise LogDigestError(str(log), f"its {len(data)} bytes (sha256 {found[:16]}) are not the {size} bytes "
-                                   f"(sha256 {recorded[:16]}) its sidecar {side} recorded ({taken(sidecar)}): the log was "
-                                   f"edited or copied from another run{copied}; restore it from git "
-                                   f"(git checkout -- <file>) or move it and its sidecar aside")
+                                   f"(sha256 {recorded[:16]}) its sidecar {side} recorded ({taken(sidecar)}): "
+                                   f"{what}; restore it from git (git checkout -- <file>) or move it and its "
+                                   f"sidecar aside")
 
 
 def taken(sidecar: dict) -> str:
