@@ -21,7 +21,6 @@ it never changes a log, never replaces a record, and writes each sidecar whole
 from __future__ import annotations
 
 import argparse
-import hashlib
 import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timezone
