@@ -2,8 +2,9 @@
 
 Makes a testbed of ``--logs`` raw logs (default 50,000: the paper scale of about 11,000 logs a
 testbed, several testbeds' worth) from copies of the committed reference logs, in a temporary
-directory: every variant's logs are copied to further repetitions (the log as it is, its sidecar
-with the repetition and log name of its new place), so each parses exactly as a real log does.
+directory: every variant's logs are copied to further repetitions (the log with a blank line more
+each round, so that no two repetitions are one run, which the table refuses; its sidecar with the
+repetition, log name and digest of its new place), so each parses exactly as a real log does.
 Then prints the wall time of
 
 - a full build (every log parsed: ``write_table(reparse=True)``),
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -53,15 +53,25 @@ def generate(source: Path, data: Path, count: int) -> int:
                     break
                 repetition = copies * len(originals[variant]) + int(rawlog.LOG_NAME.match(log.name).group(1))
                 name = f"rep-{repetition}.log"
-                shutil.copyfile(log, target / name)
-                sidecar = json.loads(rawlog.sidecar_path(log).read_text())
-                sidecar.update(testbed=TESTBED, repetition=repetition, log=name)
+                sidecar = copy_log(log, target / name, b"\n" * copies)
+                sidecar.update(testbed=TESTBED)
                 rawlog.sidecar_path(target / name).write_text(json.dumps(sidecar))
                 made += 1
             if made >= count:
                 break
         copies += 1
     return made
+
+
+def copy_log(log: Path, new: Path, blank: bytes) -> dict:
+    """Copy ``log`` to ``new`` with ``blank`` lines added (every parser reads them as the log), and
+    return its sidecar for the new place: repetition, log name and the new bytes' digest."""
+    data = log.read_bytes() + blank
+    new.write_bytes(data)
+    sidecar = json.loads(rawlog.sidecar_path(log).read_text())
+    sidecar.update(repetition=int(rawlog.LOG_NAME.match(new.name).group(1)), log=new.name,
+                   **rawlog.digest_record(data, rawlog.TAKEN_AT_COMMIT))
+    return sidecar
 
 
 def timed(function):
@@ -71,15 +81,12 @@ def timed(function):
 
 
 def add_log(data: Path) -> Path:
-    """One more repetition of the first variant (a copy of its first log)."""
+    """One more repetition of the first variant (a copy of its first log, with more blank lines than any)."""
     variant = sorted((data / "raw" / TESTBED).glob("*/*/*"))[0]
     logs = sorted(variant.glob("rep-*.log"), key=lambda p: int(rawlog.LOG_NAME.match(p.name).group(1)))
     repetition = int(rawlog.LOG_NAME.match(logs[-1].name).group(1)) + 1
     new = variant / f"rep-{repetition}.log"
-    shutil.copyfile(logs[0], new)
-    sidecar = json.loads(rawlog.sidecar_path(logs[0]).read_text())
-    sidecar.update(repetition=repetition, log=new.name)
-    rawlog.sidecar_path(new).write_text(json.dumps(sidecar))
+    rawlog.sidecar_path(new).write_text(json.dumps(copy_log(logs[0], new, b"\n" * (len(logs) + 1))))
     return new
 
 

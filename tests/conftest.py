@@ -50,6 +50,22 @@ def built_image() -> Path:
     return image_dir()
 
 
+def commit_capture(capture: Path, log: Path, sidecar: dict) -> Path:
+    """Commit a captured tool output as the raw log ``log`` with ``sidecar``, as a measurement does
+    (virtrepro.rawlog.commit: the sidecar records the log's digest); a log already there is
+    replaced (a test placing a repetition again). A repetition's ``started_utc`` is made up from
+    its number unless given: two repetitions of the same capture are two runs."""
+    from virtrepro import rawlog
+
+    log = Path(log)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.unlink(missing_ok=True)
+    partial = rawlog.temporary_path(log)
+    shutil.copy(capture, partial)
+    started = f"2026-11-22T00:{sidecar.get('repetition', 0) // 60 % 60:02d}:{sidecar.get('repetition', 0) % 60:02d}.000Z"
+    return rawlog.commit(partial, log, {"started_utc": started, **sidecar})
+
+
 def table_row(parameters: dict | None = None, **fields) -> dict:
     """One row of the narrow table (virtrepro.results.COLUMNS) for a synthetic table: ``parameters``
     the variant's (typed), every field that is no column of the table a label of the record."""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA
+from conftest import DATA, commit_capture
 from virtrepro import machines, rawlog, results
 
 EPYC = {"cpu_model": "AMD EPYC", "cache_sizes": "L1d=32K L1i=32K L2=1024K L3=32768K ", "microcode": "0x1000065",
@@ -53,15 +53,12 @@ def test_two_machines_differ_in_the_facts_both_record():
 def _place(data: Path, platform: str, rep: int, host: dict, guest: bool = False) -> Path:
     directory = data / SYSBENCH.format(platform=platform)
     directory.mkdir(parents=True, exist_ok=True)
-    log = directory / f"rep-{rep}.log"
-    shutil.copy(DATA / "sysbench" / "cpu-1thread-10s.log", log)
     family = "full-vm" if guest else "container"
-    sidecar = {"status": "complete", "command": "captured", "testbed": "tb",
+    sidecar = {"command": "captured", "testbed": "tb",
                "platform": {"name": platform, "family": family}, "benchmark": "sysbench_cpu",
                "variant": directory.name, "parameters": {"threads": "1", "prime": "20000", "seconds": "10"},
-               "repetition": rep, "log": log.name, **({"host": TCG_GUEST, "testbed_host": host} if guest else {"host": host})}
-    rawlog.sidecar_path(log).write_text(json.dumps(sidecar))
-    return log
+               "repetition": rep, **({"host": TCG_GUEST, "testbed_host": host} if guest else {"host": host})}
+    return commit_capture(DATA / "sysbench" / "cpu-1thread-10s.log", directory / f"rep-{rep}.log", sidecar)
 
 
 def test_the_table_refuses_one_benchmark_from_two_machines_and_takes_it_from_one(tmp_path):

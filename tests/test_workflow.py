@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from conftest import DATA, REPO, require_tools
+from virtrepro import rawlog
 
 pytestmark = pytest.mark.integration
 
@@ -135,9 +136,11 @@ def test_truncated_iozone_log_stops_the_workflow_naming_the_file(workdir):
     # (the planted log belongs to the iozone sweep, whose third repetition the config below asks for)
     bad = iozone_dir / "rep-2.log"
     shutil.copy(DATA / "iozone" / "bad-truncated-sigterm.log", bad)
-    # a sidecar that fits its place (a copy of rep-1's, renumbered): the log itself is what is wrong
+    # a sidecar that fits its place and its log (a copy of rep-1's, renumbered, with the planted log's
+    # digest): the log itself is what is wrong
     sidecar = json.loads((iozone_dir / "rep-1.json").read_text())
-    bad.with_suffix(".json").write_text(json.dumps({**sidecar, "repetition": 2, "log": "rep-2.log"}))
+    bad.with_suffix(".json").write_text(json.dumps({**sidecar, "repetition": 2, "log": "rep-2.log",
+                                                    **rawlog.digest_record(bad.read_bytes(), rawlog.TAKEN_AT_COMMIT)}))
     config = yaml.safe_load((workdir / "config.yaml").read_text())
     config["scales"]["quick"]["iozone"]["repetitions"] = 3
     (workdir / "config-3.yaml").write_text(yaml.safe_dump(config))

@@ -12,7 +12,8 @@ The package is shared by the Snakemake rules, the notebooks and the tests:
 - ``metric_catalog``  every metric: what each benchmark class declares (``metrics``: how) and
   the papers' own metrics
 - ``parsers``     pure functions from a tool's text output to records
-- ``rawlog``      atomic raw logs with provenance sidecars
+- ``rawlog``      atomic raw logs with provenance sidecars, each recording its log's sha256
+- ``digests``     the digests of raw logs committed before sidecars recorded them, from git
 - ``results``     the tidy table (one per testbed) built from raw logs
 - ``stats``       summary statistics (statsmodels)
 - ``plotting``    consistent figure styling

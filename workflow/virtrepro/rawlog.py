@@ -14,14 +14,24 @@ steps leaves a sidecar without a log, which counts for nothing and is replaced
 by the next commit. A failed run is kept as ``rep-<k>.failed-<UTC time>.log``
 (with its sidecar) for inspection; it never becomes a number.
 
-A final log whose sidecar is missing, unreadable or not ``complete`` is neither
-complete nor measurable again: :func:`is_complete` raises
-:class:`IncompleteLogError` saying what to do.
+A final log whose sidecar is missing, unreadable or not ``complete`` (or ``complete`` with an
+``exit_status`` other than 0: a sidecar must agree with itself) is neither complete nor
+measurable again: :func:`is_complete` raises :class:`IncompleteLogError` saying what to do.
+
+Every log is bound to its run: the commit records in the sidecar the sha256 and the size of
+the log's bytes (:data:`LOG_SHA256`, :data:`LOG_BYTES`) and when they were taken
+(:data:`DIGEST`: ``{"taken": "at commit"}``; logs committed before that got theirs from git's
+copy later, :mod:`virtrepro.digests`). :func:`read_checked` reads a log through no symbolic
+link and refuses it when its bytes are not the ones its sidecar recorded (an edited log, or
+one copied over another repetition's) or when its sidecar records none.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
+import hashlib
+import io
 import json
 import os
 import re
@@ -32,6 +42,17 @@ from pathlib import Path
 from .parsers.errors import ParseError
 
 LOG_NAME = re.compile(r"^rep-(\d+)\.log$")
+
+# The sidecar's record of its log's bytes (these names are used nowhere else as text): the sha256
+# (hex) and the size, and when they were taken: {"taken": TAKEN_AT_COMMIT} when the run was
+# committed, {"taken": TAKEN_FROM_GIT, "commit": <sha>, "date": <UTC>} for a log committed before
+# digests were recorded, whose digest was taken later from git's copy (virtrepro.digests).
+LOG_SHA256 = "log_sha256"
+LOG_BYTES = "log_bytes"
+DIGEST = "digest"
+TAKEN_AT_COMMIT = "at commit"
+TAKEN_FROM_GIT = "recorded later from git"
+RECORD_COMMAND = "python -m virtrepro.digests record"
 
 
 class RawLogExists(FileExistsError):
@@ -44,6 +65,15 @@ class RawLogError(ParseError):
 
 class IncompleteLogError(RawLogError):
     """A final raw log without a sidecar that says it is complete."""
+
+
+class LogDigestError(RawLogError):
+    """A log whose bytes are not the ones its sidecar recorded (edited, or copied from another
+    run), or whose sidecar records no digest of it."""
+
+
+class LinkedLogError(RawLogError):
+    """A raw log that is a symbolic link: a log is the file its run wrote, not a pointer to one."""
 
 
 def sidecar_path(log: Path) -> Path:
@@ -64,12 +94,116 @@ def read_sidecar(log: Path) -> dict:
     return data
 
 
-def read_log(log: Path) -> str:
-    """The text of a raw log; RawLogError naming it if it cannot be read."""
+def linked(log: Path) -> LinkedLogError:
+    """The error for a raw log that is a symbolic link."""
     try:
-        return Path(log).read_text(errors="replace")
+        target = f" (to {os.readlink(log)})"
+    except OSError:
+        target = ""
+    return LinkedLogError(str(log), f"is a symbolic link{target}, not a raw log: a log is the file its run wrote; "
+                                    f"put the run's own log there (git checkout -- <file>) or remove the link")
+
+
+def read_log_bytes(log: Path) -> bytes:
+    """The bytes of a raw log, read through no symbolic link: LinkedLogError for a link,
+    RawLogError naming the log if it cannot be read."""
+    try:
+        handle = os.open(log, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(handle, "rb") as reading:
+            return reading.read()
     except OSError as error:
+        if error.errno == errno.ELOOP and os.path.islink(log):
+            raise linked(log) from None
         raise RawLogError(str(log), f"raw log cannot be read: {error.strerror or error}") from None
+
+
+def log_text(data: bytes) -> str:
+    """A raw log's bytes as text, decoded as reading the file as text does (undecodable bytes
+    replaced, line ends made ``\\n``)."""
+    return io.TextIOWrapper(io.BytesIO(data), errors="replace").read()
+
+
+def read_log(log: Path) -> str:
+    """The text of a raw log; RawLogError naming it if it cannot be read (LinkedLogError for a link)."""
+    return log_text(read_log_bytes(log))
+
+
+def digest_record(data: bytes, taken: str, **provenance) -> dict:
+    """The sidecar's fields that bind it to a log of these bytes: :data:`LOG_SHA256`,
+    :data:`LOG_BYTES` and :data:`DIGEST` (``taken``, and where from: ``provenance``)."""
+    return {LOG_SHA256: hashlib.sha256(data).hexdigest(), LOG_BYTES: len(data), DIGEST: {"taken": taken, **provenance}}
+
+
+def has_digest(sidecar: dict) -> bool:
+    """Whether a sidecar records a digest of its log (well formed or not: :func:`check_digest` judges)."""
+    return LOG_SHA256 in sidecar or LOG_BYTES in sidecar
+
+
+def _record_command(log: Path) -> str:
+    """The command that records the digests of committed logs of ``log``'s data directory."""
+    parts = Path(log).parts
+    if len(parts) >= 6 and parts[-6] == "raw":  # <data>/raw/<testbed>/<platform>/<benchmark>/<variant>/rep-<k>.log
+        return f"{RECORD_COMMAND} --data {Path(log).parents[5]} --testbed {parts[-5]}"
+    return f"{RECORD_COMMAND} --data <data directory>"
+
+
+def check_digest(log: Path, sidecar: dict, data: bytes) -> None:
+    """Refuse ``data`` (the bytes read from ``log``) unless its sidecar recorded exactly these bytes
+    (sha256 and size); LogDigestError naming the log, and the repetition beside it whose sidecar
+    recorded them when there is one (a log copied over another's). A sidecar without a digest is
+    refused too, with the command that records one (:data:`RECORD_COMMAND`)."""
+    recorded, size = sidecar.get(LOG_SHA256), sidecar.get(LOG_BYTES)
+    found = hashlib.sha256(data).hexdigest()
+    if recorded == found and size == len(data) and type(size) is int:  # the bytes recorded: all is well
+        return
+    log = Path(log)
+    side = sidecar_path(log).name
+    if not has_digest(sidecar):
+        raise LogDigestError(str(log), f"its sidecar {side} records no digest of the log ({LOG_SHA256}, {LOG_BYTES}), "
+                                       f"so an edited or copied log could not be told from its run: record the "
+                                       f"digests of committed logs from git with `{_record_command(log)}`")
+    if not (isinstance(recorded, str) and re.fullmatch(r"[0-9a-f]{64}", recorded)
+            and isinstance(size, int) and not isinstance(size, bool)):
+        raise LogDigestError(str(sidecar_path(log)), f"{LOG_SHA256} {recorded!r} and {LOG_BYTES} {size!r} are not "
+                                                      f"a sha256 (64 hex digits) and a size in bytes")
+    origin = _recorded_beside(log, found)
+    what = (f"it is a copy of {origin.name} beside it, whose sidecar recorded these bytes" if origin
+            else "the log was edited, or copied from another run")
+    raise LogDigestError(str(log), f"its {len(data)} bytes (sha256 {found[:16]}) are not the {size} bytes "
+                                   f"(sha256 {recorded[:16]}) its sidecar {side} recorded ({taken(sidecar)}): "
+                                   f"{what}; restore it from git (git checkout -- <file>) or move it and its "
+                                   f"sidecar aside")
+
+
+def taken(sidecar: dict) -> str:
+    """When a sidecar's digest was taken, in words (its :data:`DIGEST`)."""
+    where = sidecar.get(DIGEST) if isinstance(sidecar.get(DIGEST), dict) else {}
+    if where.get("taken") == TAKEN_FROM_GIT:
+        return f"{TAKEN_FROM_GIT} at {str(where.get('commit'))[:12]} on {where.get('date')}"
+    return f"taken {where['taken']}" if where.get("taken") else "not saying when"
+
+
+def _recorded_beside(log: Path, digest: str) -> Path | None:
+    """The other final log in ``log``'s directory whose sidecar recorded ``digest`` (read only to
+    explain a refusal), or None."""
+    for other in sorted(Path(log).parent.glob("rep-*.json")):
+        log_of = other.with_suffix(".log")
+        if log_of.name == Path(log).name or not LOG_NAME.match(log_of.name):
+            continue
+        try:
+            if read_sidecar(log_of).get(LOG_SHA256) == digest:
+                return log_of
+        except RawLogError:
+            continue
+    return None
+
+
+def read_checked(log: Path, sidecar: dict) -> str:
+    """The text of a complete log whose sidecar is ``sidecar``, read once (through no symbolic
+    link) and refused unless its bytes are the ones the sidecar recorded (:func:`check_digest`)."""
+    data = read_log_bytes(log)
+    check_digest(log, sidecar, data)
+    return log_text(data)
 
 
 def complete_sidecar(log: Path) -> dict | None:
@@ -92,7 +226,17 @@ def complete_sidecar(log: Path) -> dict | None:
     if data.get("status") != "complete":
         raise IncompleteLogError(str(log), f"its sidecar {sidecar.name} says status {data.get('status')!r}, "
                                            f"not 'complete': {what_to_do}")
+    if not exited_zero(data):
+        raise IncompleteLogError(str(log), f"its sidecar {sidecar.name} says status 'complete' but exit_status "
+                                           f"{data['exit_status']!r}: a run that did not exit 0 is not complete, "
+                                           f"and a sidecar that contradicts itself is not used: {what_to_do}")
     return data
+
+
+def exited_zero(sidecar: dict) -> bool:
+    """Whether a sidecar's ``exit_status`` agrees with ``complete``: 0, or not recorded."""
+    status = sidecar.get("exit_status", 0)
+    return status == 0 and not isinstance(status, bool)
 
 
 def is_complete(log: Path) -> bool:
@@ -136,12 +280,18 @@ def _refuse(log: Path) -> RawLogExists:
 def commit(partial: Path, log: Path, sidecar: dict) -> Path:
     """Give a successful run its final name, with its sidecar, in one step (see the module's doc).
 
-    Raises RawLogExists, leaving ``partial`` where it is, when the log is already there."""
+    The sidecar records the sha256 and size of the log's bytes, taken here (:func:`digest_record`).
+    Raises RawLogExists, leaving ``partial`` where it is, when the log is already there, and
+    RawLogError for a sidecar whose ``exit_status`` is not 0."""
     log = Path(log)
+    if not exited_zero(sidecar):
+        raise RawLogError(str(log), f"not committed: exit_status {sidecar['exit_status']!r} is no complete run")
     with _directory_locked(log.parent):
         if os.path.lexists(log):
             raise _refuse(log)
-        write_json(sidecar_path(log), {**sidecar, "status": "complete", "log": log.name})
+        data = Path(partial).read_bytes()
+        write_json(sidecar_path(log), {**sidecar, **digest_record(data, TAKEN_AT_COMMIT), "status": "complete",
+                                       "log": log.name})
         try:
             os.link(partial, log)
         except FileExistsError:  # only a writer that ignores the lock gets here

@@ -9,8 +9,12 @@ changes, appears or disappears, or the parsers change, it is rebuilt, each
 log parsed once and each unchanged variant's rows kept as a block. A log
 that does not parse stops the build with the parser's error, which names the
 file; it never becomes a number. So does a log whose sidecar is missing, cannot
-be read or describes another run than the log's place (:func:`check_place`),
-and a log that cannot be read.
+be read, contradicts itself (``complete`` with an exit status other than 0) or
+describes another run than the log's place (:func:`check_place`), a log that
+cannot be read or is a symbolic link, a log whose bytes are not the ones its
+sidecar recorded (an edited log, or one copied over another repetition's) or
+whose sidecar records none (:func:`rawlog.read_checked`), and two repetitions
+that are one run (:func:`refuse_copies`).
 
 The table is narrow: one row per measured value, in the :data:`COLUMNS` every row has. What
 differs between benchmarks is kept as typed JSON objects: ``parameters`` (the variant's
@@ -40,7 +44,7 @@ from .errors import VirtreproError
 from .parsers import ParseError
 
 # Bump when a parser or the table layout changes: every cached table is rebuilt.
-TABLE_FORMAT = 11  # 11: destroy records carry their resolution (parsers.lifecycle)
+TABLE_FORMAT = 12  # 12: every log checked against its sidecar's digest (a table cached without that check is rebuilt)
 
 COLUMNS = [
     "testbed",
@@ -80,6 +84,11 @@ IncompleteLogError = rawlog.IncompleteLogError
 class MisplacedLogError(rawlog.RawLogError):
     """A log's sidecar describes another run than the log's place (testbed, platform, benchmark,
     variant and its parameters, repetition): a log copied or moved from elsewhere."""
+
+
+class CopiedLogError(rawlog.RawLogError):
+    """Two repetitions of one variant and platform that are one run: the same log, and sidecars
+    that say the run started at the same moment (a log and its sidecar copied, then renumbered)."""
 
 
 class TableError(VirtreproError):
@@ -128,7 +137,8 @@ def _is_log(name: str) -> bool:
 
 def _repetition_files(root: str):
     """``(platform/benchmark/variant, entry)`` of every ``rep-*`` file under a testbed's ``root``, in
-    sorted order, listed with ``os.scandir`` (no path object per file)."""
+    sorted order, listed with ``os.scandir`` (no path object per file). A final log that is a
+    symbolic link is refused (:func:`rawlog.linked`)."""
     for platform in _subdirectories(root):
         for benchmark in _subdirectories(f"{root}/{platform}"):
             for variant in _subdirectories(f"{root}/{platform}/{benchmark}"):
@@ -136,11 +146,14 @@ def _repetition_files(root: str):
                 with os.scandir(f"{root}/{where}") as entries:
                     files = sorted((e for e in entries if e.name.startswith("rep-")), key=lambda e: e.name)
                 for entry in files:
+                    if entry.is_symlink() and _is_log(entry.name):  # free: the directory listing says so
+                        raise rawlog.linked(f"{root}/{where}/{entry.name}")
                     yield where, entry
 
 
 def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
-    """Rows of one raw log, with the run's context from its path and sidecar, which must agree.
+    """Rows of one raw log, with the run's context from its path and sidecar, which must agree, and
+    its bytes the ones the sidecar recorded (read once: :func:`rawlog.read_checked`).
     Each row also holds the sidecar's ``repetition_rule`` (a dict or None) until :func:`stopping`
     replaces it with the variant's facts."""
     log = Path(log)
@@ -153,7 +166,7 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
     if benchmark not in BENCHMARKS:
         raise ParseError(str(relative), f"unknown benchmark {benchmark!r}")
     bench = BENCHMARKS[benchmark]
-    records = bench.parse_run(rawlog.read_log(log), str(relative), sidecar["parameters"])
+    records = bench.parse_run(rawlog.read_checked(log, sidecar), str(relative), sidecar["parameters"])
     context = {
         "testbed": testbed,
         "platform": platform,
@@ -219,6 +232,30 @@ def check_place(relative: Path, sidecar: dict) -> None:
                                                f"the log's place: copied or moved from elsewhere?")
 
 
+def refuse_copies(data_dir: Path, names: list[str], digest_of) -> None:
+    """Refuse two repetitions of one variant and platform that are one run: logs of the same bytes
+    (``digest_of(name)``: the sha256 of the log at ``name``, relative to ``data_dir``) whose sidecars
+    say they started at the same moment (``started_utc``): a log copied with its sidecar and
+    renumbered. The same bytes alone are not refused: separate runs can print the same log (NPB
+    prints its time to 10 ms; four pairs of repetitions of the reference data do). A log copied over
+    another repetition with that one's sidecar kept is :func:`rawlog.check_digest`'s to refuse.
+    Only the sidecars of logs whose bytes coincide are read."""
+    same: dict[tuple[str, str], list[str]] = {}
+    for name in names:
+        same.setdefault((name.rpartition("/")[0], digest_of(name)), []).append(name)
+    for (_, digest), group in same.items():
+        if len(group) < 2:
+            continue
+        started: dict[object, str] = {}
+        for name in group:
+            at = rawlog.read_sidecar(data_dir / name).get("started_utc")
+            first = started.setdefault(at, name)
+            if first != name:
+                raise CopiedLogError(name, f"the same log as {first} (sha256 {digest[:16]}) and a sidecar that "
+                                           f"says the same run (started_utc {at!r}): two repetitions that are one "
+                                           f"run; one was copied from the other: move the copy and its sidecar aside")
+
+
 def stopping(logged: list[list[dict]]) -> None:
     """Fill in each row's ``stopping`` (see :data:`STOPPING`) from all rows of its variant and
     platform: ``logged`` holds one list of rows per log. The rule is the one the latest repetition's
@@ -275,7 +312,8 @@ def _row_ranges(frame: pd.DataFrame) -> dict[str, list[int]]:
 def _build(data_dir: Path, testbed: str, previous: pd.DataFrame | None, reuse: set[str], logs: list[str | Path] | None,
            names: list[str] | None = None, before: set[str] | None = None,
            ranges: dict[str, list[int]] | None = None, machines_before: dict | None = None,
-           machines_found: dict | None = None) -> tuple[pd.DataFrame, dict[str, list[int]]]:
+           machines_found: dict | None = None,
+           checksums: Checksums | None = None) -> tuple[pd.DataFrame, dict[str, list[int]]]:
     """:func:`build_table`, and where each variant's rows are in it (:func:`_row_ranges`).
 
     ``machines_found`` (when given) is filled with each variant's machines (``platform/benchmark/
@@ -286,7 +324,11 @@ def _build(data_dir: Path, testbed: str, previous: pd.DataFrame | None, reuse: s
     one block. A variant none of whose logs is new, changed or gone keeps its block of ``previous``
     as it is (``ranges``: where the blocks are; ``before``: the logs ``previous`` was made of); only
     the blocks of the other variants are made anew, and the table is those blocks in order: one new
-    log costs its variant's rows, not a sort of the whole table."""
+    log costs its variant's rows, not a sort of the whole table.
+
+    Every log parsed is checked against its sidecar (:func:`parse_log`); then all logs, kept or
+    parsed, for repetitions that are one run (:func:`refuse_copies`, with the logs' sha256 from
+    ``checksums``, which the caller has taken already: one dictionary look-up a log)."""
     logs = raw_logs(data_dir, testbed) if logs is None else logs
     names = [str(Path(log).relative_to(data_dir)) for log in logs] if names is None else names
     current: dict[str, list[int]] = {}  # variant -> indexes of its logs
@@ -326,6 +368,7 @@ def _build(data_dir: Path, testbed: str, previous: pd.DataFrame | None, reuse: s
                 machine = machines.identity(rawlog.read_sidecar(Path(logs[i])))
                 rows = [{**row, "machine": machine} for row in rows]
             logged.append(rows if rows is not None else parse_log(Path(logs[i]), data_dir))
+    refuse_copies(data_dir, names, (checksums or Checksums(data_dir, testbed)).of_name)
     if machines_found is not None:
         for variant in kept:
             machines_found[variant] = list((machines_before or {}).get(variant) or [])
@@ -672,7 +715,7 @@ def write_table(data_dir: str | Path, testbed: str, csv: bool = True, reparse: b
         found: dict[str, list[dict]] = {}
         frame, ranges = _build(data_dir, testbed, previous, reuse, logs, names, set(before),
                                ranges if isinstance(ranges, dict) else None,
-                               manifest_before.get("variant_machines") or {}, found)
+                               manifest_before.get("variant_machines") or {}, found, checksums)
         require_one_machine(found, data_dir / "raw" / testbed)
         paths["parquet"].parent.mkdir(parents=True, exist_ok=True)
         buffer = io.BytesIO()
