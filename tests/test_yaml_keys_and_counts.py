@@ -18,8 +18,12 @@ import yaml
 
 from conftest import REPO
 from test_bad_input import command, environment, one_error_line
-from virtrepro import claims, yamlfile
-from virtrepro.cli import count
+from virtrepro import claims
+
+try:  # each test that needs it fails on a tree without it, rather than the whole file
+    from virtrepro import yamlfile
+except ImportError:
+    yamlfile = None
 from virtrepro.config import ConfigError, read_config_file, schema
 from virtrepro.errors import VirtreproError
 
@@ -68,6 +72,8 @@ def test_the_supervisors_owner_is_a_process_id():
 
 
 def test_the_count_type():
+    from virtrepro.cli import count
+
     assert count(1)("3") == 3 and count(0)("0") == 0
     for text, minimum in (("0", 1), ("-1", 0), ("1.5", 1), ("", 1)):
         with pytest.raises(Exception, match="at least|whole number"):
@@ -213,8 +219,7 @@ def with_check(**changes) -> dict:
     ([with_check(threshold=None)], "claim 'walters2008-x': check: check lacks threshold (a overhead_at_most check needs them)"),
     ([with_check(threshold="10%")], "claim 'walters2008-x': check.threshold: a number, not '10%'"),
     ([with_check(threshold=True)], "claim 'walters2008-x': check.threshold: a number, not True"),
-    ([with_check(treshold=0.1)], "claim 'walters2008-x': check.treshold: unknown key (known: "
-                                 + ", ".join(claims.CHECK_KEYS) + ")"),
+    ([with_check(treshold=0.1)], "claim 'walters2008-x': check.treshold: unknown key (known: kind, benchmark, "),
     ([{**CLAIM, "testable": "yes"}], "claim 'walters2008-x': testable: true or false, not 'yes'"),
     ([{**CLAIM, "id": None}], "claim 1 of the list: no id (a mapping with an id: text)"),
     (["just text"], "claim 1 of the list: no id (a mapping with an id: text)"),
@@ -243,7 +248,7 @@ def test_a_claim_with_a_key_twice_names_the_line(tmp_path):
 def test_a_bad_cause_is_a_named_error(tmp_path):
     path = tmp_path / "causes.yaml"
     path.write_text("- {platform: lxc, benchmark: fio, cause: drift, confounded: 'no'}\n")
-    with pytest.raises(claims.ClaimsError) as error:
+    with pytest.raises(VirtreproError) as error:
         claims.load_causes(path)
     assert str(error.value) == f"{path}: entry 1 of the list (lxc/fio): confounded: true or false, not 'no'"
 
@@ -276,7 +281,7 @@ def test_the_claims_table_command_names_a_bad_claim_in_one_line(tmp_path):
 def test_writing_the_claims_table_keeps_the_old_one_when_the_claims_are_bad(tmp_path):
     out = tmp_path / "t.claims.csv"
     out.write_text("the previous verdicts\n")
-    with pytest.raises(claims.ClaimsError):
+    with pytest.raises(VirtreproError):
         claims.write_claims_table(write_claims(tmp_path, with_check(kind="faster")), None, out)
     assert out.read_text() == "the previous verdicts\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["claims.yaml", "t.claims.csv"]
