@@ -147,7 +147,8 @@ def _number(value) -> bool:
 
 
 # what each key of a claim, of its check and of a cause's entry holds (data/reference/README.md), by
-# the words that say so; a key not listed is refused (a misspelt ``treshold`` would otherwise be ignored)
+# the words that say so (None: checked by its own module, conditions.check_conditions); a key not listed is
+# refused (a misspelt ``treshold`` would otherwise be ignored)
 VALUE_FORMS = {
     "text": lambda v: isinstance(v, str),
     "true or false": lambda v: isinstance(v, bool),
@@ -158,7 +159,7 @@ VALUE_FORMS = {
 }
 CLAIM_KEYS = {"id": "text", "paper": "text", "source": "text", "quote": "text", "published": "text",
               "paper_platform": ("text", "a list of names"), "testable": "true or false", "note": "text",
-              "reason": "text", "conditions": "a mapping", "check": "a mapping"}  # fmt: skip
+              "reason": "text", "conditions": None, "check": "a mapping"}  # fmt: skip (None: its own check)
 CHECK_KEYS = {"kind": "text", "benchmark": "text", "metric": "text", "where": "a mapping", "platform": "text",
               "baseline": "text", "platforms": "a list of names", "threshold": "a number", "aggregate": "text",
               "over": "text", "direction": "text", "derived": "text", "between": "[low, high]", "gain": "a number",
@@ -174,7 +175,7 @@ def _check_keys(given: dict, allowed: dict, prefix: str = "") -> None:
         if key not in allowed:
             raise ValueError(f"{prefix}{key}: unknown key (known: {', '.join(allowed)})")
         forms = allowed[key] if isinstance(allowed[key], tuple) else (allowed[key],)
-        if value is not None and not any(VALUE_FORMS[form](value) for form in forms):
+        if value is not None and allowed[key] is not None and not any(VALUE_FORMS[form](value) for form in forms):
             raise ValueError(f"{prefix}{key}: {' or '.join(forms)}, not {value!r}")
 
 
