@@ -159,7 +159,7 @@ VALUE_FORMS = {
 }
 CLAIM_KEYS = {"id": "text", "paper": "text", "source": "text", "quote": "text", "published": "text",
               "paper_platform": ("text", "a list of names"), "testable": "true or false", "note": "text",
-              "reason": "text", "conditions": None, "check": "a mapping"}  # fmt: skip (None: its own check)
+              "reason": "text", "conditions": None, "check": "a mapping"}  # fmt: skip
 CHECK_KEYS = {"kind": "text", "benchmark": "text", "metric": "text", "where": "a mapping", "platform": "text",
               "baseline": "text", "platforms": "a list of names", "threshold": "a number", "aggregate": "text",
               "over": "text", "direction": "text", "derived": "text", "between": "[low, high]", "gain": "a number",
