@@ -21,10 +21,13 @@ min_version("9.0")
 
 # Errors in the configuration stop the run with one line naming the file and line, or the key
 # (VIRTREPRO_DEBUG=1: a traceback). Snakemake reads --configfile itself, before this file:
-# `python -m virtrepro.run` checks those first (scripts/reproduce.sh runs the workflow so).
+# `python -m virtrepro.run` checks those first (scripts/reproduce.sh runs the workflow so). Snakemake
+# keeps the last of a key given twice in a file without a word: each file is read again here, where
+# that is an error (virtrepro.yamlfile).
 DEFAULT_CONFIG = str(Path(workflow.basedir) / "config" / "config.yaml")
 try:
-    read_config_file(DEFAULT_CONFIG)
+    for _path in [DEFAULT_CONFIG, *workflow.overwrite_configfiles]:  # the --configfile files
+        read_config_file(_path)
 except ConfigError as error:
     stop(error)
 

@@ -1,10 +1,20 @@
 # Parsing: every raw log of a testbed into one tidy table (Parquet + CSV), and the papers' claims
 # checked on it (<testbed>.claims.csv: one verdict per claim, readable without a notebook).
 
+from virtrepro.claims import load_causes, load_claims
+from virtrepro.errors import VirtreproError
 from virtrepro.results import write_table
 
-# virtrepro.claims (scipy) is imported by the claims_table job only, not by every Snakemake start.
 REFERENCE = Path(workflow.basedir) / "data" / "reference"
+
+# The claims and the causes' registry are read before anything runs: a file that cannot be (a key given
+# twice, an unknown check kind, a repeated id...) stops the run with one line naming the file, the claim
+# and the key. (virtrepro.claims is imported at every start anyway: the figures' registry needs it.)
+try:
+    load_claims(REFERENCE / "claims.yaml")
+    load_causes(REFERENCE / "faster_than_native.yaml")
+except VirtreproError as error:
+    stop(error)  # Snakefile
 
 
 def table_outputs():
@@ -38,19 +48,14 @@ rule claims_table:
         claims=str(REFERENCE / "claims.yaml"),
         causes=str(REFERENCE / "faster_than_native.yaml"),
     output:
-        DATA + "/tables/{testbed}.claims.csv",
+        # update: a failing job keeps the previous verdicts (Snakemake neither deletes the file before the
+        # job nor after its failure; the command replaces it whole, on success only). A shell command, not
+        # a run: block: Snakemake runs a run: block in a Snakemake of its own, which restores the file
+        # from its backup, after which the first one finds no backup and deletes the file.
+        update(DATA + "/tables/{testbed}.claims.csv"),
     log:
         "logs/claims/{testbed}.log",
-    run:
-        import pandas as pd
-
-        from virtrepro.claims import write_claims_table
-        from virtrepro.results import require_raw_logs
-
-        require_raw_logs(DATA, wildcards.testbed)  # no verdicts from a table of no runs (one left from before)
-        with open(log[0], "w") as handle:
-            # a platform the testbed could not run is "not measured" with the probe's reason
-            probe = f"{DATA}/raw/{wildcards.testbed}/probes/platforms.json"
-            frame = write_claims_table(input.claims, pd.read_parquet(input.table), output[0], causes_path=input.causes,
-                                       probe_path=probe)
-            print(frame["verdict"].value_counts().to_string(), file=handle)
+    shell:
+        # (it checks the testbed's raw logs first: no verdicts from a table of no runs, one left from before)
+        f"{sys.executable} -m virtrepro.claims --data-dir {DATA} --testbed {{wildcards.testbed}}"
+        " --claims {input.claims:q} --causes {input.causes:q} > {log:q} 2>&1 || {{ tail -n 1 {log:q} >&2; exit 1; }}"

@@ -78,13 +78,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from . import conditions, metric_catalog, platform_names, regimes, results, stats
+from . import conditions, metric_catalog, platform_names, regimes, results, stats, yamlfile
+from .errors import VirtreproError
 from .platforms import catalog as platform_catalog
 
 KINDS = ("overhead_at_most", "overhead_at_least", "equivalent", "better", "order", "trend", "spread", "saturation",
@@ -136,40 +137,106 @@ COLUMNS = [
 ]  # fmt: skip
 
 
+class ClaimsError(VirtreproError, ValueError):
+    """A claims file (``claims.yaml``) or the causes' registry (``faster_than_native.yaml``) that does not
+    say what evaluation needs: the message names the file, the claim (or entry) and the key."""
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)  # true is no number
+
+
+# what each key of a claim, of its check and of a cause's entry holds (data/reference/README.md), by
+# the words that say so (None: checked by its own module, conditions.check_conditions); a key not listed is
+# refused (a misspelt ``treshold`` would otherwise be ignored)
+VALUE_FORMS = {
+    "text": lambda v: isinstance(v, str),
+    "true or false": lambda v: isinstance(v, bool),
+    "a mapping": lambda v: isinstance(v, dict),
+    "a number": _number,
+    "a list of names": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+    "[low, high]": lambda v: isinstance(v, list) and len(v) == 2 and all(map(_number, v)) and v[0] <= v[1],
+}
+CLAIM_KEYS = {"id": "text", "paper": "text", "source": "text", "quote": "text", "published": "text",
+              "paper_platform": ("text", "a list of names"), "testable": "true or false", "note": "text",
+              "reason": "text", "conditions": None, "check": "a mapping"}  # fmt: skip
+CHECK_KEYS = {"kind": "text", "benchmark": "text", "metric": "text", "where": "a mapping", "platform": "text",
+              "baseline": "text", "platforms": "a list of names", "threshold": "a number", "aggregate": "text",
+              "over": "text", "direction": "text", "derived": "text", "between": "[low, high]", "gain": "a number",
+              "victim_metric": "text", "versus": "a mapping"}  # fmt: skip
+CAUSE_KEYS = {"platform": "text", "benchmark": "text", "metric": ("text", "a list of names"), "where": "a mapping",
+              "cause": "text", "confounded": "true or false"}  # fmt: skip
+
+
+def _check_keys(given: dict, allowed: dict, prefix: str = "") -> None:
+    """ValueError ``<key>: ...`` for a key not in ``allowed`` or a value of another form (an empty
+    value is left to the check that needs it)."""
+    for key, value in given.items():
+        if key not in allowed:
+            raise ValueError(f"{prefix}{key}: unknown key (known: {', '.join(allowed)})")
+        forms = allowed[key] if isinstance(allowed[key], tuple) else (allowed[key],)
+        if value is not None and allowed[key] is not None and not any(VALUE_FORMS[form](value) for form in forms):
+            raise ValueError(f"{prefix}{key}: {' or '.join(forms)}, not {value!r}")
+
+
+def _check_claim(claim: dict) -> None:
+    """One claim's keys and its check, as evaluation needs them; ValueError ``<key>: what is wrong``."""
+    _check_keys(claim, CLAIM_KEYS)
+    missing = [key for key in ("paper", "testable") if claim.get(key) is None]
+    if missing:
+        raise ValueError(f"{', '.join(missing)}: missing")
+    if claim["testable"]:
+        if claim.get("check") is None:
+            raise ValueError("check: missing (a testable claim needs one)")
+        check = claim["check"]
+        _check_keys(check, CHECK_KEYS, "check.")
+        kind = check.get("kind")
+        if kind not in KINDS:
+            raise ValueError(f"check.kind: unknown check kind {kind!r} (one of {', '.join(KINDS)})")
+        needed = ["benchmark", "metric"] + (["platforms"] if kind == "order" else ["platform"])
+        needed += {"trend": ["over", "direction"], "spread": ["baseline", "direction"],
+                   "saturation": ["over", "between", "gain"]}.get(kind, [] if kind == "order" else ["baseline"])  # fmt: skip
+        if kind not in ("order", "equivalent", *SHAPE_KINDS) or check.get("direction") == "flat":
+            needed.append("threshold")
+        if check.get("metric") == "isolation_efficiency":
+            needed.append("victim_metric")
+        if kind == "ratio_of_overheads":
+            needed.append("versus")
+        missing = [k for k in needed if check.get(k) is None]
+        if missing:
+            raise ValueError(f"check: check lacks {', '.join(missing)} (a {kind} check needs them)")
+        if SHAPE_KINDS.get(kind) and check["direction"] not in SHAPE_KINDS[kind]:
+            raise ValueError(f"check.direction: {kind} direction is one of {', '.join(SHAPE_KINDS[kind])}, "
+                             f"not {check['direction']!r}")
+        if kind == "order" and len(check["platforms"]) < 2:
+            raise ValueError(f"check.platforms: two or more platforms to order, not {check['platforms']!r}")
+        if check.get("aggregate") not in (None, "mean"):
+            raise ValueError(f"check.aggregate: only 'mean' (or none: each variant), not {check['aggregate']!r}")
+    elif not claim.get("reason"):
+        raise ValueError("reason: an untestable claim needs a reason")
+    _check_paper_platforms(claim)
+    conditions.check_conditions(claim)
+
+
 def load_claims(path: str | Path) -> list[dict]:
-    """The claims of ``claims.yaml``, checked for the fields evaluation needs."""
-    claims = yaml.safe_load(Path(path).read_text())
+    """The claims of ``claims.yaml``, checked for the fields evaluation needs: a ClaimsError (or a
+    :class:`~virtrepro.yamlfile.YamlFileError` for broken YAML or a key given twice) names the file,
+    the claim and the key."""
+    claims = yamlfile.load(path)
     if not isinstance(claims, list):
-        raise ValueError(f"{path}: expected a list of claims")
-    seen = set()
-    for claim in claims:
-        ident = claim.get("id")
-        if not ident or ident in seen:
-            raise ValueError(f"{path}: claim id {ident!r} missing or repeated")
-        seen.add(ident)
-        if claim.get("testable"):
-            check = claim.get("check") or {}
-            if check.get("kind") not in KINDS:
-                raise ValueError(f"{ident}: unknown check kind {check.get('kind')!r}")
-            kind = check["kind"]
-            needed = ["benchmark", "metric"] + (["platforms"] if kind == "order" else ["platform"])
-            needed += {"trend": ["over", "direction"], "spread": ["baseline", "direction"],
-                       "saturation": ["over", "between", "gain"]}.get(kind, [] if kind == "order" else ["baseline"])  # fmt: skip
-            if kind not in ("order", "equivalent", *SHAPE_KINDS) or check.get("direction") == "flat":
-                needed.append("threshold")
-            if SHAPE_KINDS.get(kind) and check.get("direction") not in SHAPE_KINDS[kind]:
-                raise ValueError(f"{ident}: {kind} direction is one of {', '.join(SHAPE_KINDS[kind])}")
-            if check.get("metric") == "isolation_efficiency":
-                needed.append("victim_metric")
-            if kind == "ratio_of_overheads":
-                needed.append("versus")
-            missing = [k for k in needed if k not in check]
-            if missing:
-                raise ValueError(f"{ident}: check lacks {', '.join(missing)}")
-        elif not claim.get("reason"):
-            raise ValueError(f"{ident}: an untestable claim needs a reason")
-        _check_paper_platforms(claim)
-        conditions.check_conditions(claim)
+        raise ClaimsError(f"{path}: expected a list of claims, not {type(claims).__name__}")
+    seen: dict[str, int] = {}
+    for number, claim in enumerate(claims, 1):
+        ident = claim.get("id") if isinstance(claim, dict) else None
+        if not isinstance(ident, str) or not ident:
+            raise ClaimsError(f"{path}: claim {number} of the list: no id (a mapping with an id: text), in {claim!r}")
+        if ident in seen:
+            raise ClaimsError(f"{path}: claim {ident!r}: id repeated (claims {seen[ident]} and {number} of the list)")
+        seen[ident] = number
+        try:
+            _check_claim(claim)
+        except ValueError as error:  # the conditions' own check names the claim too
+            raise ClaimsError(f"{path}: claim {ident!r}: {str(error).removeprefix(f'{ident}: ')}") from None
     return claims
 
 
@@ -1042,23 +1109,24 @@ def paper_platforms(claim: dict) -> list[str | None]:
 
 
 def _check_paper_platforms(claim: dict) -> None:
-    """claims.yaml: every claim names its paper platforms, and each check platform may stand for its own."""
-    ident = claim["id"]
+    """claims.yaml: every claim names its paper platforms, and each check platform may stand for its own
+    (ValueError ``<key>: ...``; :func:`load_claims` adds the file and the claim)."""
     if claim.get("paper_platform") is None:
-        raise ValueError(f"{ident}: paper_platform missing (the paper's platform, e.g. KVM)")
+        raise ValueError("paper_platform missing (the paper's platform, e.g. KVM)")
     papers = paper_platforms(claim)
     for paper in papers:
         if paper not in platform_names.STAND_INS:
-            raise ValueError(f"{ident}: unknown paper platform {paper!r} (known: {', '.join(platform_names.STAND_INS)})")
+            raise ValueError(f"paper_platform: unknown paper platform {paper!r} "
+                             f"(known: {', '.join(platform_names.STAND_INS)})")
     if not claim.get("testable"):
         return
     names = _check_platforms(claim["check"])
     if len(papers) != len(names):
-        raise ValueError(f"{ident}: paper_platform names {len(papers)} platforms, the check compares {len(names)}")
+        raise ValueError(f"paper_platform names {len(papers)} platforms, the check compares {len(names)}")
     for name, paper in zip(names, papers):
         candidates = list(platform_catalog.ALIASES[name].candidates) if name in platform_catalog.ALIASES else [name]
         if not any(platform_names.stand_in(paper, c) for c in candidates):
-            raise ValueError(f"{ident}: {name} may not stand for {paper} (platform_names.STAND_INS)")
+            raise ValueError(f"check: {name} may not stand for {paper} (platform_names.STAND_INS)")
 
 
 def _stand_ins(names: list[str], papers: list[str | None], table: pd.DataFrame, check: dict | None = None) -> list[str]:
@@ -1124,13 +1192,20 @@ def load_causes(path: str | Path = CAUSES_PATH) -> list[dict]:
     rather than of the platform (the host drifting between the platforms' runs): a claim on those
     records is then inconclusive, its note naming the cause."""
     path = Path(path)
-    entries = (yaml.safe_load(path.read_text()) if path.exists() else None) or []
-    for entry in entries:
+    entries = (yamlfile.load(path) if path.exists() else None) or []
+    if not isinstance(entries, list):
+        raise ClaimsError(f"{path}: expected a list of entries, not {type(entries).__name__}")
+    for number, entry in enumerate(entries, 1):
+        if not isinstance(entry, dict):
+            raise ClaimsError(f"{path}: entry {number} of the list: a mapping of keys, not {entry!r}")
+        name = f"entry {number} of the list ({entry.get('platform')}/{entry.get('benchmark')})"
         missing = [k for k in ("platform", "benchmark", "cause") if not entry.get(k)]
         if missing:
-            raise ValueError(f"{path}: an entry lacks {', '.join(missing)}: {entry}")
-        if not isinstance(entry.get("confounded", False), bool):
-            raise ValueError(f"{path}: confounded must be true or false: {entry}")
+            raise ClaimsError(f"{path}: {name}: lacks {', '.join(missing)}")
+        try:
+            _check_keys(entry, CAUSE_KEYS)
+        except ValueError as error:  # confounded must be true or false, and so on
+            raise ClaimsError(f"{path}: {name}: {error}") from None
     return entries
 
 
@@ -1286,11 +1361,45 @@ def write_claims_table(claims_path: str | Path, table: pd.DataFrame, out: str | 
                        causes_path: str | Path = CAUSES_PATH, probe_path: str | Path | None = None) -> pd.DataFrame:  # fmt: skip
     """Evaluate every claim of ``claims_path`` on ``table`` (causes of faster-than-native results from
     ``causes_path``; the platforms the testbed could not run from its platform probe ``probe_path``)
-    and write :func:`claims_table` as CSV to ``out``."""
+    and write :func:`claims_table` as CSV to ``out``: whole, and only once every claim is evaluated (an
+    error, such as a :class:`ClaimsError`, leaves an earlier ``out`` as it was)."""
     unavailable = unavailable_platforms(probe_path) if probe_path else {}
     verdicts = evaluate(load_claims(claims_path), table, level=level, causes=load_causes(causes_path),
                         unavailable=unavailable)
     frame = claims_table(verdicts, level=level)
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out, index=False, float_format="%.6g")
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
+    try:
+        frame.to_csv(partial, index=False, float_format="%.6g")
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
     return frame
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write a testbed's verdicts, ``<data-dir>/tables/<testbed>.claims.csv`` (the workflow's claims_table
+    job), from its table, and print how many claims got each verdict."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m virtrepro.claims", description=main.__doc__)
+    parser.add_argument("--data-dir", required=True)
+    parser.add_argument("--testbed", required=True)
+    parser.add_argument("--claims", required=True, help="the claims (data/reference/claims.yaml)")
+    parser.add_argument("--causes", default=str(CAUSES_PATH), help="the causes' registry (faster_than_native.yaml)")
+    args = parser.parse_args(argv)
+    results.require_raw_logs(args.data_dir, args.testbed)  # no verdicts from a table of no runs (one left from before)
+    table = results.read_table(results.table_paths(args.data_dir, args.testbed)["parquet"])
+    # a platform the testbed could not run is "not measured" with the probe's reason
+    probe = Path(args.data_dir) / "raw" / args.testbed / "probes" / "platforms.json"
+    out = Path(args.data_dir) / "tables" / f"{args.testbed}.claims.csv"
+    frame = write_claims_table(args.claims, table, out, causes_path=args.causes, probe_path=probe)
+    print(frame["verdict"].value_counts().to_string())
+    return 0
+
+
+if __name__ == "__main__":
+    from .cli import run as run_cli
+
+    run_cli(main)

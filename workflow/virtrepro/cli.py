@@ -10,6 +10,7 @@ Standard library only, like :mod:`virtrepro.errors`.
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -31,6 +32,24 @@ def one_line(error: BaseException) -> str:
     if isinstance(error, OSError) and not isinstance(error, VirtreproError) and error.filename is not None:
         return f"{error.filename}: {error.strerror or error}"
     return str(error) or type(error).__name__
+
+
+def count(minimum: int = 1) -> Callable[[str], int]:
+    """An argparse ``type`` for a count option: a whole number of at least ``minimum`` (1 for a
+    number of rounds, 0 where 0 means something, a repetition's number). Anything else is argparse's
+    usage and one line naming the option (``argument --rounds: at least 1, not 0``), exit status 2."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"a whole number, not {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"at least {minimum}, not {value}")
+        return value
+
+    parse.__name__ = f"count of at least {minimum}"  # what argparse names in other complaints
+    return parse
 
 
 def strip_debug(argv: list[str]) -> list[str]:

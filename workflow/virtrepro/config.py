@@ -14,6 +14,7 @@ from .platforms import catalog as platform_catalog
 from .adaptive import RepetitionRule
 from .benchmarks import BENCHMARKS, Variant
 from .errors import VirtreproError
+from . import yamlfile
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.yaml"
 
@@ -27,7 +28,7 @@ def schema(path: Path = SCHEMA_PATH) -> dict:
     declarations say filled in: the names of the benchmarks (:mod:`virtrepro.benchmarks`) and
     platforms (:mod:`virtrepro.platforms.catalog`), and each benchmark's parameters in a scale
     (``Benchmark.parameters``)."""
-    composed = yaml.safe_load(Path(path).read_text())
+    composed = yamlfile.load(path)
     composed["properties"]["benchmarks"]["items"]["enum"] = list(BENCHMARKS)
     composed["properties"]["platforms"]["items"]["enum"] = list(platform_catalog.config_names())
     composed["$defs"]["scale"]["properties"] = {name: b.parameter_schema() for name, b in BENCHMARKS.items()}
@@ -141,18 +142,11 @@ def validate_config(config: dict, schema_path: Path = SCHEMA_PATH) -> dict:
 
 def read_config_file(path: str | Path) -> dict:
     """A configuration file's keys (not validated); ConfigError names the file, and the line
-    and column where its YAML is broken."""
+    (and column) where its YAML is broken or gives a key twice (:mod:`virtrepro.yamlfile`)."""
     try:
-        text = Path(path).read_text()
-    except OSError as error:
-        raise ConfigError(f"config file {path}: {error.strerror or error}") from None
-    try:
-        config = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise ConfigError(f"config file {where}: not valid YAML: {problem}") from None
+        config = yamlfile.load(path)
+    except yamlfile.YamlFileError as error:
+        raise ConfigError(f"config file {error}") from None
     if not isinstance(config, dict):
         raise ConfigError(f"config file {path}: holds {type(config).__name__}, not keys with values")
     return config

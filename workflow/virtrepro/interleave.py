@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from snakemake.utils import update_config
 
+    from .cli import count
     from .config import read_config_file, validate_config
 
     parser = argparse.ArgumentParser(prog="python -m virtrepro.interleave", description=main.__doc__)
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--benchmark", required=True)
     parser.add_argument("--variant", required=True)
     parser.add_argument("--platforms", nargs="+", required=True, help="in the order of the first round")
-    parser.add_argument("--rounds", type=int, required=True)
+    parser.add_argument("--rounds", type=count(1), required=True)
     args = parser.parse_args(argv)
     if len(set(args.platforms)) != len(args.platforms) or len(args.platforms) < 2:
         parser.error("--platforms: two or more, each once")

@@ -939,6 +939,7 @@ def main(argv: list[str] | None = None) -> int:
     repetition of one benchmark variant on one platform."""
     import argparse
 
+    from .cli import count
     from .config import given_config, plan_variants
 
     parser = argparse.ArgumentParser(prog="python -m virtrepro.measure", description=main.__doc__)
@@ -947,10 +948,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--platform", required=True)
     parser.add_argument("--benchmark", required=True)
     parser.add_argument("--variant", required=True)
-    parser.add_argument("--part", type=int,
+    parser.add_argument("--part", type=count(1),
                         help="measure this part of the repetitions (1 or 2: see VariantPlan) and write its marker; "
                              "default: every part, one after the other")
-    parser.add_argument("--rep", type=int, action="append",
+    parser.add_argument("--rep", type=count(0), action="append",
                         help="measure only this repetition (repeatable; no marker is written)")
     parser.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
     parser.add_argument("--expect-marker", help="the marker path the caller expects (checked against the plan)")

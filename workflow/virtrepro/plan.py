@@ -244,9 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     """Print the estimated wall time of the planned measurement jobs (see the module's doc)."""
     import argparse
 
-    import yaml
-
     from .config import read_config_file, validate_config
+    from .yamlfile import loads
 
     parser = argparse.ArgumentParser(prog="python -m virtrepro.plan", description=main.__doc__)
     parser.add_argument("--estimate", action="store_true", required=True, help="estimate the wall time (the only action)")
@@ -257,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     config = read_config_file(args.configfile)
     for item in args.config:
         key, _, value = item.partition("=")
-        config[key] = yaml.safe_load(value)
+        config[key] = loads(value, f"--config {key}")
     validate_config(config)
     print(summary(config, config.get("data_dir", "data")))
     return 0

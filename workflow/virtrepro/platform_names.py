@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
+from . import yamlfile
 from .errors import VirtreproError
 from .metrics import SUBSYSTEMS
 from .platforms.catalog import ALIASES, ANALOGUE, BY_NAME, PLATFORMS, SAME, SAME_KIND  # noqa: F401  (re-exported)
@@ -54,7 +53,7 @@ def load_analogues(path: str | Path = ANALOGUES_PATH) -> dict[tuple[str, str], d
     platform that is not declared the same as the paper platform, a rule name, and per subsystem (one of ``metrics.SUBSYSTEMS``)
     a ``use`` (:data:`USES`), for ``one-way`` a ``bias`` (:data:`BIASES`), and a ``why``."""
     path = Path(path)
-    entries = yaml.safe_load(path.read_text()) or []
+    entries = yamlfile.load(path) or []  # a key given twice names its line
     table = {}
     for number, entry in enumerate(entries if isinstance(entries, list) else [entries], 1):
         where = f"{path}: entry {number}"

@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+from .cli import count
+
 
 def pid_alive(pid: int) -> bool:
     """True if ``pid`` runs and is not a zombie."""
@@ -126,7 +128,7 @@ def running(pid_file: Path) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m virtrepro.supervisor", description=__doc__.splitlines()[0])
-    parser.add_argument("--owner", type=int, required=True)
+    parser.add_argument("--owner", type=count(1), required=True, help="the process id whose end ends the command")
     parser.add_argument("--pid-file", required=True)
     parser.add_argument("--spec")
     parser.add_argument("command", nargs=argparse.REMAINDER)

@@ -136,9 +136,9 @@ class Benchmark:
 
     def parameter_schema(self) -> dict:
         """The JSON schema of its entry in a scale: its declared ``parameters`` and ``repetitions``."""
-        import yaml
+        from ..yamlfile import loads
 
-        declared = yaml.safe_load(textwrap.dedent(self.parameters)) or {}
+        declared = loads(textwrap.dedent(self.parameters), f"benchmark {self.name}'s parameters") or {}
         if not isinstance(declared, dict) or set(declared) - {"required", "properties", "oneOf", "anyOf", "allOf"}:
             raise TypeError(f"{self.name}: parameters must declare required, properties (and oneOf...): {declared!r}")
         return {

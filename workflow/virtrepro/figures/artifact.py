@@ -21,10 +21,9 @@ from collections import defaultdict
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from .. import claims as claim_checks
-from .. import machines, platform_names
+from .. import machines, platform_names, yamlfile
 from ..platforms.catalog import CONTAINER
 from ..regimes import sidecar_facts
 from . import FIGURES, by_paper
@@ -100,7 +99,7 @@ def machine_section(sidecars: list[dict], data_dir: Path, testbed: str) -> list[
 def reference_rules(config_path: Path = CONFIG) -> str:
     """The reference scale's repetition rules in words, read from the configuration: the smallest
     minimum, the usual cap, and the lower caps a platform that translates guest code gets."""
-    scale = yaml.safe_load(config_path.read_text())["scales"]["reference"]
+    scale = yamlfile.load(config_path)["scales"]["reference"]
     rules = {name: params["repetitions"] for name, params in scale.items() if isinstance(params.get("repetitions"), dict)}
     lowest = min(rule["min"] for rule in rules.values())
     caps = sorted({rule["max"] for rule in rules.values()})

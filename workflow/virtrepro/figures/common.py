@@ -84,12 +84,15 @@ CONFIG = Path(__file__).resolve().parents[3] / "config" / "config.yaml"
 
 
 def scale_parameters(benchmark: str, scale: str = "paper") -> dict:
-    """``benchmark``'s parameters at ``scale`` in the configuration ({} where it has none)."""
-    import yaml
+    """``benchmark``'s parameters at ``scale`` in the configuration ({} where it has none, or where
+    there is no configuration file); a broken one, or one that gives a key twice, is its error."""
+    from ..yamlfile import load
 
+    if not CONFIG.is_file():
+        return {}
     try:
-        return (yaml.safe_load(CONFIG.read_text())["scales"].get(scale) or {}).get(benchmark) or {}
-    except (OSError, KeyError, TypeError, yaml.YAMLError):
+        return (load(CONFIG)["scales"].get(scale) or {}).get(benchmark) or {}
+    except (KeyError, TypeError, AttributeError):
         return {}
 
 

@@ -395,7 +395,6 @@ def memory_working_set(runs: pd.DataFrame, s) -> tuple[pd.DataFrame, str]:
     exercised, and the operations the benchmark declares that this scale did not run."""
     from .. import machines, regimes
     from ..benchmarks import BENCHMARKS
-    import yaml
 
     if runs.empty:
         return runs, ""
@@ -411,7 +410,7 @@ def memory_working_set(runs: pd.DataFrame, s) -> tuple[pd.DataFrame, str]:
                      f"thread{'s' if int(threads) > 1 else ''}, {where}"
                      + (f" (last-level cache {llc / 2**20:g} MiB)" if llc else ""))
     text = "sysbench memory moves " + "; ".join(parts) + ": the guest's memory size is not exercised"
-    declared = yaml.safe_load(BENCHMARKS["memory_scaling"].parameters)["properties"]["operations"]["items"]["enum"]
+    declared = BENCHMARKS["memory_scaling"].parameter_schema()["properties"]["operations"]["items"]["enum"]
     not_run = [op for op in declared if op not in set(runs["param_oper"])]
     if not_run:
         text += f"; {' and '.join(not_run)}: not run at this scale (config: memory_scaling operations)"
