@@ -7,6 +7,7 @@ from virtrepro.results import write_table
 REFERENCE = Path(workflow.basedir) / "data" / "reference"
 
 
+@one_line_errors
 def table_outputs():
     return [f"{DATA}/tables/{TESTBED}.parquet", f"{DATA}/tables/{TESTBED}.csv", f"{DATA}/tables/{TESTBED}.claims.csv"]
 
@@ -14,8 +15,8 @@ def table_outputs():
 rule table:
     input:
         # two functions: the compiled benchmarks' part waits for their builds' probes (checkpoints), the rest does not
-        lambda wc: [str(v.marker_path(DATA)) for v in planned_variants(built=False) if v.testbed == wc.testbed],
-        lambda wc: [str(v.marker_path(DATA)) for v in planned_variants(built=True) if v.testbed == wc.testbed],
+        one_line_errors(lambda wc: [str(v.marker_path(DATA)) for v in planned_variants(built=False) if v.testbed == wc.testbed]),
+        one_line_errors(lambda wc: [str(v.marker_path(DATA)) for v in planned_variants(built=True) if v.testbed == wc.testbed]),
     output:
         parquet=DATA + "/tables/{testbed}.parquet",
         csv=DATA + "/tables/{testbed}.csv",
@@ -23,7 +24,7 @@ rule table:
     log:
         "logs/table/{testbed}.log",
     run:
-        with open(log[0], "w") as handle:
+        with one_line_errors(), open(log[0], "w") as handle:
             frame = write_table(DATA, wildcards.testbed)
             print(f"{len(frame)} records from {frame['source_log'].nunique()} logs", file=handle)
 
@@ -47,8 +48,9 @@ rule claims_table:
         from virtrepro.claims import write_claims_table
         from virtrepro.results import require_raw_logs
 
-        require_raw_logs(DATA, wildcards.testbed)  # no verdicts from a table of no runs (one left from before)
-        with open(log[0], "w") as handle:
+        with one_line_errors():
+            require_raw_logs(DATA, wildcards.testbed)  # no verdicts from a table of no runs (one left from before)
+        with one_line_errors(), open(log[0], "w") as handle:
             # a platform the testbed could not run is "not measured" with the probe's reason
             probe = f"{DATA}/raw/{wildcards.testbed}/probes/platforms.json"
             frame = write_claims_table(input.claims, pd.read_parquet(input.table), output[0], causes_path=input.causes,
