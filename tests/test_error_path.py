@@ -327,6 +327,17 @@ def test_ctrl_c_during_virtrepro_run_is_one_line_and_status_130(tmp_path, second
     _interrupted_cleanly(result)
 
 
+@pytest.mark.parametrize("seconds", [0.3, 2.0])
+def test_ctrl_c_during_a_command_line_is_one_line_and_status_130(seconds):
+    """``python -m virtrepro.<module>`` while it imports its dependencies (the package's handler)
+    and once its cli.run has started (a KeyboardInterrupt, mapped)."""
+    args = [sys.executable, "-m", "virtrepro.plan", "--estimate"]
+    result, running = interrupt(args, REPO, lambda lines, elapsed: elapsed >= seconds)
+    if not running:
+        pytest.fail(f"the estimate ended within {seconds} s: nothing was interrupted")
+    _interrupted_cleanly(result)
+
+
 def test_ctrl_c_while_snakemake_plans_is_one_line_and_status_130(tmp_path):
     """Plain ``snakemake``, once it builds the plan (the Snakefile has been read)."""
     args = [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path)]

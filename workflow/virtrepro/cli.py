@@ -62,6 +62,8 @@ def run(main: Callable[[list[str]], int | None], argv: list[str] | None = None, 
     argv = list(sys.argv[1:] if argv is None else argv)
     if debug_flag:
         argv = strip_debug(argv)
+    if signal.getsignal(signal.SIGINT) is _interrupted and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # the package's import-time handler (__init__)
     try:
         status = main(argv)
     except NAMED_ERRORS as error:
@@ -128,18 +130,17 @@ def interrupts_exit_130() -> None:
     scheduler catches the SystemExit as it catches a KeyboardInterrupt (it cancels the jobs and
     releases its lock), and :func:`end_if_interrupted` in the ``onerror`` hook gives the status.
     Nothing changes with debug on (Python's KeyboardInterrupt and its traceback)."""
-    if debug_enabled():
-        return
-
-    def interrupted(signum, frame):
-        _INTERRUPTED.append(signum)
-        os.write(2, b"interrupted\n")  # not print(): the signal may arrive inside a print to stderr
-        raise SystemExit(INTERRUPTED_STATUS)
-
-    signal.signal(signal.SIGINT, interrupted)
+    if not debug_enabled():
+        signal.signal(signal.SIGINT, _interrupted)
 
 
 _INTERRUPTED: list[int] = []
+
+
+def _interrupted(signum, frame) -> NoReturn:
+    _INTERRUPTED.append(signum)
+    os.write(2, b"interrupted\n")  # not print(): the signal may arrive inside a print to stderr
+    raise SystemExit(INTERRUPTED_STATUS)
 
 
 def end_if_interrupted() -> None:
