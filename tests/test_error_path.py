@@ -373,3 +373,14 @@ def test_ctrl_c_while_a_measurement_runs_ends_the_workflow_with_status_130(tmp_p
     assert process.returncode == 130, said[-3000:]
     assert said.splitlines().count("interrupted") >= 1 and "Traceback" not in said, said[-3000:]
     assert not any((tmp_path / ".snakemake" / "locks").glob("*")), "Snakemake's lock is left behind"
+
+
+def test_too_few_hosts_for_a_run_is_a_named_error():
+    """Raised from the measurement jobs' resources and params functions (measure.smk): a named
+    error, so the rules' wrapper makes it one line (a ValueError still, for its callers)."""
+    from virtrepro.errors import VirtreproError
+    from virtrepro.placement import spanned_hosts
+
+    with pytest.raises(VirtreproError, match=r"^testbed tb has 1 host\(s\); a run across 2 hosts needs 2 ") as caught:
+        spanned_hosts(["node1"], 2, "tb")
+    assert isinstance(caught.value, ValueError)
