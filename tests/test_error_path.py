@@ -284,6 +284,17 @@ def test_remote_with_a_partial_configfile_reaches_the_testbed_and_names_the_file
     assert line.startswith(f"error: config file {partial} (over config/config.yaml): config key 'scale': ")
 
 
+def test_the_estimate_takes_a_partial_configfile_as_snakemake_does(tmp_path):
+    partial = tmp_path / "partial.yaml"
+    partial.write_text(yaml.safe_dump({"benchmarks": ["sysbench_cpu"], "platforms": ["native"], "data_dir": str(tmp_path)}))
+    result = command("-m", "virtrepro.plan", "--estimate", "--configfile", str(partial))
+    assert result.returncode == 0, result.stderr
+    assert "native     sysbench_cpu" in result.stdout and "lxc" not in result.stdout
+    partial.write_text(yaml.safe_dump({"scale": "huge"}))
+    line = one_error_line(command("-m", "virtrepro.plan", "--estimate", "--configfile", str(partial)))
+    assert line.startswith(f"error: config file {partial} (over config/config.yaml): config key 'scale': ")
+
+
 # -- Ctrl-C: one line and status 130 -------------------------------------------------------------------
 
 def interrupt(args: list[str], cwd: Path, when) -> tuple[subprocess.CompletedProcess, bool]:

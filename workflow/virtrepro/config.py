@@ -211,12 +211,18 @@ def merged_config(paths: list[str | Path]) -> dict:
     return config
 
 
-def config_with_files(paths: list[str | Path]) -> dict:
-    """:func:`merged_config`, validated; a ConfigError from the merged keys names the files."""
+def config_with_files(paths: list[str | Path], overrides: dict | None = None) -> dict:
+    """:func:`merged_config`, with ``overrides`` merged over it as Snakemake merges its ``--config``
+    (key by key, the same function), validated; a ConfigError from the merged keys names the files."""
+    from snakemake.utils import update_config
+
     config = merged_config(paths)
+    update_config(config, overrides or {})
     try:
         return validate_config(config)
     except ConfigError as error:
+        if not paths:
+            raise
         given = ", ".join(map(str, paths))
         raise ConfigError(f"config file {given} (over {DEFAULT_CONFIG.parent.name}/{DEFAULT_CONFIG.name}): {error}") from None
 

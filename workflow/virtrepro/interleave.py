@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     """Measure a variant in alternating rounds over platforms (see the module's doc)."""
     import argparse
 
-    from .config import DEFAULT_CONFIG, merged_config, validate_config
+    from .config import DEFAULT_CONFIG, config_with_files
 
     parser = argparse.ArgumentParser(prog="python -m virtrepro.interleave", description=main.__doc__)
     parser.add_argument("--configfile", action="append",
@@ -53,9 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if len(set(args.platforms)) != len(args.platforms) or len(args.platforms) < 2:
         parser.error("--platforms: two or more, each once")
-    config = merged_config([path for path in args.configfile or [] if Path(path).resolve() != DEFAULT_CONFIG])
-    config.update(testbed=args.testbed, scale=args.scale, data_dir=args.data_dir)
-    validate_config(config)
+    config = config_with_files([path for path in args.configfile or [] if Path(path).resolve() != DEFAULT_CONFIG],
+                               {"testbed": args.testbed, "scale": args.scale, "data_dir": args.data_dir})
     # the configuration by environment, as the Snakemake rule passes it; the sidecars' provenance names
     # this command line (not each job's)
     environment = {**os.environ, "VIRTREPRO_CONFIG": json.dumps(config),
