@@ -14,6 +14,7 @@ CAPTIONS = figure_registry.write_captions(Path(".snakemake") / "report-captions"
                                           figure_registry.figures_home(FIGURES_DIR, TESTBED))
 
 
+@one_line_errors
 def figure_file(paper, name, suffix):
     """Where the testbed's notebook writes a figure's file (virtrepro.figures.figure_file)."""
     return str(figure_registry.figure_file(FIGURES_DIR, TESTBED, paper, name, suffix))
