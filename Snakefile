@@ -14,10 +14,13 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from snakemake.utils import min_version, validate
 
-from virtrepro.cli import stop
+from virtrepro.cli import end_if_interrupted, interrupts_exit_130, one_line_errors, stop
 from virtrepro.config import ConfigError, read_config_file
 
 min_version("9.0")
+
+# Ctrl-C: the line "interrupted" and exit status 130, not a traceback (virtrepro.cli)
+interrupts_exit_130()
 
 # Errors in the configuration stop the run with one line naming the file and line, or the key
 # (VIRTREPRO_DEBUG=1: a traceback). Snakemake reads --configfile itself, before this file:
@@ -36,12 +39,16 @@ configfile: DEFAULT_CONFIG
 
 
 
-include: "workflow/rules/common.smk"
-include: "workflow/rules/images.smk"
-include: "workflow/rules/builds.smk"
-include: "workflow/rules/measure.smk"
-include: "workflow/rules/tables.smk"
-include: "workflow/rules/notebooks.smk"
+# An error a user can cause in the rules' Python code is one line `error: ...` (virtrepro.cli.one_line_errors):
+# here for the files' top-level code; each function, lambda, run: block and hook is wrapped where it is
+# written (tests/test_error_path.py finds any that is not).
+with one_line_errors():
+    include: "workflow/rules/common.smk"
+    include: "workflow/rules/images.smk"
+    include: "workflow/rules/builds.smk"
+    include: "workflow/rules/measure.smk"
+    include: "workflow/rules/tables.smk"
+    include: "workflow/rules/notebooks.smk"
 
 
 rule all:
@@ -67,6 +74,7 @@ rule measurements:
 # qemu-kvm or qemu-tcg and whether a compiled benchmark (NPB) runs.
 # scripts/reproduce.sh makes these first, so that the main run's progress counts every job from
 # its first line instead of jumping when a checkpoint finishes.
+@one_line_errors
 def prepare_inputs(wildcards=None):
     """The probe of which platforms the testbed can run, then what those platforms need."""
     available = available_platforms()  # common.smk
@@ -90,13 +98,17 @@ rule prepare:
 # limiter a scheduling pass happens when a job finishes, and at no other time. (onstart runs once
 # the scheduler exists, before its first pass; `--max-jobs-per-timespan` cannot turn it off.)
 onstart:
-    if getattr(workflow, "scheduler", None) is not None and hasattr(workflow.scheduler, "job_rate_limiter"):
-        workflow.scheduler.job_rate_limiter = None
+    with one_line_errors():
+        if getattr(workflow, "scheduler", None) is not None and hasattr(workflow.scheduler, "job_rate_limiter"):
+            workflow.scheduler.job_rate_limiter = None
 
 
 onsuccess:
-    stop_testbed()
+    with one_line_errors():
+        stop_testbed()
 
 
 onerror:
-    stop_testbed()
+    with one_line_errors():
+        stop_testbed()
+        end_if_interrupted()  # a run Ctrl-C ended: status 130

@@ -20,8 +20,8 @@ checkpoint build_source:
     wildcard_constraints:
         build="|".join(USED_BUILDS) or "no-build-in-use",
     params:
-        module=lambda wildcards: USED_BUILDS[wildcards.build].__name__,
-        settings=lambda wildcards: json.dumps(USED_BUILDS[wildcards.build].settings(config), sort_keys=True),
+        module=one_line_errors(lambda wildcards: USED_BUILDS[wildcards.build].__name__),
+        settings=one_line_errors(lambda wildcards: json.dumps(USED_BUILDS[wildcards.build].settings(config), sort_keys=True)),
     shell:
         f"{sys.executable} -m {{params.module}} obtain --output {{output}} > {{log}} 2>&1"
 
@@ -47,28 +47,33 @@ for _name, _module in USED_BUILDS.items():
             f"{sys.executable} -m {{params.module}} build --source {{input}} > {{log}} 2>&1"
 
 
+@one_line_errors
 def build_probes():
     """The probe record of every build in use (rule prepare)."""
     return [BUILD_PROBE.format(testbed=TESTBED, build=name) for name in USED_BUILDS]
 
 
+@one_line_errors
 def build_available(name):
     """True if build ``name``'s source was obtained (a checkpoint: decided once its probe ran)."""
     probe = checkpoints.build_source.get(testbed=TESTBED, build=name).output[0]
     return probe_record(probe, "status")["status"] == "available"
 
 
+@one_line_errors
 def needs_build(benchmark):
     """The name of ``benchmark``'s source build, or None (it comes from a package)."""
     return BENCHMARKS[benchmark].build
 
 
+@one_line_errors
 def without_unavailable_builds(runs):
     """The planned runs, less those whose source build was skipped (its probe file says why)."""
     skipped = {name for name in {needs_build(run.benchmark) for run in runs} - {None} if not build_available(name)}
     return [run for run in runs if needs_build(run.benchmark) not in skipped]
 
 
+@one_line_errors
 def build_input(wildcards):
     """A measurement of a compiled benchmark needs its build."""
     name = needs_build(wildcards.benchmark)

@@ -8,7 +8,7 @@ from virtrepro import placement
 from virtrepro.platforms import catalog as platform_catalog
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.errors import ProbeRecordError, read_probe_record
-from virtrepro.config import ConfigError, QEMU_AUTO, plan_variants, resolve_platforms, validate_config, write_schema
+from virtrepro.config import ConfigError, QEMU_AUTO, check_output_directory, plan_variants, resolve_platforms, validate_config, write_schema
 from virtrepro.guests import image_dir
 from virtrepro.guests.image import IMAGE_FILES
 from virtrepro.testbed import RemoteTestbed, testbed_from_config
@@ -20,6 +20,10 @@ except ConfigError as error:
     stop(error)  # Snakefile
 # fills in defaults of optional keys (the schema as the declarations complete it: virtrepro.config.schema)
 validate(config, str(write_schema(Path(".snakemake") / "virtrepro").resolve()))
+
+# before Snakemake looks inside them (a file there would end in its traceback)
+for _key in ("data_dir", "figures_dir"):
+    check_output_directory(_key, config[_key])
 
 TESTBED = config["testbed"]
 DATA = config["data_dir"].rstrip("/")
@@ -66,6 +70,7 @@ wildcard_constraints:
     paper=r"[a-z]+[0-9]{4}",
 
 
+@one_line_errors
 def probe_record(path, key):
     """A probe's record, or the run stops with one line naming the file (errors.read_probe_record)."""
     try:
@@ -77,6 +82,7 @@ def probe_record(path, key):
 _UNAVAILABLE_SAID = []
 
 
+@one_line_errors
 def available_platforms():
     """The configured platforms that every host of the testbed can run, as the platform probe (a
     checkpoint) found; the others are said once, with the reason, and left out of the plan."""
@@ -98,6 +104,7 @@ def available_platforms():
     return [name for name in config["platforms"] if name not in left_out]
 
 
+@one_line_errors
 def concrete_platforms():
     """The configured platforms the testbed can run (the platform probe), with `qemu` resolved by
     the KVM boot probe (checkpoints)."""
@@ -108,6 +115,7 @@ def concrete_platforms():
     return resolve_platforms(available, qemu)
 
 
+@one_line_errors
 def planned_variants(built=None):
     """The configured variants (each with its repetition count). built=False: those of benchmarks
     that need no source build, known without a probe; built=True: those that need one, once its
@@ -122,6 +130,7 @@ def planned_variants(built=None):
     return without_unavailable_builds(variants)
 
 
+@one_line_errors
 def markers(wildcards=None):
     print_estimate()
     return [str(v.marker_path(DATA)) for v in planned_variants(built=False)]
@@ -130,6 +139,7 @@ def markers(wildcards=None):
 _ESTIMATE_PRINTED = []
 
 
+@one_line_errors
 def print_estimate():
     """A dry run (-n) says once what the planned measurements will cost, from earlier runs' sidecars,
     and which machine the data's runs name (virtrepro.plan; `python -m virtrepro.plan --estimate`
@@ -142,11 +152,13 @@ def print_estimate():
         print(summary(config, DATA), file=sys.stderr)
 
 
+@one_line_errors
 def built_markers(wildcards=None):
     """The markers of the compiled benchmarks' variants (after their builds' probes)."""
     return [str(v.marker_path(DATA)) for v in planned_variants(built=True)]
 
 
+@one_line_errors
 def variant_directory(platform):
     """The variant's directory of raw logs, as an input of its measurement job: deleting a log
     changes the directory's modification time, which makes it newer than the marker, so
@@ -156,6 +168,7 @@ def variant_directory(platform):
     does anything else that builds the plan without executing it (`--report`, `--summary`: no
     executor), which would leave empty directories of another scale's variants in the data."""
 
+    @one_line_errors
     def directory(wildcards):
         path = VARIANT_DIR.format(platform=platform, **wildcards)
         if not os.path.isdir(path):
@@ -167,6 +180,7 @@ def variant_directory(platform):
     return directory
 
 
+@one_line_errors
 def stop_testbed():
     """Tear down the testbed's guests (on a remote testbed: on its hosts, and their keepers) and its sshd."""
     testbed = testbed_from_config(TESTBED, config)

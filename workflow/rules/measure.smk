@@ -39,11 +39,13 @@ os.environ.setdefault("VIRTREPRO_INVOCATION", json.dumps(sys.argv))
 os.environ.setdefault("VIRTREPRO_TESTBED_OWNER", str(os.getpid()))
 
 
+@one_line_errors
 def job_priority(platform):
     """Jobs one benchmark after the other, within one in the run order A B C D D C B A of (platform,
     part) (config.run_priority), and within one (platform, part) all runs of one guest spec
     together (its guest boots once)."""
 
+    @one_line_errors
     def priority(wildcards):
         base = run_priority(config, wildcards.benchmark, platform, int(wildcards.part))
         benchmark = BENCHMARKS[wildcards.benchmark]
@@ -62,6 +64,7 @@ def job_priority(platform):
     return priority
 
 
+@one_line_errors
 @functools.lru_cache(maxsize=None)
 def measuring_hosts(benchmark, key, platform):
     """The testbed hosts one run of this variant holds (virtrepro.placement), the one that runs its
@@ -74,10 +77,11 @@ def measuring_hosts(benchmark, key, platform):
     return tuple(placement.hosts_for(TESTBED_HOSTS, DATA, TESTBED, benchmark, key, spanned))
 
 
+@one_line_errors
 def host_resources(platform):
     """One measurement at a time on each host: the job holds the resource of each host it uses (and no other)."""
     return {placement.resource_name(index):
-            (lambda wc, name=name: int(name in measuring_hosts(wc.benchmark, wc.variant, platform)))
+            one_line_errors(lambda wc, name=name: int(name in measuring_hosts(wc.benchmark, wc.variant, platform)))
             for index, name in enumerate(TESTBED_HOSTS)}
 
 
@@ -96,7 +100,7 @@ for _platform in PLATFORMS:
             f"logs/measure/{{testbed}}/{_platform}/{{benchmark}}/{{variant}}.reps-{{reps}}.part-{{part}}of{{parts}}.log",
         params:
             platform=_platform,  # the shell command is formatted when the job runs, after the loop
-            host=lambda wc, platform=_platform: measuring_hosts(wc.benchmark, wc.variant, platform)[0],
+            host=one_line_errors(lambda wc, platform=_platform: measuring_hosts(wc.benchmark, wc.variant, platform)[0]),
         priority: job_priority(_platform)
         # a measurement owns its host: on the local testbed that is this machine, so nothing else runs
         # beside it here; a remote host's measurement leaves this machine's cores to the others

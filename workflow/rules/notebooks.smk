@@ -14,17 +14,20 @@ CAPTIONS = figure_registry.write_captions(Path(".snakemake") / "report-captions"
                                           figure_registry.figures_home(FIGURES_DIR, TESTBED))
 
 
+@one_line_errors
 def figure_file(paper, name, suffix):
     """Where the testbed's notebook writes a figure's file (virtrepro.figures.figure_file)."""
     return str(figure_registry.figure_file(FIGURES_DIR, TESTBED, paper, name, suffix))
 
 
+@one_line_errors
 def report_figure(paper, name):
     """A figure's PNG as a `snakemake --report` item: its registered caption, category the paper."""
     caption = os.path.relpath(CAPTIONS[(paper, name)].resolve(), Path(workflow.basedir) / "workflow" / "rules")
     return report(figure_file(paper, name, ".png"), caption=caption, category=paper)
 
 
+@one_line_errors
 def notebook_outputs():
     return [f"{DATA}/executed/{TESTBED}/{paper}.ipynb" for paper in config["notebooks"]]
 

@@ -17,6 +17,7 @@ except VirtreproError as error:
     stop(error)  # Snakefile
 
 
+@one_line_errors
 def table_outputs():
     return [f"{DATA}/tables/{TESTBED}.parquet", f"{DATA}/tables/{TESTBED}.csv", f"{DATA}/tables/{TESTBED}.claims.csv"]
 
@@ -24,8 +25,8 @@ def table_outputs():
 rule table:
     input:
         # two functions: the compiled benchmarks' part waits for their builds' probes (checkpoints), the rest does not
-        lambda wc: [str(v.marker_path(DATA)) for v in planned_variants(built=False) if v.testbed == wc.testbed],
-        lambda wc: [str(v.marker_path(DATA)) for v in planned_variants(built=True) if v.testbed == wc.testbed],
+        one_line_errors(lambda wc: [str(v.marker_path(DATA)) for v in planned_variants(built=False) if v.testbed == wc.testbed]),
+        one_line_errors(lambda wc: [str(v.marker_path(DATA)) for v in planned_variants(built=True) if v.testbed == wc.testbed]),
     output:
         parquet=DATA + "/tables/{testbed}.parquet",
         csv=DATA + "/tables/{testbed}.csv",
@@ -33,7 +34,7 @@ rule table:
     log:
         "logs/table/{testbed}.log",
     run:
-        with open(log[0], "w") as handle:
+        with one_line_errors(), open(log[0], "w") as handle:
             frame = write_table(DATA, wildcards.testbed)
             print(f"{len(frame)} records from {frame['source_log'].nunique()} logs", file=handle)
 

@@ -23,3 +23,13 @@ The package is shared by the Snakemake rules, the notebooks and the tests:
 """
 
 __version__ = "0.1.0"
+
+import sys as _sys
+
+if _sys.argv[:1] == ["-m"]:
+    # `python -m virtrepro.<module>` (Python sets argv[0] to "-m" until it has found the module):
+    # a Ctrl-C while the module imports its dependencies is the line "interrupted" and status 130,
+    # as it is once the module's cli.run has started (which puts Python's own handler back)
+    from .cli import interrupts_exit_130
+
+    interrupts_exit_130()

@@ -188,6 +188,58 @@ def given_config(option: str | None) -> dict | None:
     return None
 
 
+# the Snakefile's `configfile:`, which every --configfile is merged over
+DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "config.yaml"
+
+
+def merged_config(paths: list[str | Path]) -> dict:
+    """The configuration Snakemake builds from the Snakefile's configfile (:data:`DEFAULT_CONFIG`)
+    and ``--configfile`` files, not validated: each file merged over the ones before it, key by
+    key into nested mappings, with Snakemake's own function (``snakemake.utils.update_config``).
+    A file that cannot be read is a ConfigError naming it (:func:`read_config_file`)."""
+    from snakemake.utils import update_config
+
+    config = read_config_file(DEFAULT_CONFIG)
+    for path in paths:
+        update_config(config, read_config_file(path))
+    return config
+
+
+def config_with_files(paths: list[str | Path], overrides: dict | None = None) -> dict:
+    """:func:`merged_config`, with ``overrides`` merged over it as Snakemake merges its ``--config``
+    (key by key, the same function), validated; a ConfigError from the merged keys names the files."""
+    from snakemake.utils import update_config
+
+    config = merged_config(paths)
+    update_config(config, overrides or {})
+    try:
+        return validate_config(config)
+    except ConfigError as error:
+        if not paths:
+            raise
+        given = ", ".join(map(str, paths))
+        raise ConfigError(f"config file {given} (over {DEFAULT_CONFIG.parent.name}/{DEFAULT_CONFIG.name}): {error}") from None
+
+
+def check_output_directory(key: str, path: str | Path) -> None:
+    """ConfigError naming ``key`` and ``path`` unless ``path`` is a directory or can be made one
+    (its nearest existing ancestor is a directory this process may write into): checked before
+    Snakemake looks inside it, which would end in its traceback. Creates nothing."""
+    wanted = Path(os.path.abspath(path))
+    existing = wanted
+    while not os.path.lexists(existing) and existing != existing.parent:
+        existing = existing.parent
+    if existing == wanted:
+        if not wanted.is_dir():
+            what = "a broken symbolic link" if not wanted.exists() else "a file"
+            raise ConfigError(f"config key '{key}': {path} is {what}, not a directory")
+        return
+    if not existing.is_dir():
+        raise ConfigError(f"config key '{key}': {path} cannot be created: {existing} is a file, not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"config key '{key}': {path} cannot be created: {existing} is not writable")
+
+
 @dataclass(frozen=True)
 class Run:
     """One repetition of one benchmark variant on one platform of one testbed."""

@@ -26,7 +26,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-DEFAULT_CONFIG = "config/config.yaml"  # the Snakefile's configfile
 
 
 def round_order(platforms: list[str], round_number: int) -> list[str]:
@@ -38,10 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     """Measure a variant in alternating rounds over platforms (see the module's doc)."""
     import argparse
 
-    from snakemake.utils import update_config
-
     from .cli import count
-    from .config import read_config_file, validate_config
+    from .config import DEFAULT_CONFIG, config_with_files
 
     parser = argparse.ArgumentParser(prog="python -m virtrepro.interleave", description=main.__doc__)
     parser.add_argument("--configfile", action="append",
@@ -57,12 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if len(set(args.platforms)) != len(args.platforms) or len(args.platforms) < 2:
         parser.error("--platforms: two or more, each once")
-    config = read_config_file(DEFAULT_CONFIG)
-    for path in args.configfile or []:
-        if Path(path) != Path(DEFAULT_CONFIG):
-            update_config(config, read_config_file(path))
-    config.update(testbed=args.testbed, scale=args.scale, data_dir=args.data_dir)
-    validate_config(config)
+    config = config_with_files([path for path in args.configfile or [] if Path(path).resolve() != DEFAULT_CONFIG],
+                               {"testbed": args.testbed, "scale": args.scale, "data_dir": args.data_dir})
     # the configuration by environment, as the Snakemake rule passes it; the sidecars' provenance names
     # this command line (not each job's)
     environment = {**os.environ, "VIRTREPRO_CONFIG": json.dumps(config),

@@ -392,7 +392,7 @@ def measure(
         status, error = _measure_in_instances(platform, benchmark, run.variant, count, command, sidecar, partial, timeout, scratch,
                                               uploads, host, owner_pid=owner_pid or _owner_from_environment(),
                                               on_hosts=instances)
-    text = Path(partial).read_text(errors="replace")
+    text = rawlog.read_log(partial)  # as the table reads it
     if error is None:
         try:
             records = benchmark.parse_run(text, str(log), run.variant.param_dict)

@@ -24,6 +24,12 @@ import hashlib
 import json
 from pathlib import Path
 
+from .errors import VirtreproError
+
+
+class PlacementError(VirtreproError, ValueError):
+    """The testbed has too few hosts for a run (names the testbed); a ValueError as before."""
+
 
 def resource_name(index: int) -> str:
     """The Snakemake resource that one measurement holds on host ``index`` of the testbed."""
@@ -50,7 +56,7 @@ def hashed_host(hosts: list[str], benchmark: str, key: str) -> str:
 def host_for(hosts: list[str], data_dir: str | Path, testbed: str, benchmark: str, key: str) -> str:
     """The host of ``hosts`` (names, the testbed's order) that measures this variant."""
     if not hosts:
-        raise ValueError(f"testbed {testbed} has no hosts")
+        raise PlacementError(f"testbed {testbed} has no hosts")
     if len(hosts) == 1:
         return hosts[0]
     recorded = recorded_host(data_dir, testbed, benchmark, key)
@@ -60,8 +66,8 @@ def host_for(hosts: list[str], data_dir: str | Path, testbed: str, benchmark: st
 def spanned_hosts(hosts: list[str], count: int, testbed: str = "") -> list[str]:
     """The hosts a run whose ``count`` instances are on different hosts uses: the testbed's first ``count``."""
     if count > len(hosts):
-        raise ValueError(f"testbed {testbed} has {len(hosts)} host(s); a run across {count} hosts needs {count} "
-                         "(a slurm testbed: ask the scheduler for that many nodes, e.g. sbatch -N " f"{count})")
+        raise PlacementError(f"testbed {testbed} has {len(hosts)} host(s); a run across {count} hosts needs {count} "
+                             "(a slurm testbed: ask the scheduler for that many nodes, e.g. sbatch -N " f"{count})")
     return hosts[:count]
 
 

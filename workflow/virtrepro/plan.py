@@ -244,20 +244,21 @@ def main(argv: list[str] | None = None) -> int:
     """Print the estimated wall time of the planned measurement jobs (see the module's doc)."""
     import argparse
 
-    from .config import read_config_file, validate_config
+    from .config import config_with_files
     from .yamlfile import loads
 
     parser = argparse.ArgumentParser(prog="python -m virtrepro.plan", description=main.__doc__)
     parser.add_argument("--estimate", action="store_true", required=True, help="estimate the wall time (the only action)")
-    parser.add_argument("--configfile", default="config/config.yaml")
+    parser.add_argument("--configfile", action="append",
+                        help="a configuration file merged over config/config.yaml as Snakemake merges its --configfile")
     parser.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE",
                         help="override top-level keys as Snakemake's --config does (values read as YAML)")
     args = parser.parse_args(argv)
-    config = read_config_file(args.configfile)
+    overrides = {}
     for item in args.config:
         key, _, value = item.partition("=")
-        config[key] = loads(value, f"--config {key}")
-    validate_config(config)
+        overrides[key] = loads(value, f"--config {key}")
+    config = config_with_files(args.configfile or [], overrides)
     print(summary(config, config.get("data_dir", "data")))
     return 0
 

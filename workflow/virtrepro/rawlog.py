@@ -119,8 +119,11 @@ def read_log_bytes(log: Path) -> bytes:
 
 def log_text(data: bytes) -> str:
     """A raw log's bytes as text, decoded as reading the file as text does (undecodable bytes
-    replaced, line ends made ``\\n``)."""
-    return io.TextIOWrapper(io.BytesIO(data), errors="replace").read()
+    replaced, line ends made ``\\n``): the one place where a log becomes text for its parser. A
+    leading UTF-8 byte-order mark is dropped and CRLF (or a lone CR) is read as LF, so a log saved
+    by a Windows editor parses to the same records; the bytes (what the digest covers) are not
+    changed."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="replace").read()
 
 
 def read_log(log: Path) -> str:

@@ -4,7 +4,8 @@
     python -m virtrepro.remote probe-qemu --testbed NAME OUT.json  # does KVM work there?
     python -m virtrepro.remote down --testbed NAME                 # stop its guests and keepers
 
-(the configuration from ``--configfile FILE``, ``--config JSON`` or ``$VIRTREPRO_CONFIG``), and
+(the configuration from ``--configfile FILE`` (merged over ``config/config.yaml`` as Snakemake merges
+it; several are merged in order), ``--config JSON`` or ``$VIRTREPRO_CONFIG``), and
 ``python -m virtrepro.remote keep`` (internal: the channel that keeps a host's guests alive,
 :mod:`virtrepro.agent`). The top of the testbed layer: it uses the testbed kinds.
 """
@@ -16,7 +17,7 @@ import sys
 from pathlib import Path
 
 from .agent import HostAgent, keep
-from .config import ConfigError, given_config, load_config
+from .config import ConfigError, config_with_files, given_config
 from .hosts import Host
 from .platforms.base import PlatformError
 from .testbed import RemoteTestbed, testbed_from_config
@@ -37,7 +38,7 @@ def probe_qemu(host: Host) -> dict:
 
 def _config(args) -> dict:
     if args.configfile:
-        return load_config(args.configfile)
+        return config_with_files(args.configfile)
     config = given_config(args.config)
     if config is not None:
         return config
@@ -61,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     for verb in ("prepare", "probe-qemu", "down"):
         command = sub.add_parser(verb)
         command.add_argument("--testbed", required=True)
-        command.add_argument("--configfile", help="the configuration file (YAML)")
+        command.add_argument("--configfile", action="append",
+                             help="a configuration file (YAML) merged over config/config.yaml as Snakemake merges "
+                                  "its --configfile; several are merged in order")
         command.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
         if verb != "down":
             command.add_argument("out")
