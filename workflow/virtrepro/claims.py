@@ -90,8 +90,9 @@ VERDICTS = ("holds", "does not hold", "holds" + ANALOGUE_SUFFIX, "does not hold"
 VERDICTS = (*VERDICTS[: VERDICTS.index("inconclusive") + 1], regimes.CACHE_VERDICT,
             *VERDICTS[VERDICTS.index("inconclusive") + 1 :])  # fmt: skip
 
-# a claim whose data has fewer than MIN_REPETITIONS repetitions a side is not decided (issue 16: at
-# n = 3 a nominal 95 % interval covers about 80 % of the time)
+# a claim left undecided because a comparison has no interval at its n (3 + 3 at 95 %) is TOO_FEW; a
+# trend or spread (normal-theory methods) with fewer than MIN_REPETITIONS repetitions a side too
+# (issue 16: at n = 3 a nominal 95 % t interval covers about 80 % of the time)
 MIN_REPETITIONS = 5
 TOO_FEW = "inconclusive (too few repetitions)"
 VERDICTS = (*VERDICTS[: VERDICTS.index("inconclusive") + 1], TOO_FEW, *VERDICTS[VERDICTS.index("inconclusive") + 1 :])
@@ -360,12 +361,12 @@ def _number(text: str):
 # ---------------------------------------------------------------------------
 
 
-def _terms(pair: _Pair, power: float = 1.0) -> list:
-    """The ratio platform / baseline of one pair as :func:`stats.ratio_ci` terms (a derived metric:
-    a ratio of ratios)."""
+def _shifts(pair: _Pair, power: float = 1.0) -> list:
+    """The ratio platform / baseline of one pair as :func:`stats.shift_bootstrap_ci` pairs: one shift
+    for a plain metric, two for a derived one (a ratio of ratios: (P_num / P_den) / (B_num / B_den))."""
     if "value" in pair.plat:
-        return [(pair.plat["value"], power), (pair.base["value"], -power)]
-    return [(pair.plat["num"], power), (pair.plat["den"], -power), (pair.base["num"], -power), (pair.base["den"], power)]
+        return [(pair.plat["value"], pair.base["value"], power)]
+    return [(pair.plat["num"], pair.plat["den"], power), (pair.base["num"], pair.base["den"], -power)]
 
 
 def _n(side: dict) -> int:
@@ -381,22 +382,25 @@ def _relative_ci(pairs: list[_Pair], hib: bool, level: float, aggregate: bool, s
     """Relative difference (positive = worse), its interval and the ratio's inference per pair, or
     one row for their geometric mean (``aggregate``).
 
-    All by :func:`stats.ratio_ci`: Fieller for a plain metric per variant, the log-scale delta
-    method for a derived metric (ratio of ratios) or a geometric mean over variants, BCa or no
-    interval where a sample departs from normality (the module's rule). Each row's resamples (if
-    any) are seeded on their own (``stats.seed_for(seed, label)``).
+    No method is chosen by a test on the same data: a plain metric per variant is the Hodges-Lehmann
+    ratio with the exact Mann-Whitney interval (:func:`stats.hl_ratio_ci`, its achieved confidence in
+    the note); a derived metric (a ratio of ratios) or a geometric mean over variants the bootstrap of
+    the Hodges-Lehmann shifts (:func:`stats.shift_bootstrap_ci`), each row's resamples seeded on their
+    own (``stats.seed_for(seed, label)``). ``too_few``: no interval exists at the row's n.
     """
     groups = [pairs] if aggregate else [[p] for p in pairs]
     rows = []
     for group in groups:
         label = group[0].label if not aggregate else f"geometric mean over {len(group)} variants"
-        terms = [t for p in group for t in _terms(p, 1.0 / len(group))]
-        ci = stats.ratio_ci(terms, level, seed=stats.seed_for(seed, label))
+        shifts = [s for p in group for s in _shifts(p, 1.0 / len(group))]
+        if len(shifts) == 1:
+            ci = stats.hl_ratio_ci(shifts[0][0], shifts[0][1], level)
+        else:
+            ci = stats.shift_bootstrap_ci(shifts, level, seed=stats.seed_for(seed, label))
         low, high = sorted((_to_relative(ci.low, hib), _to_relative(ci.high, hib)))
-        note = ci.note.removeprefix("normal-theory interval (assumes normality)").removeprefix("; ")
         rows.append({"label": label, "value": _to_relative(ci.estimate, hib), "ci_low": low, "ci_high": high,
                      "n_platform": sum(_n(p.plat) for p in group), "n_baseline": sum(_n(p.base) for p in group),
-                     "ci": ci, "ci_method": ci.method, "ci_note": note})  # fmt: skip
+                     "ci": ci, "ci_method": ci.method, "ci_note": ci.note, "too_few": ci.too_few})  # fmt: skip
     return rows
 
 
@@ -450,6 +454,19 @@ def _decide(rows: list[dict], alpha: float) -> str:
     if all(r["verdict"] == "holds" for r in rows):
         return "holds"
     return "inconclusive"
+
+
+def _too_few(verdict: str, rows: list[dict], kind: str, fewest: int, level: float) -> tuple[str, str | None]:
+    """:data:`TOO_FEW`, with the reason, for a claim left undecided because a comparison has no interval
+    at its n (3 + 3 at 95 %: :func:`stats.hl_ratio_ci`); the shape kinds (normal-theory slopes and
+    spreads) also below :data:`MIN_REPETITIONS` repetitions a side."""
+    small = [r for r in rows if r.get("too_few")]
+    if verdict == "inconclusive" and small:
+        where = f"{len(small)} of {len(rows)} comparisons, e.g. {small[0]['label']}: " if len(rows) > 1 else ""
+        return TOO_FEW, f"too few repetitions for a {level:.0%} interval ({where}{small[0]['ci_note']})"
+    if kind in SHAPE_KINDS and fewest < MIN_REPETITIONS and verdict in ("holds", "does not hold", "inconclusive"):
+        return TOO_FEW, f"{fewest} repetitions on a side, fewer than {MIN_REPETITIONS}"
+    return verdict, None
 
 
 def _badness(kind: str, value: float) -> float:
@@ -744,10 +761,9 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
     verdict, why = _regime_gate(verdict, views, check, names)
     if why:
         note.insert(0, why)
-    fewest = _fewest_repetitions(views, check, names)
-    if fewest < MIN_REPETITIONS and verdict in ("holds", "does not hold", "inconclusive"):
-        verdict = TOO_FEW
-        note.insert(0, f"{fewest} repetitions on a side, fewer than {MIN_REPETITIONS}")
+    verdict, why = _too_few(verdict, rows, kind, _fewest_repetitions(views, check, names), level)
+    if why:
+        note.insert(0, why)
     flags = _flagged(_guard(table, level, load_causes()) if guard is None else guard, views, check, names)
     verdict = _gated(verdict, relations, flags)
     note = [n for n in (_analogue_note(names, papers, relations), _flag_note(flags)) if n] + note
@@ -1103,7 +1119,7 @@ def _flag_note(flags: list[dict]) -> str:
 
 TABLE_COLUMNS = [
     "claim_id", "paper", "paper_platform", "platform_measured", "stand_in", "benchmark", "metric", "variant",
-    "n_platform", "n_baseline", "estimate", "ci_low", "ci_high", "ci_level", "threshold", "verdict", "reason",
+    "n_platform", "n_baseline", "estimate", "ci_low", "ci_high", "ci_level", "ci_method", "threshold", "verdict", "reason",
     "suspect_faster_than_native",
 ]  # fmt: skip
 
@@ -1118,7 +1134,8 @@ def claims_table(verdicts: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
         "platform_measured": verdicts["platforms"].where(decided, ""), "stand_in": verdicts["stand_in"].where(decided, ""),
         "benchmark": verdicts["benchmark"], "metric": verdicts["metric"], "variant": verdicts["variant"],
         "n_platform": verdicts["n_platform"], "n_baseline": verdicts["n_baseline"], "estimate": verdicts["value"],
-        "ci_low": verdicts["ci_low"], "ci_high": verdicts["ci_high"], "ci_level": level, "threshold": verdicts["threshold"],
+        "ci_low": verdicts["ci_low"], "ci_high": verdicts["ci_high"], "ci_level": level, "ci_method": verdicts["ci_method"],
+        "threshold": verdicts["threshold"],
         "verdict": verdicts["verdict"], "reason": verdicts["note"],
         "suspect_faster_than_native": verdicts["suspect_faster_than_native"].fillna(False).astype(bool),
     })  # fmt: skip
