@@ -12,8 +12,15 @@ import pytest
 import statsmodels.formula.api as smf
 from scipy import stats as scipy_stats
 
-from test_claims import _fewer_repetitions_decide, claim, rows, table  # noqa: F401 (an autouse fixture)
+from test_claims import claim, rows, table
 from virtrepro import claims, stats
+
+
+@pytest.fixture(autouse=True)
+def _fewer_repetitions_decide(monkeypatch):
+    """Some of these tables have 3 values a step: the shape kinds' repetition gate
+    (claims.MIN_REPETITIONS, tested in test_adaptive.py) is lowered so that the rules tested here decide."""
+    monkeypatch.setattr(claims, "MIN_REPETITIONS", 1)
 
 RNG = np.random.default_rng(20240607)
 

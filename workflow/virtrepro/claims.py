@@ -8,17 +8,21 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   P is worse: ``(P - B) / B`` for lower-is-better metrics, ``(B - P) / B`` for higher-is-better
   ones (each metric's declaration in :mod:`virtrepro.metric_catalog` says which; an undeclared
   metric is an error). It is
-  ``1 - R`` or ``R - 1`` for the ratio of means ``R = P / B``, and every interval and p-value comes
-  from :func:`stats.ratio_ci` (one implementation): Fieller for a plain metric per variant, the
-  log-scale delta method for a derived metric (a ratio of ratios) or an ``aggregate: mean``
-  claim, which is about the **geometric mean** of the per-variant ratios (never an arithmetic mean
-  of ratios); BCa (``scipy.stats.bootstrap``, n >= 20 per sample) or no interval where a sample
-  departs from normality (Shapiro-Wilk); no interval from constant samples (the note says why).
-  Each row's resamples, if any, are seeded on their own (``stats.seed_for(seed, variant)``).
+  ``1 - R`` or ``R - 1`` for the ratio ``R = P / B`` under a scale shift (P's runs are B's times R),
+  estimated by Hodges-Lehmann on log values. No method is chosen by a test on the same data
+  (Shapiro-Wilk decides nothing): a plain metric per variant has the exact Mann-Whitney interval
+  (:func:`stats.hl_ratio_ci`, its achieved confidence in the note, e.g. 96.8 % at 5 + 5); a
+  derived metric (a ratio of ratios) or an ``aggregate: mean`` claim, which is about the
+  **geometric mean** of the per-variant ratios (never an arithmetic mean of ratios), the
+  bootstrap of the Hodges-Lehmann shifts (:func:`stats.shift_bootstrap_ci`, coverage shown by
+  simulation from 5 values a sample), each row's resamples seeded on their own
+  (``stats.seed_for(seed, variant)``). Values printed at a coarse resolution widen the interval by
+  their rounding. ``ci_method`` says which ran. Where no interval exists at the n (3 + 3 at 95 %),
+  the claim is ``inconclusive (too few repetitions)``.
 * **Derived metrics.** ``parallel_speedup``: NPB time at the smallest common thread or process
   count divided by the time at the largest. ``isolation_efficiency`` (thesis chapter 6): the
   ``isolation`` victim's ``victim_metric`` (higher is better) beside a stressing neighbour
-  divided by the same alone; 1 is perfect isolation. Both are ratios of means, so P / B is a
+  divided by the same alone; 1 is perfect isolation. Both are ratios, so P / B is a
   ratio of ratios.
 * **Verdict per comparison** from p-values of the ratio's own inference at the threshold t (each
   compared with alpha = 1 - level; "two-sided" p-values are twice the one-sided, so the decision is
@@ -46,8 +50,8 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   intersection-union test: no correction is needed to conclude that all hold); ``does not hold``
   when some comparison's "does not hold" p-value, Holm-adjusted across the claim's comparisons, is
   below alpha (a counterexample with the family-wise error controlled); otherwise
-  ``inconclusive`` (an interval straddles the threshold, or there is no interval: fewer than 2
-  values a side, constant samples, a departure from normality at n < 20). ``not measured`` when
+  ``inconclusive`` (an interval straddles the threshold, or there is no interval: a value of 0;
+  too few values for any interval is ``inconclusive (too few repetitions)``). ``not measured`` when
   the benchmark, metric, platform or selected variant has no runs on the testbed (the note says
   which), ``not testable here`` for claims marked ``testable: false`` (with their reason). The row
   shows the strongest counterexample, or else the worst comparison.
@@ -462,8 +466,8 @@ def _too_few(verdict: str, rows: list[dict], kind: str, fewest: int, level: floa
     spreads) also below :data:`MIN_REPETITIONS` repetitions a side."""
     small = [r for r in rows if r.get("too_few")]
     if verdict == "inconclusive" and small:
-        where = f"{len(small)} of {len(rows)} comparisons, e.g. {small[0]['label']}: " if len(rows) > 1 else ""
-        return TOO_FEW, f"too few repetitions for a {level:.0%} interval ({where}{small[0]['ci_note']})"
+        where = f" in {len(small)} of {len(rows)} comparisons ({small[0]['label']}: {small[0]['ci_note']})" if len(rows) > 1 else ""
+        return TOO_FEW, f"too few repetitions for a {level:.0%} interval{where}"
     if kind in SHAPE_KINDS and fewest < MIN_REPETITIONS and verdict in ("holds", "does not hold", "inconclusive"):
         return TOO_FEW, f"{fewest} repetitions on a side, fewer than {MIN_REPETITIONS}"
     return verdict, None
@@ -778,7 +782,7 @@ def evaluate(claims: list[dict], table: pd.DataFrame, level: float = 0.95, margi
              unavailable: dict[str, str] | None = None) -> pd.DataFrame:  # fmt: skip
     """One row per claim: id, paper, source, kind, benchmark, metric, published, platforms
     (as used: ``qemu`` resolved), threshold, value (relative difference, positive = worse),
-    ci_low, ci_high (at ``level``), ci_method (the interval's method, :func:`stats.ratio_ci`),
+    ci_low, ci_high (at ``level``), ci_method (the interval's method: ``hl-moses``, ``bootstrap-hl``, ...),
     n_platform, n_baseline, variant (the comparison shown: the strongest counterexample of a claim
     that does not hold, else the weakest comparison), verdict (one of :data:`VERDICTS`) and note.
 
