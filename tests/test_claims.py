@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
 from conftest import table_row
