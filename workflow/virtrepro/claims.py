@@ -640,14 +640,14 @@ def saturation_bounds(samples: list, gain: float, level: float = 0.95) -> dict:
     """Where a throughput stops growing, from samples at increasing sizes ``s_0 < ... < s_k``.
 
     The saturation point is the first size from which every further step gains less than ``gain``
-    (``mean(s_i+1) / mean(s_i) - 1 < gain``). Each step's ratio has Fieller's interval
-    (:func:`stats.ratio_ci`); ``latest`` is the first index from which every step gains
+    (``R_i - 1 < gain``, ``R_i`` the Hodges-Lehmann ratio of s_i+1 to s_i). Each step's ratio has the
+    exact Mann-Whitney interval (:func:`stats.hl_ratio_ci`); ``latest`` is the first index from which every step gains
     significantly less than ``gain`` (each at alpha: an intersection-union test), ``earliest`` the index
     after the last step that gains significantly more (Holm across the steps), ``estimate`` the point
     estimate's index. ``latest`` is ``k`` (the largest size) when the last step is not shown flat.
     """
     alpha = 1.0 - level
-    cis = [stats.ratio_ci([(b, 1.0), (a, -1.0)], level) for a, b in zip(samples, samples[1:])]
+    cis = [stats.hl_ratio_ci(b, a, level) for a, b in zip(samples, samples[1:])]
     grows = stats.holm([_two_sided(ci.p_value(1.0 + gain, "greater")) for ci in cis])
     flat = [_two_sided(ci.p_value(1.0 + gain, "less")) for ci in cis]
     k = len(samples) - 1
@@ -678,7 +678,7 @@ def _saturation_rows(table: pd.DataFrame, check: dict, names: list[str], level: 
         gains = ", ".join(f"{a}->{b} {100 * g:+.0f}%" for a, b, g in zip(steps, steps[1:], got["gains"]))
         label = (_variant_label(dims, key) + ", " if _variant_label(dims, key) else "") + f"{check['over']} {steps[0]}..{steps[-1]}"
         rows.append({"label": label, "value": sizes[got["estimate"]], "ci_low": first, "ci_high": last,  # sizes
-                     "n_platform": sum(len(cells[(key, s)]) for s in steps), "n_baseline": 0, "ci_method": "fieller-steps",
+                     "n_platform": sum(len(cells[(key, s)]) for s in steps), "n_baseline": 0, "ci_method": "hl-moses-steps",
                      "ci_note": f"saturation size {_text(sizes[got['estimate']])} (bounds {_text(first)}..{_text(last)}) "
                                 f"against {_text(low)}..{_text(high)}; gains per step: {gains}",
                      "verdict": verdict, "holm_p_fail": 0.0 if verdict == "does not hold" else 1.0})  # fmt: skip
