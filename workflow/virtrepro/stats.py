@@ -14,8 +14,8 @@ method's, Rochon, Kieser and Kopp 2012; Shapiro-Wilk p-values are still recorded
 * one sample's median: :func:`median_order_ci`, order statistics (96.9 % at n = 6, none at 5);
 * a product of ratios (a ratio of ratios from four samples, a geometric mean over variants):
   :func:`shift_bootstrap_ci`, each sample resampled on its own, percentile tails stretched by
-  sqrt(n / (n - 1)); coverage 95-97 % from 5 values a sample in the simulation of
-  ``tests/test_rank_intervals.py`` (``bench/interval_coverage.py`` prints the table);
+  sqrt(n / (n - 1)); coverage 0.96-0.97 pooled over 5 to 30 values a sample and four noise shapes
+  (``bench/interval_coverage.py`` prints the table; ``tests/test_rank_intervals.py`` asserts it);
 * values printed at a resolution (ties) widen the rank and bootstrap intervals by each value's
   rounding bound on the log scale, so their coverage holds for the true values behind the print
   (the comment block before :func:`printed_resolution`).
@@ -1006,7 +1006,7 @@ def spread_difference(platform: list, baseline: list, level: float = 0.95) -> Es
 # sample on its own, the statistic recomputed from the resamples' Hodges-Lehmann shifts, and the
 # percentile interval at tails stretched by sqrt(n / (n - 1)) on the normal scale (n the smallest
 # sample: a resample's spread is too small by about that factor), whose coverage
-# tests/test_rank_intervals.py shows by simulation (95-97 % from 5 values a sample).
+# tests/test_rank_intervals.py shows by simulation (0.96 pooled from 5 values a sample).
 
 MIN_N_BOOTSTRAP = 5  # the bootstrap's coverage is shown from 5 values a sample (tests/test_stats.py)
 N_RESAMPLES_SHIFT = 4000
