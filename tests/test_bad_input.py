@@ -289,7 +289,9 @@ SHIPPED_TESTBEDS = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
         (["-m", "virtrepro.npb", "obtain", "--output", "x.json", "--config", "[1, 2"],
          "error: --config: not a JSON configuration (Expecting ',' delimiter: line 1 column 6 (char 5))"),
         (["-m", "virtrepro.results", "nowhere", "--data-dir", "data"],
-         "error: data/raw/nowhere: no such directory: testbed 'nowhere' has no raw logs under data"),
+         "error: testbed 'nowhere' has no raw logs under data/raw/ (testbeds with data there: "
+         + ", ".join(sorted(p.name for p in (REPO / "data" / "raw").iterdir() if list(p.glob("*/*/*/rep-0.log"))))
+         + "): a misspelt name, or none of its measurements completed"),
     ],
 )
 def test_command_lines_say_what_is_wrong_in_one_line(args, expected):
@@ -341,9 +343,12 @@ def test_a_failed_program_is_one_line_with_its_last_words(capsys):
 # -- damaged tables and logs ------------------------------------------------------------------
 
 def cached_table(data: Path, frame: pd.DataFrame) -> None:
-    """A cached table of testbed `tb` that `load` takes as up to date (no raw logs, matching manifest)."""
+    """A cached table of testbed `tb` that `load` takes as up to date (one raw log, matching manifest)."""
     from virtrepro import results
 
+    log = data / "raw" / "tb" / "native" / "mbw" / "v" / "rep-0.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("a log the table was built from\n")
     paths = results.table_paths(data, "tb")
     paths["parquet"].parent.mkdir(parents=True)
     frame.to_parquet(paths["parquet"])

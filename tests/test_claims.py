@@ -366,3 +366,100 @@ def test_adding_a_variant_leaves_the_other_variants_intervals_alone():
                                                  rows("lxc", "b", "time", "s", spread(9.5, 0.5), kernel="ep"))])
     c = claim("overhead_at_most", "b", "time", platform="lxc", baseline="native", threshold=0.5, where={"kernel": "cg"})
     assert claims.evaluate_claim(c, one_variant)["ci_low"] == claims.evaluate_claim(c, two_variants)["ci_low"]
+
+
+# ------------------------------------------------------------------ ratio_of_overheads, better_in_some
+
+
+def kernels(platform, benchmark, metric, unit, means, spread=(-1.0, 0.0, 1.0)):
+    """Three values a kernel: mean * (1 + d / 100) for d in ``spread``."""
+    return [r for kernel, mean in means.items() for r in rows(platform, benchmark, metric, unit,
+            [mean * (1 + d / 100) for d in spread], kernel=kernel)]  # fmt: skip
+
+
+def overhead_claim(metric="time", threshold=0.05, **versus):
+    return claim("ratio_of_overheads", metric=metric, platform="lxc", baseline="native", threshold=threshold,
+                 where={"kernel": "a"}, versus=versus or {"where": {"kernel": ["b", "c"]}})  # fmt: skip
+
+
+def test_ratio_of_overheads_by_hand():
+    # times: kernel a 10 -> 12 s (x1.2); b 20 -> 21 s (x1.05), c 40 -> 42 s (x1.05): q = 1.2 / 1.05
+    data = table(kernels("native", "bench", "time", "s", {"a": 10, "b": 20, "c": 40}),
+                 kernels("lxc", "bench", "time", "s", {"a": 12, "b": 21, "c": 42}))
+    row = claims.evaluate_claim(overhead_claim(), data)
+    assert row["value"] == pytest.approx(1.2 / 1.05 - 1)
+    # the interval is stats.ratio_ci's of the terms: a's ratio over the geometric mean of b's and c's
+    pick = {(p, k): np.array([m * (1 + d / 100) for d in (-1.0, 0.0, 1.0)])
+            for (p, k), m in {("lxc", "a"): 12, ("native", "a"): 10, ("lxc", "b"): 21, ("native", "b"): 20,
+                              ("lxc", "c"): 42, ("native", "c"): 40}.items()}  # fmt: skip
+    terms = [(pick["lxc", "a"], 1.0), (pick["native", "a"], -1.0)]
+    terms += [(pick[p, k], s * -0.5) for k in ("b", "c") for p, s in (("lxc", 1.0), ("native", -1.0))]
+    ci = stats.ratio_ci(terms, 0.95)
+    assert ci.estimate == pytest.approx(1.2 / 1.05)
+    assert (row["ci_low"], row["ci_high"]) == (pytest.approx(ci.low - 1), pytest.approx(ci.high - 1))
+    assert row["ci_low"] > 0.05 and row["verdict"] == "holds"  # +14 % with +-1 % noise: above 5 %
+    assert row["n_platform"] == 9 and row["n_baseline"] == 9
+    assert claims.evaluate_claim(overhead_claim(threshold=0.30), data)["verdict"] == "does not hold"
+    assert claims.evaluate_claim(overhead_claim(threshold=0.14), data)["verdict"] == "inconclusive"
+
+
+def test_ratio_of_overheads_reads_each_metric_in_its_worse_direction():
+    # throughput: a 100 -> 80 (overhead ratio 100/80 = 1.25), b 100 -> 95 (100/95) on another benchmark
+    data = table(kernels("native", "bench", "throughput", "MB/s", {"a": 100}),
+                 kernels("lxc", "bench", "throughput", "MB/s", {"a": 80}),
+                 kernels("native", "other", "time", "s", {"b": 10}), kernels("lxc", "other", "time", "s", {"b": 10.5}))
+    first = claim("ratio_of_overheads", metric="throughput", platform="lxc", baseline="native", threshold=0.0,
+                  where={"kernel": "a"}, versus={"benchmark": "other", "metric": "time", "where": {"kernel": "b"}})
+    row = claims.evaluate_claim(first, data)
+    assert row["value"] == pytest.approx((100 / 80) / (10.5 / 10) - 1)
+    assert row["verdict"] == "holds"
+    # the other way round: the smaller overhead first
+    swapped = claim("ratio_of_overheads", benchmark="other", metric="time", platform="lxc", baseline="native",
+                    threshold=0.0, where={"kernel": "b"}, versus={"benchmark": "bench", "metric": "throughput", "where": {"kernel": "a"}})  # fmt: skip
+    row = claims.evaluate_claim(swapped, data)
+    assert row["value"] == pytest.approx((10.5 / 10) / (100 / 80) - 1) and row["verdict"] == "does not hold"
+
+
+def test_ratio_of_overheads_needs_versus(tmp_path):
+    bad = tmp_path / "claims.yaml"
+    bad.write_text("- {id: a, paper: x, paper_platform: OpenVZ, testable: true, check: {kind: ratio_of_overheads, "
+                   "benchmark: b, metric: time, platform: lxc, baseline: native, threshold: 0}}\n")
+    with pytest.raises(ValueError, match="lacks versus"):
+        claims.load_claims(bad)
+
+
+def test_better_in_some_combines_the_variants_as_stated(monkeypatch):
+    """The rule on hand-made p-values: the "holds" p of the best variant times the number of
+    variants (Holm's first step), the "does not hold" p the largest of the variants'."""
+    def fake(p_holds, p_fails):
+        rows_ = [{"label": f"kernel={k}", "value": -0.01 * i, "ci_low": 0.0, "ci_high": 0.0, "n_platform": 3,
+                  "n_baseline": 3, "ci_method": "fieller", "ci_note": "", "p_hold": h, "p_fail": f}
+                 for i, (k, h, f) in enumerate(zip("abc", p_holds, p_fails))]  # fmt: skip
+        monkeypatch.setattr(claims, "_compare", lambda *a, **k: ([dict(r) for r in rows_], []))
+
+    data = table(kernels("native", "bench", "time", "s", {"a": 10}), kernels("lxc", "bench", "time", "s", {"a": 10}))
+    some = claim("better_in_some", metric="time", platform="lxc", baseline="native", threshold=0.0)
+    fake([0.03, 0.5, 0.9], [0.9, 0.2, 0.01])  # alone 0.03 < 0.05, but 3 x 0.03 = 0.09: not shown
+    assert claims.evaluate_claim(some, data)["verdict"] == "inconclusive"
+    fake([0.01, 0.5, 0.9], [0.9, 0.2, 0.01])  # 3 x 0.01 = 0.03 < 0.05
+    row = claims.evaluate_claim(some, data)
+    assert row["verdict"] == "holds" and row["variant"] == "best of 3 variants: kernel=a"
+    fake([0.9, 0.8, 0.7], [0.01, 0.04, 0.02])  # every variant shown not better (largest 0.04)
+    assert claims.evaluate_claim(some, data)["verdict"] == "does not hold"
+    fake([0.9, 0.8, 0.7], [0.01, 0.06, 0.02])  # one variant not shown either way
+    assert claims.evaluate_claim(some, data)["verdict"] == "inconclusive"
+
+
+def test_better_in_some_on_data():
+    # kernel a 5 % faster on lxc (+-1 % noise), b and c 5 % slower
+    data = table(kernels("native", "bench", "time", "s", {"a": 10, "b": 10, "c": 10}),
+                 kernels("lxc", "bench", "time", "s", {"a": 9.5, "b": 10.5, "c": 10.5}))
+    some = claim("better_in_some", metric="time", platform="lxc", baseline="native", threshold=0.0)
+    row = claims.evaluate_claim(some, data)
+    assert row["verdict"] == "holds" and row["variant"].endswith("kernel=a")
+    assert row["value"] == pytest.approx(-0.05)
+    assert claims.evaluate_claim(claim("better", metric="time", platform="lxc", baseline="native", threshold=0.0),
+                                 data)["verdict"] == "does not hold"  # fmt: skip
+    worse = table(kernels("native", "bench", "time", "s", {"a": 10, "b": 10}),
+                  kernels("lxc", "bench", "time", "s", {"a": 10.5, "b": 10.5}))
+    assert claims.evaluate_claim(some, worse)["verdict"] == "does not hold"

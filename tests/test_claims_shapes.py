@@ -180,3 +180,23 @@ def test_load_claims_checks_the_new_kinds(tmp_path):
                    "   check: {kind: trend, benchmark: npb_mpi, metric: time, platform: lxc, over: procs, direction: up}}\n")  # fmt: skip
     with pytest.raises(ValueError, match="direction"):
         claims.load_claims(bad)
+
+
+def test_trend_flat_is_an_equivalence_bound_on_the_slope():
+    """``direction: flat``: the per-step change of the overhead within +-threshold. The slope and its
+    interval are statsmodels' OLS (as above); the bound is log(1 + t) on the log scale."""
+    steady = table(scaling("native", 1.0), scaling("lxc", 1.01))  # the ratio grows 1 % a step
+    growing = table(scaling("native", 1.0), scaling("lxc", 1.15))  # 15 % a step
+    flat = {"platform": "lxc", "baseline": "native", "over": "procs", "direction": "flat"}
+    assert evaluate("trend", steady, threshold=0.05, **flat)["verdict"] == "holds"
+    assert evaluate("trend", growing, threshold=0.05, **flat)["verdict"] == "does not hold"
+    row = evaluate("trend", growing, threshold=0.15, **flat)  # the bound inside the interval
+    assert row["ci_low"] < 0.15 < row["ci_high"] and row["verdict"] == "inconclusive"
+
+
+def test_trend_flat_needs_a_threshold(tmp_path):
+    bad = tmp_path / "claims.yaml"
+    bad.write_text("- {id: a, paper: x, paper_platform: KVM, testable: true, check: {kind: trend, benchmark: b, "
+                   "metric: time, platform: qemu-kvm, baseline: native, over: procs, direction: flat}}\n")
+    with pytest.raises(ValueError, match="lacks threshold"):
+        claims.load_claims(bad)

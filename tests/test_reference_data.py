@@ -8,6 +8,7 @@ against the paper texts when the files were written.
 from __future__ import annotations
 
 import csv
+import json
 import math
 from pathlib import Path
 
@@ -29,7 +30,7 @@ METRICS = {
     "iozone": {"write", "rewrite", "read", "reread", "random_read", "random_write"},
     "iozone_disk": {"write", "rewrite", "read", "reread", "random_read", "random_write"},
     "netperf": {"transaction_rate", "round_trip_latency", "half_round_trip_latency", "throughput"},
-    "iperf3": {"throughput"},
+    "iperf3": {"throughput", "cpu_utilization_host"},
     "lifecycle": {"provision", "boot", "reboot", "clone", "destroy"},
     "bonnie": {"putc", "put_block", "rewrite", "getc", "get_block", "seeks"},
     "hpcc": {
@@ -47,7 +48,7 @@ METRICS = {
 }
 DERIVED = {"parallel_speedup", "isolation_efficiency"}  # computed from other records; the claim must say how (`derived`)
 PLATFORMS = {"native", "lxc", "podman", "qemu", "qemu-kvm", "qemu-tcg"}
-PAIR_KINDS = {"overhead_at_most", "overhead_at_least", "equivalent", "better"}
+PAIR_KINDS = {"overhead_at_most", "overhead_at_least", "equivalent", "better", "better_in_some", "ratio_of_overheads"}
 SHAPE_KINDS = {"trend", "spread", "saturation"}
 KINDS = PAIR_KINDS | {"order"} | SHAPE_KINDS
 
@@ -330,7 +331,8 @@ def test_testable_claims_have_a_complete_check(claims):
             assert check.get("platform") in PLATFORMS, f"{cid}: platform {check.get('platform')!r}"
             assert check.get("baseline", "native") in PLATFORMS and check.get("baseline") != check["platform"], cid
             if check["kind"] == "trend":
-                assert check.get("over") and check.get("direction") in ("worsens", "improves"), cid
+                assert check.get("over") and check.get("direction") in ("worsens", "improves", "flat"), cid
+                assert (check["direction"] == "flat") == ("threshold" in check), f"{cid}: a flat trend, and only it, has a threshold"
             if check["kind"] == "spread":
                 assert check.get("baseline") and check.get("direction") in ("larger", "smaller"), cid
             if check["kind"] == "saturation":
@@ -345,6 +347,16 @@ def test_testable_claims_have_a_complete_check(claims):
             assert threshold >= 0, cid
             if check["kind"] in ("overhead_at_most", "equivalent"):
                 assert threshold > 0, f"{cid}: {check['kind']} needs a positive threshold"
+            if check["kind"] == "ratio_of_overheads":
+                versus = check.get("versus")
+                assert isinstance(versus, dict) and set(versus) <= {"benchmark", "metric", "where"}, f"{cid}: versus"
+                other = {**check, **versus}
+                assert other["metric"] in METRICS[other["benchmark"]], f"{cid}: versus metric"
+                first, second = check.get("where") or {}, versus.get("where") or {}
+                assert other["benchmark"] != benchmark or any(  # the two selections share no records
+                    set(map(str, first[k] if isinstance(first[k], list) else [first[k]]))
+                    .isdisjoint(map(str, second[k] if isinstance(second[k], list) else [second[k]]))
+                    for k in set(first) & set(second)), f"{cid}: the two selections overlap"  # fmt: skip
 
 
 def test_untestable_platforms_are_never_checked(claims):
@@ -398,3 +410,53 @@ def test_claims_that_name_xen_in_the_reason_are_untestable(claims):
     for claim in claims:
         if "Xen is not available" in claim.get("reason", ""):
             assert claim["testable"] is False
+
+
+# ------------------------------------------------------------------ how many comparative statements
+
+# Entries that compare no platforms: a summary of other claims, a cause, a recommendation, a prediction.
+NOT_COMPARISONS = {
+    "walters2008-conclusion-none-match-native",  # a summary over every benchmark (its parts are claims)
+    "walters2008-conclusion-latency-limits-mpi-scalability",  # a cause
+    "kumar2013-no-single-best-platform",  # a summary of the other conclusions
+    "kumar2013-containers-for-dynamic-infrastructure",  # a recommendation
+    "kudryavtsev2012-conclusion-virtualization-noise-crucial",  # a prediction
+}
+
+
+def comparative_statements(claims) -> dict:
+    """The comparative statements of claims.yaml (data/reference/README.md, "Counting the statements"):
+    one per entry, entries that differ only in the check's stand-in platform (the podman copies)
+    counted once, the entries of NOT_COMPARISONS not at all. Key -> the first such entry."""
+    out = {}
+    for claim in claims:
+        if claim["id"] in NOT_COMPARISONS:
+            continue
+        check = {k: v for k, v in (claim.get("check") or {}).items() if k not in ("platform", "platforms")}
+        out.setdefault(json.dumps([claim["paper"], claim["quote"], claim["paper_platform"], check], sort_keys=True), claim)
+    return out
+
+
+def test_claims_hold_at_least_110_comparative_statements(claims):
+    ids = {c["id"] for c in claims}
+    assert NOT_COMPARISONS <= ids, NOT_COMPARISONS - ids
+    statements = comparative_statements(claims)
+    sentences = {(c["paper"], c["quote"]) for c in statements.values()}
+    assert len(statements) >= 110 and len(sentences) >= 110, (len(statements), len(sentences))
+    # a podman copy is not a second statement; the two halves of one sentence are two
+    keys = [k for k, c in statements.items() if c["id"].startswith("kumar2013-lifecycle-containers-boot")]
+    assert len(keys) == 1
+    halves = [c for c in statements.values() if c["quote"].startswith("Closer inspection reveals that OpenVZ")]
+    assert len(halves) >= 2
+    every_paper = {c["paper"] for c in statements.values()}
+    assert every_paper == set(PAPERS)
+
+
+def test_counting_by_hand():
+    base = {"paper": "p", "quote": "q", "paper_platform": "OpenVZ", "testable": True}
+    lxc = {**base, "id": "p-a", "check": {"kind": "better", "metric": "m", "platform": "lxc"}}
+    podman = {**base, "id": "p-b", "check": {"kind": "better", "metric": "m", "platform": "podman"}}
+    other_metric = {**base, "id": "p-c", "check": {"kind": "better", "metric": "n", "platform": "lxc"}}
+    untestable = {**base, "id": "p-d", "paper_platform": "Xen", "testable": False}
+    summary = {**base, "id": "kumar2013-no-single-best-platform", "paper_platform": "Xen", "testable": False}
+    assert len(comparative_statements([lxc, podman, other_metric, untestable, summary])) == 3

@@ -98,7 +98,9 @@ def test_full_run_produces_logs_table_notebooks_and_figures(workdir):
     ]:
         assert (workdir / "data" / "executed" / "wf-local" / f"{paper}.ipynb").exists()
         for ext in ("png", "pdf"):
-            assert (workdir / "figures" / paper / f"{figure}.{ext}").stat().st_size > 1000
+            # not the reference testbed: its figures go to figures/<testbed>/ (virtrepro.figures.figures_home)
+            assert (workdir / "figures" / "wf-local" / paper / f"{figure}.{ext}").stat().st_size > 1000
+    assert sorted(p.name for p in (workdir / "figures").iterdir()) == ["wf-local"]
     assert sshd_left(workdir) == []
 
 

@@ -1,7 +1,8 @@
 import shlex
 
 # Notebooks: each paper's notebook executed with papermill into an executed
-# copy; the notebook writes its figures into figures/<paper>/.
+# copy; the notebook writes its figures into figures/<paper>/ for the reference testbed,
+# figures/<testbed>/<paper>/ for another (virtrepro.figures.figures_home: the notebook asks there too).
 
 from virtrepro import figures as figure_registry
 
@@ -9,13 +10,19 @@ from virtrepro import figures as figure_registry
 # figure in virtrepro.figures (a paper's notebook draws them); the captions are written from it.
 FIGURES = figure_registry.by_paper()
 # with each figure's reading where its notebook wrote one (a report is made after the run)
-CAPTIONS = figure_registry.write_captions(Path(".snakemake") / "report-captions", FIGURES_DIR)
+CAPTIONS = figure_registry.write_captions(Path(".snakemake") / "report-captions",
+                                          figure_registry.figures_home(FIGURES_DIR, TESTBED))
+
+
+def figure_file(paper, name, suffix):
+    """Where the testbed's notebook writes a figure's file (virtrepro.figures.figure_file)."""
+    return str(figure_registry.figure_file(FIGURES_DIR, TESTBED, paper, name, suffix))
 
 
 def report_figure(paper, name):
     """A figure's PNG as a `snakemake --report` item: its registered caption, category the paper."""
     caption = os.path.relpath(CAPTIONS[(paper, name)].resolve(), Path(workflow.basedir) / "workflow" / "rules")
-    return report(f"{FIGURES_DIR}/{paper}/{name}.png", caption=caption, category=paper)
+    return report(figure_file(paper, name, ".png"), caption=caption, category=paper)
 
 
 def notebook_outputs():
@@ -33,7 +40,7 @@ for _paper in config["notebooks"]:
         output:
             executed=f"{DATA}/executed/{TESTBED}/{_paper}.ipynb",
             figures=[report_figure(_paper, name) for name in FIGURES[_paper]]
-            + [f"{FIGURES_DIR}/{_paper}/{name}.pdf" for name in FIGURES[_paper]],
+            + [figure_file(_paper, name, ".pdf") for name in FIGURES[_paper]],
         log:
             f"logs/notebooks/{TESTBED}/{_paper}.log",
         params:

@@ -45,7 +45,9 @@ rule claims_table:
         import pandas as pd
 
         from virtrepro.claims import write_claims_table
+        from virtrepro.results import require_raw_logs
 
+        require_raw_logs(DATA, wildcards.testbed)  # no verdicts from a table of no runs (one left from before)
         with open(log[0], "w") as handle:
             # a platform the testbed could not run is "not measured" with the probe's reason
             probe = f"{DATA}/raw/{wildcards.testbed}/probes/platforms.json"

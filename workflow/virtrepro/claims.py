@@ -45,6 +45,12 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
                         size inside ``between``
   ====================  ==============================  ================================
 
+  ``ratio_of_overheads`` (one platform's overhead on the check's selection against its overhead on
+  ``versus``, :func:`_ratio_of_overheads_rows`) holds when the quotient's interval lies above 1 + t
+  and does not hold when it lies below; ``better_in_some`` ("in several cases",
+  :func:`_better_in_some_rows`) holds when some variant is ``better`` (Holm over the variants) and
+  does not hold when every variant is shown not to be.
+
 * **Verdict per claim** (one Holm family: the claim's comparisons, i.e. its variants, and for
   ``order`` its adjacent pairs times variants): ``holds`` when every comparison holds at alpha (an
   intersection-union test: no correction is needed to conclude that all hold); ``does not hold``
@@ -65,6 +71,11 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   baseline. Without ``aggregate`` a claim is about each paired variant (decided as above); with
   ``aggregate: mean`` it is about the geometric mean of the per-variant ratios. A ``where`` list value with no paired runs keeps a claim that holds
   elsewhere at ``inconclusive`` (a counterexample still makes it ``does not hold``).
+* **Conditions and analogues** (:mod:`virtrepro.conditions`). Records outside a claim's
+  ``conditions`` are left out; with none left on a side (or too few process counts for a
+  scalability claim) it is ``not comparable here``. A platform of another kind stands in only as
+  the analogue table allows (``data/reference/analogues.yaml``): ``not comparable here`` where it
+  may not, ``not informative (analogue's bias)`` where its bias favours the verdict.
 """
 
 from __future__ import annotations
@@ -77,12 +88,13 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from . import metric_catalog, platform_names, regimes, results, stats
+from . import conditions, metric_catalog, platform_names, regimes, results, stats
 from .platforms import catalog as platform_catalog
 
-KINDS = ("overhead_at_most", "overhead_at_least", "equivalent", "better", "order", "trend", "spread", "saturation")
+KINDS = ("overhead_at_most", "overhead_at_least", "equivalent", "better", "order", "trend", "spread", "saturation",
+         "ratio_of_overheads", "better_in_some")
 # the kinds about one platform's variants or its scatter, not a relative difference of means
-SHAPE_KINDS = {"trend": ("worsens", "improves"), "spread": ("larger", "smaller"), "saturation": None}
+SHAPE_KINDS = {"trend": ("worsens", "improves", "flat"), "spread": ("larger", "smaller"), "saturation": None}
 # A verdict from a stand-in that is only an analogue of the paper's platform says so (platform_names),
 # and one whose records are a guest faster than native without a recorded cause is not a verdict.
 ANALOGUE_SUFFIX = " (analogue)"
@@ -100,6 +112,11 @@ VERDICTS = (*VERDICTS[: VERDICTS.index("inconclusive") + 1], regimes.CACHE_VERDI
 MIN_REPETITIONS = 5
 TOO_FEW = "inconclusive (too few repetitions)"
 VERDICTS = (*VERDICTS[: VERDICTS.index("inconclusive") + 1], TOO_FEW, *VERDICTS[VERDICTS.index("inconclusive") + 1 :])
+
+# a verdict from an analogue whose bias could produce it, and a claim tested outside the conditions it
+# was made in, decide nothing (virtrepro.conditions)
+VERDICTS = (*VERDICTS[: VERDICTS.index("not measured")], conditions.NOT_INFORMATIVE, conditions.NOT_COMPARABLE,
+            *VERDICTS[VERDICTS.index("not measured") :])  # fmt: skip
 
 def higher_is_better(metric: str, unit: str | None = None, benchmark: str | None = None) -> bool:
     """Whether a larger value of ``metric`` is better: its declaration in
@@ -143,18 +160,21 @@ def load_claims(path: str | Path) -> list[dict]:
             needed = ["benchmark", "metric"] + (["platforms"] if kind == "order" else ["platform"])
             needed += {"trend": ["over", "direction"], "spread": ["baseline", "direction"],
                        "saturation": ["over", "between", "gain"]}.get(kind, [] if kind == "order" else ["baseline"])  # fmt: skip
-            if kind not in ("order", "equivalent", *SHAPE_KINDS):
+            if kind not in ("order", "equivalent", *SHAPE_KINDS) or check.get("direction") == "flat":
                 needed.append("threshold")
             if SHAPE_KINDS.get(kind) and check.get("direction") not in SHAPE_KINDS[kind]:
                 raise ValueError(f"{ident}: {kind} direction is one of {', '.join(SHAPE_KINDS[kind])}")
             if check.get("metric") == "isolation_efficiency":
                 needed.append("victim_metric")
+            if kind == "ratio_of_overheads":
+                needed.append("versus")
             missing = [k for k in needed if k not in check]
             if missing:
                 raise ValueError(f"{ident}: check lacks {', '.join(missing)}")
         elif not claim.get("reason"):
             raise ValueError(f"{ident}: an untestable claim needs a reason")
         _check_paper_platforms(claim)
+        conditions.check_conditions(claim)
     return claims
 
 
@@ -180,16 +200,22 @@ def _where_text(where: dict | None) -> str:
     return ", ".join(parts)
 
 
-def resolve_platform(name: str, table: pd.DataFrame, paper_platform: str | None = None) -> str:
+def resolve_platform(name: str, table: pd.DataFrame, paper_platform: str | None = None,
+                     subsystem: str | None = None) -> str:  # fmt: skip
     """``qemu`` is whichever QEMU the table has that may stand for ``paper_platform`` (by default the
-    alias' own, KVM: qemu-kvm only; :mod:`virtrepro.platform_names`); other names are themselves."""
-    if name not in platform_catalog.ALIASES:
-        return name
-    paper_platform = paper_platform or platform_names.ALIAS_PAPER_PLATFORM[name]
+    alias' own, KVM) on ``subsystem``: qemu-kvm, else an analogue the analogue table allows there
+    (:mod:`virtrepro.platform_names`); a platform that is the paper platform's own (qemu-kvm for KVM)
+    and has no runs is likewise replaced by such an analogue; other names are themselves."""
     present = set(table["platform"].unique()) if len(table) else set()
-    for candidate in platform_catalog.ALIASES[name].candidates:
-        if candidate in present and platform_names.stand_in(paper_platform, candidate):
-            return candidate
+
+    def may(paper, candidate):
+        return platform_names.stand_in(paper, candidate) or platform_names.analogue_rule(paper, candidate, subsystem)
+
+    if name in platform_catalog.ALIASES:
+        paper_platform = paper_platform or platform_names.ALIAS_PAPER_PLATFORM[name]
+        return next((c for c in platform_catalog.ALIASES[name].candidates if c in present and may(paper_platform, c)), name)
+    if name not in present and paper_platform and platform_names.stand_in(paper_platform, name) == platform_names.SAME:
+        return next((c for c in platform_names.analogues_of(paper_platform) if c in present and may(paper_platform, c)), name)
     return name
 
 
@@ -576,25 +602,33 @@ def _two_sided(p: float) -> float:
 def _trend_rows(table: pd.DataFrame, check: dict, names: list[str], level: float) -> tuple[list[dict], list[str]]:
     """``trend``: the slope of log(value) (with a baseline: of log(platform / baseline)) over the
     steps of ``over`` in their order (:func:`stats.log_slope`), per variant or pooled across variants
-    (``aggregate: mean``); shown as the change per step in the worse direction (positive = worsens)."""
+    (``aggregate: mean``); shown as the change per step in the worse direction (positive = worsens).
+    ``direction: flat`` with a ``threshold`` t: the slope stays within +-log(1 + t) a step (holds when
+    its interval lies inside, does not hold when it lies beyond one bound)."""
     sides, dims, over_col = _shape_sides(table, check, names)
     cells = [_cells(side, dims, over_col) for side in sides]
     steps = set.intersection(*[{s for _, s in c} for c in cells])
     steps = sorted(steps, key=_number)
     if len(steps) < 2:
-        raise NotMeasured(f"fewer than two {check['over']} values run on {' and '.join(names)}")
+        raise NotMeasured(f"no second {check['over']} value run on {' and '.join(names)} (a trend needs two or more)")
     index = {s: i for i, s in enumerate(steps)}
     stepped = [{(k, index[s]): v for (k, s), v in c.items() if s in index} for c in cells]
     variants = sorted({k for k, _ in stepped[0]})
     groups = [variants] if check.get("aggregate") == "mean" else [[v] for v in variants]
     sign = -1.0 if higher_is_better(check["metric"], sides[0]["unit"].iloc[0], check["benchmark"]) else 1.0
     worsens = check["direction"] == "worsens"
+    # flat: the change per step stays within +-threshold (log bound b), i.e. the interval inside (-b, b)
+    bound = math.log1p(float(check["threshold"])) if check["direction"] == "flat" else None
     rows = []
     for group in groups:
         pick = [{c: v for c, v in side.items() if c[0] in group} for side in stepped]
         est = stats.log_slope(pick[0], pick[1] if len(pick) > 1 else None, level)
         p_worse = est.p_value(0.0, "greater" if sign > 0 else "less")
         p_better = est.p_value(0.0, "less" if sign > 0 else "greater")
+        p_hold, p_fail = (p_worse, p_better) if worsens else (p_better, p_worse)
+        if bound is not None:  # inside both bounds (holds), or beyond one of them (does not hold)
+            p_hold = max(est.p_value(-bound, "greater"), est.p_value(bound, "less"))
+            p_fail = min(est.p_value(bound, "greater"), est.p_value(-bound, "less"))
         ends = sorted(math.expm1(sign * b) for b in (est.low, est.high))
         label = (f"geometric mean over {len(group)} variants" if len(groups) == 1 and len(group) > 1
                  else _variant_label(dims, group[0]))  # fmt: skip
@@ -603,8 +637,7 @@ def _trend_rows(table: pd.DataFrame, check: dict, names: list[str], level: float
                      "n_platform": sum(len(v) for v in pick[0].values()),
                      "n_baseline": sum(len(v) for v in pick[1].values()) if len(pick) > 1 else 0,
                      "ci_method": "ols-log", "ci_note": "" if est.tested else est.note,
-                     "p_hold": _two_sided(p_worse if worsens else p_better),
-                     "p_fail": _two_sided(p_better if worsens else p_worse)})  # fmt: skip
+                     "p_hold": _two_sided(p_hold), "p_fail": _two_sided(p_fail)})  # fmt: skip
     return rows, []
 
 
@@ -683,7 +716,7 @@ def _saturation_rows(table: pd.DataFrame, check: dict, names: list[str], level: 
                                 f"against {_text(low)}..{_text(high)}; gains per step: {gains}",
                      "verdict": verdict, "holm_p_fail": 0.0 if verdict == "does not hold" else 1.0})  # fmt: skip
     if not rows:
-        raise NotMeasured(f"fewer than two {check['over']} values run on {names[0]}")
+        raise NotMeasured(f"no second {check['over']} value run on {names[0]} (a saturation needs two or more)")
     return rows, []
 
 
@@ -692,6 +725,84 @@ def _shape_verdict(kind: str, rows: list[dict], alpha: float) -> str:
         return _decide(rows, alpha)
     verdicts = {r["verdict"] for r in rows}
     return "does not hold" if "does not hold" in verdicts else "holds" if verdicts == {"holds"} else "inconclusive"
+
+
+# ---------------------------------------------------------------------------
+# Kinds that compare across a claim's variants: one platform's overheads on two selections, and
+# "better in some variant" (each gives one row, decided by _decide like the others)
+# ---------------------------------------------------------------------------
+
+
+def versus_selection(check: dict) -> dict:
+    """The second selection of a ``ratio_of_overheads`` check: the check with ``versus``' benchmark,
+    metric and ``where`` (``where`` is replaced, not merged; what ``versus`` leaves out is the check's)."""
+    other = {k: v for k, v in check.items() if k not in ("where", "versus")}
+    other.update(check["versus"])
+    return other
+
+
+def _selection(table, check: dict, plat_name: str, base_name: str) -> tuple[list[_Pair], bool]:
+    """The paired variants of one selection (benchmark, metric, ``where``) on the two platforms, and
+    whether its metric is higher-is-better."""
+    where = check.get("where") or {}
+    plat, base = _records(table, check, plat_name), _records(table, check, base_name)
+    pairs, _, _ = _pairs(plat, base, _dimensions([plat, base], where, set()), None)
+    if not pairs:
+        shown = _where_text(where)
+        raise NotMeasured(f"no {check['benchmark']} variant{' with ' + shown if shown else ''} run on both {plat_name} and {base_name}")
+    return pairs, higher_is_better(check["metric"], None, check["benchmark"])
+
+
+def _ratio_of_overheads_rows(table, check: dict, names: list[str], level: float, seed: int) -> tuple[list[dict], list[str]]:
+    """``ratio_of_overheads``: the platform's overhead on the check's selection against its overhead
+    on ``versus``, as the quotient q = W_1 / W_2 of the two "worse-direction" ratios, each the
+    geometric mean over its selection's paired variants of platform / baseline (lower-is-better
+    metrics) or baseline / platform (higher-is-better ones), so W > 1 is an overhead whatever the
+    metric. One interval (:func:`stats.shift_bootstrap_ci` on the Hodges-Lehmann shifts of both
+    selections, the two independent: they must not share records). ``value`` is q - 1 (positive: the first overhead is the larger);
+    holds when q's interval lies above 1 + threshold, does not hold when it lies below."""
+    plat_name, base_name = names
+    shifts, sizes, labels = [], [0, 0], []
+    for sign, selection in ((1.0, check), (-1.0, versus_selection(check))):
+        pairs, hib = _selection(table, selection, plat_name, base_name)
+        power = sign * (-1.0 if hib else 1.0) / len(pairs)
+        shifts += [t for pair in pairs for t in _shifts(pair, power)]
+        sizes[0] += sum(_n(p.plat) for p in pairs)
+        sizes[1] += sum(_n(p.base) for p in pairs)
+        shown = _where_text(selection.get("where"))
+        labels.append(f"{selection['benchmark']} {selection['metric']}{' ' + shown if shown else ''} ({len(pairs)} variants)")
+    ci = stats.shift_bootstrap_ci(shifts, level, seed=stats.seed_for(seed, "ratio_of_overheads"))
+    bound = 1.0 + float(check["threshold"])
+    row = {"label": " vs ".join(labels), "value": ci.estimate - 1.0, "ci_low": ci.low - 1.0, "ci_high": ci.high - 1.0,
+           "n_platform": sizes[0], "n_baseline": sizes[1], "ci": ci, "ci_method": ci.method, "ci_note": ci.note,
+           "too_few": ci.too_few,
+           "p_hold": _two_sided(ci.p_value(bound, "greater")), "p_fail": _two_sided(ci.p_value(bound, "less"))}  # fmt: skip
+    return [row], []
+
+
+def _better_in_some_rows(table, check: dict, names: list[str], level: float, seed: int) -> tuple[list[dict], list[str]]:
+    """``better_in_some``: the platform is better than the baseline by more than ``threshold`` in at
+    least one variant ("in several cases"). Each variant is compared as ``better`` (:func:`_compare`);
+    the claim's row is the variant most clearly better, its "holds" p-value Holm-adjusted over the k
+    variants (the first step of Holm's method, k times the smallest p: an existence claim needs the
+    correction), its "does not hold" p-value the largest of the variants' (every variant must be shown
+    not better: an intersection-union test)."""
+    plat, base = names
+    rows, notes = _compare(table, check, plat, base, "better", float(check.get("threshold", 0.0)), level, seed)
+    k = len(rows)
+    witness = min(rows, key=lambda r: (r["p_hold"] != r["p_hold"], r["p_hold"], r["value"]))
+    fails = [r["p_fail"] for r in rows]
+    row = dict(witness)
+    row["label"] = f"best of {k} variant{'s' if k > 1 else ''}" + (f": {witness['label']}" if witness["label"] else "")
+    row["p_hold"] = min(1.0, k * witness["p_hold"])
+    if k > 1:  # the shown interval is the variant's own: say that the verdict weighs it against k variants
+        said = f"the most clearly better of {k} variants, its p-value for 'better' x {k} (Holm) = {row['p_hold']:.3g}"
+        row["ci_note"] = "; ".join(n for n in (said, witness["ci_note"]) if n)
+    row["p_fail"] = float("nan") if any(p != p for p in fails) else max(fails)
+    return [row], notes
+
+
+ACROSS_VARIANT_KINDS = {"ratio_of_overheads": _ratio_of_overheads_rows, "better_in_some": _better_in_some_rows}
 
 
 def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin: float = 0.05,
@@ -719,13 +830,18 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
     table = views.table
     names: list[str] = []
     try:
-        names = [resolve_platform(p, table, paper) for p, paper in zip(_check_platforms(check), papers)]
+        names = [resolve_platform(p, table, paper, conditions.subsystem(check)) for p, paper in zip(_check_platforms(check), papers)]
         row["platforms"] = (" > ".join(names) + " (best first)") if kind == "order" else " vs ".join(names)
-        relations = _stand_ins(names, papers, table)
+        relations = _stand_ins(names, papers, table, check)
+        rules = _analogue_rules(check, names, papers, relations)
         row["stand_in"] = ", ".join(dict.fromkeys(relations))
+        views, judged = _within_conditions(claim, views, check, names)
         if kind in SHAPE_KINDS:
             rows, notes = {"trend": _trend_rows, "spread": _spread_rows, "saturation": _saturation_rows}[kind](
                 views, check, names, level)
+            row["threshold"] = check.get("threshold")
+        elif kind in ACROSS_VARIANT_KINDS:
+            rows, notes = ACROSS_VARIANT_KINDS[kind](views, check, names, level, seed)
             row["threshold"] = check.get("threshold")
         elif kind == "order":
             rows, notes = [], []
@@ -770,7 +886,11 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
         note.insert(0, why)
     flags = _flagged(_guard(table, level, load_causes()) if guard is None else guard, views, check, names)
     verdict = _gated(verdict, relations, flags)
-    note = [n for n in (_analogue_note(names, papers, relations), _flag_note(flags)) if n] + note
+    verdict, rule_notes = conditions.analogue_verdict(verdict, check, rules)
+    if judged.outside:  # a test outside the claim's conditions answers another question
+        verdict = conditions.NOT_COMPARABLE
+    lead = [judged.outside, _analogue_note(names, papers, relations), *rule_notes, _flag_note(flags), judged.note]
+    note = [n for n in lead if n] + note
     row.update(value=shown["value"], ci_low=shown["ci_low"], ci_high=shown["ci_high"], n_platform=shown["n_platform"],
                n_baseline=shown["n_baseline"], variant=shown["label"], ci_method=shown["ci_method"], verdict=verdict,
                note="; ".join(note), suspect_faster_than_native=bool(flags))  # fmt: skip
@@ -961,21 +1081,47 @@ def _check_paper_platforms(claim: dict) -> None:
             raise ValueError(f"{ident}: {name} may not stand for {paper} (platform_names.STAND_INS)")
 
 
-def _stand_ins(names: list[str], papers: list[str | None], table: pd.DataFrame) -> list[str]:
-    """How each resolved platform stands for its paper platform; NotMeasured when one may not (qemu-tcg
-    for KVM) or when the paper platform has no stand-in on this testbed."""
+def _stand_ins(names: list[str], papers: list[str | None], table: pd.DataFrame, check: dict | None = None) -> list[str]:
+    """How each resolved platform stands for its paper platform: its own relation, or ANALOGUE where the
+    analogue table has a rule for it on the check's subsystem (qemu-tcg for KVM); NotMeasured when it
+    may not or when the paper platform has no stand-in on this testbed."""
     present = set(table["platform"].unique()) if len(table) else set()
+    subsystem = conditions.subsystem(check or {})
     relations = []
     for name, paper in zip(names, papers):
         if paper is None:
             relations.append(platform_names.SAME)
             continue
-        relation = platform_names.stand_in(paper, name)
+        relation = platform_names.stand_in(paper, name) or (
+            platform_names.ANALOGUE if platform_names.analogue_rule(paper, name, subsystem) else None)
         if relation is None or name not in present:
             if relation is None or not present & set(platform_names.STAND_INS[paper]):
                 raise NotMeasured(platform_names.why_not_measured(paper, present))
         relations.append(relation)
     return relations
+
+
+def _analogue_rules(check: dict, names: list[str], papers: list[str | None], relations: list[str]) -> list:
+    """The analogue table's rule for each analogue stand-in of the check (:func:`conditions.analogue_rules`);
+    NotMeasured when the table lists the pair but not the check's subsystem."""
+    rules = conditions.analogue_rules(check, names, papers, [r == platform_names.ANALOGUE for r in relations])
+    for _, name, paper, rule in rules:
+        if rule is None:
+            raise NotMeasured(f"the analogue table (data/reference/analogues.yaml) has no rule for {platform_names.label(name)} "
+                              f"standing in for {paper} on a {conditions.subsystem(check) or 'undeclared'} metric")
+    return rules
+
+
+def _within_conditions(claim: dict, views: _Views, check: dict, names: list[str]) -> tuple[_Views, "conditions.Judged"]:
+    """The check's records judged against the claim's ``conditions`` (:func:`conditions.judge`), and the
+    views without the records outside them (unchanged when none is left: the claim is then not
+    comparable, and its estimate shows what was measured)."""
+    sides = {name: _records(views, check, name) for name in dict.fromkeys(names)}
+    judged = conditions.judge(claim, sides)
+    if judged.outside or not judged.note:
+        return views, judged
+    used = pd.Index([]).append([records.index for records in sides.values()])
+    return _Views(views.table.drop(index=used.difference(judged.kept))), judged
 
 
 def _analogue_note(names: list[str], papers: list[str | None], relations: list[str]) -> str:

@@ -2,8 +2,9 @@
 
 A wrong parameter (``confidence=1.5``, a baseline that is no platform, a data directory that
 is not there) stops the notebook in its first code cell with one line naming the parameter,
-before any figure is written; :func:`virtrepro.results.load` then refuses a table that lacks
-a column, naming the file.
+before any figure is written; :func:`virtrepro.results.load` then refuses a testbed without raw
+logs (a misspelt name: it names the testbeds that have data) and a table that lacks a column,
+naming the file.
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ def _fraction(name: str, value) -> None:
 
 
 def check_parameters(*, testbed, data_dir, reference_dir, figures_dir, confidence, baseline, margin=None,
-                     compare_testbeds=()) -> None:
-    """Raise ParameterError naming the first parameter a notebook cannot use."""
+                     compare_testbeds=(), main_figures=False) -> None:
+    """Raise ParameterError naming the first parameter a notebook cannot use (the testbed's own data
+    is checked by :func:`virtrepro.results.load`, the compared testbeds' here)."""
     from .platforms.catalog import NAMES as PLATFORMS
+    from .results import NoRawLogsError, require_raw_logs
 
     if not isinstance(testbed, str) or not TESTBED_NAME.match(testbed):
         raise ParameterError(f"notebook parameter 'testbed': {testbed!r} is not a testbed name")
@@ -38,6 +41,8 @@ def check_parameters(*, testbed, data_dir, reference_dir, figures_dir, confidenc
             raise ParameterError(f"notebook parameter {name!r}: {value!r} is not a directory")
     if not isinstance(figures_dir, (str, Path)) or not str(figures_dir):
         raise ParameterError(f"notebook parameter 'figures_dir': {figures_dir!r} is not a directory name")
+    if not isinstance(main_figures, bool):
+        raise ParameterError(f"notebook parameter 'main_figures': {main_figures!r} is not True or False")
     _fraction("confidence", confidence)
     if margin is not None:
         _fraction("margin", margin)
@@ -46,9 +51,10 @@ def check_parameters(*, testbed, data_dir, reference_dir, figures_dir, confidenc
     if isinstance(compare_testbeds, str) or not all(isinstance(t, str) and TESTBED_NAME.match(t) for t in compare_testbeds):
         raise ParameterError(f"notebook parameter 'compare_testbeds': {compare_testbeds!r} is not a list of testbed names")
     for other in compare_testbeds:
-        if not (Path(data_dir) / "raw" / other).is_dir() and not (Path(data_dir) / "tables" / f"{other}.parquet").is_file():
-            raise ParameterError(f"notebook parameter 'compare_testbeds': testbed {other!r} has no raw logs or table "
-                                 f"under {data_dir}")
+        try:
+            require_raw_logs(data_dir, other)
+        except NoRawLogsError as error:
+            raise ParameterError(f"notebook parameter 'compare_testbeds': {error}") from None
 
 
 # what each scale's numbers can carry (config/config.yaml, scales)

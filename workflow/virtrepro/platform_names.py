@@ -8,11 +8,23 @@ explains the choices).
 * :data:`STAND_INS`: for each paper platform, the measured platforms that may stand for it and how
   closely (:data:`SAME`, :data:`SAME_KIND`, :data:`ANALOGUE`). A paper platform with no measured
   stand-in on a testbed (KVM where KVM does not work, Xen, Palacios) is not measured there; its
-  claims get no verdict from another platform's data.
+  claims get no verdict from another platform's data, unless the analogue table allows one.
+* :data:`ANALOGUES`: the analogue table (``data/reference/analogues.yaml``, read here and nowhere
+  else): per paper platform and measured stand-in of another kind, a rule per subsystem saying
+  whether it may stand in (``stands``, ``one-way``, ``no``) and which way its bias runs. An entry
+  with a ``stands`` subsystem makes the stand-in an :data:`ANALOGUE` in :data:`STAND_INS` (figures
+  may set the paper's numbers beside it); a ``one-way`` one only lets a claim's verdict use it where
+  its bias works against the verdict (:func:`analogue_rule`, :mod:`virtrepro.conditions`).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import yaml
+
+from .errors import VirtreproError
+from .metrics import SUBSYSTEMS
 from .platforms.catalog import ALIASES, ANALOGUE, BY_NAME, PLATFORMS, SAME, SAME_KIND  # noqa: F401  (re-exported)
 
 LABELS = {spec.name: spec.label for spec in PLATFORMS}
@@ -27,6 +39,57 @@ for _spec in PLATFORMS:
         STAND_INS.setdefault(_paper, {})[_spec.name] = _relation
 for _paper in UNMEASURED_PAPER_PLATFORMS:
     STAND_INS.setdefault(_paper, {})
+
+ANALOGUES_PATH = Path(__file__).resolve().parents[2] / "data" / "reference" / "analogues.yaml"
+USES = ("stands", "one-way", "no")
+BIASES = ("worse", "better", "none")
+
+
+class AnalogueTableError(VirtreproError, ValueError):
+    """The analogue table (``data/reference/analogues.yaml``) is not what :func:`load_analogues` reads."""
+
+
+def load_analogues(path: str | Path = ANALOGUES_PATH) -> dict[tuple[str, str], dict]:
+    """(paper platform, measured stand-in) -> its entry of the analogue table, checked: a declared
+    platform that is not declared the same as the paper platform, a rule name, and per subsystem (one of ``metrics.SUBSYSTEMS``)
+    a ``use`` (:data:`USES`), for ``one-way`` a ``bias`` (:data:`BIASES`), and a ``why``."""
+    path = Path(path)
+    entries = yaml.safe_load(path.read_text()) or []
+    table = {}
+    for number, entry in enumerate(entries if isinstance(entries, list) else [entries], 1):
+        where = f"{path}: entry {number}"
+        if not isinstance(entry, dict):
+            raise AnalogueTableError(f"{where}: expected a mapping with paper_platform, stand_in, rule, why, subsystems")
+        missing = [k for k in ("paper_platform", "stand_in", "rule", "why", "subsystems") if not entry.get(k)]
+        if missing:
+            raise AnalogueTableError(f"{where}: lacks {', '.join(missing)}")
+        paper, platform = entry["paper_platform"], entry["stand_in"]
+        if platform not in BY_NAME:
+            raise AnalogueTableError(f"{where}: stand_in {platform!r} is not a declared platform (known: {', '.join(BY_NAME)})")
+        if BY_NAME[platform].stands_for.get(paper):
+            raise AnalogueTableError(f"{where}: {platform} is declared the same as {paper} (platforms/catalog.py), not an analogue")
+        for subsystem, rule in entry["subsystems"].items():
+            at = f"{where} ({paper} by {platform}), subsystem {subsystem!r}"
+            if subsystem not in SUBSYSTEMS:
+                raise AnalogueTableError(f"{at}: not a subsystem (known: {', '.join(SUBSYSTEMS)})")
+            if not isinstance(rule, dict) or rule.get("use") not in USES or not rule.get("why"):
+                raise AnalogueTableError(f"{at}: needs use ({', '.join(USES)}) and why")
+            if rule["use"] == "one-way" and rule.get("bias") not in BIASES[:2]:
+                raise AnalogueTableError(f"{at}: a one-way rule needs bias worse or better")
+            if rule.get("bias", "none") not in BIASES:
+                raise AnalogueTableError(f"{at}: bias is one of {', '.join(BIASES)}")
+        if (paper, platform) in table:
+            raise AnalogueTableError(f"{where}: {paper} by {platform} is listed twice")
+        table[(paper, platform)] = entry
+    return table
+
+
+# the analogue table; a stand-in with a two-way ("stands") subsystem is an ANALOGUE in STAND_INS
+ANALOGUES: dict[tuple[str, str], dict] = load_analogues()
+for (_paper, _platform), _entry in ANALOGUES.items():
+    STAND_INS.setdefault(_paper, {})
+    if any(rule["use"] == "stands" for rule in _entry["subsystems"].values()):
+        STAND_INS[_paper][_platform] = ANALOGUE
 
 # A configuration alias (`qemu`: KVM if it boots, else TCG) read as a paper platform, for a claim that names none.
 ALIAS_PAPER_PLATFORM = {alias.name: alias.paper_platform for alias in ALIASES.values()}
@@ -49,6 +112,23 @@ def stand_in(paper_platform: str, platform: str) -> str | None:
     if paper_platform not in STAND_INS:
         raise ValueError(f"unknown paper platform {paper_platform!r} (known: {', '.join(STAND_INS)})")
     return STAND_INS[paper_platform].get(platform)
+
+
+def analogue_rule(paper_platform: str, platform: str, subsystem: str | None) -> dict | None:
+    """The analogue table's rule for ``platform`` standing in for ``paper_platform`` on ``subsystem``:
+    ``{"rule", "subsystem", "use", "bias", "why"}`` (``rule`` the entry's name, cited by verdicts);
+    None when the table has no entry or the entry does not list the subsystem (it may not stand in)."""
+    entry = ANALOGUES.get((paper_platform, platform))
+    if entry is None or subsystem not in entry["subsystems"]:
+        return None
+    found = entry["subsystems"][subsystem]
+    return {"rule": entry["rule"], "subsystem": subsystem, "use": found["use"], "bias": found.get("bias", "none"),
+            "why": " ".join(str(found["why"]).split())}
+
+
+def analogues_of(paper_platform: str) -> list[str]:
+    """The measured platforms the analogue table lets stand in for ``paper_platform`` on some subsystem."""
+    return [platform for (paper, platform) in ANALOGUES if paper == paper_platform]
 
 
 def why_not_measured(paper_platform: str, present) -> str:

@@ -119,22 +119,53 @@ def footer(hosts=()) -> str:
     return "\n".join(lines)
 
 
-def save(fig, figures_dir: str | Path, paper: str, name: str, hosts=()) -> list[Path]:
+# the files of a figure: the image, its PDF (the notebook's reading goes beside them as .reading.md)
+SUFFIXES = (".png", ".pdf")
+# the PNG text chunk that marks a placeholder: a figure drawn without runs (the paper's numbers and the
+# reason ours are missing), which save() never writes over a figure drawn from runs
+PLACEHOLDER_KEY = "virtrepro-placeholder"
+PLACEHOLDER_TEXT = "no runs of its benchmarks in the data it was drawn from"
+
+
+def figure_file(figures_dir: str | Path, paper: str, name: str, suffix: str) -> Path:
+    """A figure's file: ``<figures_dir>/<paper>/<name><suffix>`` (``figures_dir``: a testbed's, see
+    ``virtrepro.figures.figures_home``)."""
+    return Path(figures_dir) / paper / f"{name}{suffix}"
+
+
+def is_placeholder(png: str | Path) -> bool:
+    """Whether the PNG ``png`` is a placeholder that :func:`save` wrote (marked with
+    :data:`PLACEHOLDER_KEY`); a figure without the mark (drawn from runs, written before the mark
+    existed, or not readable) is not."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(png) as image:
+            return image.text.get(PLACEHOLDER_KEY) == PLACEHOLDER_TEXT
+    except (OSError, UnidentifiedImageError, SyntaxError, ValueError):
+        return False
+
+
+def save(fig, figures_dir: str | Path, paper: str, name: str, hosts=(), placeholder: bool = False) -> list[Path]:
     """Save ``fig`` as figures/<paper>/<name>.png and .pdf, its platforms named by their labels
-    (:func:`name_series`) and the data's scale and machines (:func:`footer`) below it; return the paths."""
+    (:func:`name_series`) and the data's scale and machines (:func:`footer`) below it; return the paths.
+    ``placeholder``: the figure shows no runs; it is marked so in its PNG and never replaces a figure
+    that is not marked (one drawn from runs): then nothing is written and ``[]`` returned."""
+    paths = [figure_file(figures_dir, paper, name, suffix) for suffix in SUFFIXES]
+    if placeholder and any(p.exists() for p in paths) and not is_placeholder(paths[0]):
+        return []
     name_series(fig)
     tidy_legends(fig)
     text = footer(tuple(hosts))
     if text:  # below everything drawn (rotated tick labels, notes): nothing is covered
         bottom = fig.get_tightbbox(fig.canvas.get_renderer()).y0 / fig.get_figheight()
         fig.text(0.5, min(bottom, 0.0) - 0.02, text, fontsize="small", color="#444444", ha="center", va="top")
-    out = Path(figures_dir) / paper
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [out / f"{name}.png", out / f"{name}.pdf"]
+    paths[0].parent.mkdir(parents=True, exist_ok=True)
+    marked = {PLACEHOLDER_KEY: PLACEHOLDER_TEXT} if placeholder else {}
     for path in paths:
         # fixed metadata so that reruns on the same data give the same files
         fig.savefig(path, bbox_inches="tight",
-                    metadata={"CreationDate": None} if path.suffix == ".pdf" else {"Software": None})
+                    metadata={"CreationDate": None} if path.suffix == ".pdf" else {"Software": None, **marked})
     return paths
 
 

@@ -92,6 +92,35 @@ def raw_logs(data_dir: str | Path, testbed: str) -> list[Path]:
     return [Path(f"{root}/{where}/{entry.name}") for where, entry in _repetition_files(root) if _is_log(entry.name)]
 
 
+class NoRawLogsError(TableError):
+    """A testbed without one complete raw log: a misspelt name, or no measurement of it completed. Nothing
+    is built, drawn or written for it (:func:`require_raw_logs`)."""
+
+
+def has_raw_logs(data_dir: str | Path, testbed: str) -> bool:
+    """Whether ``testbed`` has a complete raw log under ``<data_dir>/raw/<testbed>/`` (stops at the first)."""
+    return any(_is_log(entry.name) for _, entry in _repetition_files(f"{Path(data_dir) / 'raw' / testbed}"))
+
+
+def testbeds_with_raw_logs(data_dir: str | Path) -> list[str]:
+    """The testbeds of ``data_dir`` that have data: the directories under ``<data_dir>/raw/`` with a complete log."""
+    return [name for name in _subdirectories(f"{Path(data_dir) / 'raw'}") if has_raw_logs(data_dir, name)]
+
+
+def require_raw_logs(data_dir: str | Path, testbed: str) -> None:
+    """The one check of every command that reads a testbed's data (:func:`load`, :func:`write_table`, and
+    through them the table and claims rules, the notebooks and ``python -m virtrepro.figures``): a
+    testbed without a complete raw log stops it with :class:`NoRawLogsError`, naming the testbeds that
+    have data, before anything is written under ``tables/`` or ``figures/``. A table, its claims or a
+    figure of no runs at all would only hide a typo, or measurements that all failed or were skipped."""
+    if not has_raw_logs(data_dir, testbed):
+        others = testbeds_with_raw_logs(data_dir)
+        raw = Path(data_dir) / "raw"
+        raise NoRawLogsError(
+            f"testbed {testbed!r} has no raw logs under {raw}/ (testbeds with data there: "
+            f"{', '.join(others) if others else 'none'}): a misspelt name, or none of its measurements completed")
+
+
 def _is_log(name: str) -> bool:
     """Whether a ``rep-*`` file name is a final raw log's (rawlog.LOG_NAME, without a regular expression)."""
     return name.endswith(".log") and name[4:-4].isdecimal()
@@ -628,6 +657,7 @@ def write_table(data_dir: str | Path, testbed: str, csv: bool = True, reparse: b
     :func:`load` keeps the Parquet table current and leaves the CSV to the workflow's table rule.
     ``known_fingerprint``, ``checksummed``: the logs' :func:`fingerprint` and :func:`log_checksums`,
     when the caller has them already (made from the same ``logs``)."""
+    require_raw_logs(data_dir, testbed)
     data_dir = Path(data_dir)
     paths = table_paths(data_dir, testbed)
     with _table_lock(data_dir, testbed):
@@ -742,8 +772,10 @@ def load(testbed: str, data_dir: str | Path = "data", rebuild: bool | None = Non
     ``rebuild=None`` rebuilds only when the cached table is missing or stale,
     True always rebuilds (parsing every log again), False never does (and fails if there is no table).
     It writes the Parquet table and its manifest, not the CSV copy (the workflow's table rule does:
-    the manifest's ``csv_fingerprint`` says which table that copy is of).
+    the manifest's ``csv_fingerprint`` says which table that copy is of). A testbed without raw logs
+    is refused before anything is read or written (:func:`require_raw_logs`).
     """
+    require_raw_logs(data_dir, testbed)
     if rebuild:
         return write_table(data_dir, testbed, reparse=True, csv=False)
     data_dir = Path(data_dir)
@@ -793,9 +825,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("testbed", help="the testbed whose raw logs (<data-dir>/raw/<testbed>/) to parse")
     parser.add_argument("--data-dir", default="data")
     args = parser.parse_args(argv)
-    raw = Path(args.data_dir) / "raw" / args.testbed
-    if not raw.is_dir():
-        raise TableError(f"{raw}: no such directory: testbed {args.testbed!r} has no raw logs under {args.data_dir}")
     frame = write_table(args.data_dir, args.testbed)
     print(f"{len(frame)} records from {frame['source_log'].nunique()} logs: {table_paths(args.data_dir, args.testbed)['parquet']}")
     return 0

@@ -5,8 +5,12 @@
     python -m virtrepro.figures --list                 # every registered figure
 
 Each is drawn as its notebook draws it (``figures.reading.Notebook``: the paper's default
-parameters) and written to ``<figures-dir>/<paper>/<id>.png|pdf``; its numbers and its reading
-(what it shows, the verdicts of the claims it tests) are printed.
+parameters) and written to ``<figures-dir>/<paper>/<id>.png|pdf`` for the reference testbed, to
+``<figures-dir>/<testbed>/<paper>/`` for another (``--main-figures``: into ``<figures-dir>/<paper>/``
+anyway; ``figures.registry.figures_home``); its numbers and its reading (what it shows, the verdicts
+of the claims it tests) are printed. A testbed without raw logs stops before anything is drawn or
+written, naming the testbeds that have data; a figure without runs of its benchmarks is not written
+over a figure drawn from runs.
 """
 
 from __future__ import annotations
@@ -24,7 +28,11 @@ def main(argv=None) -> int:
     parser.add_argument("--testbed", default=DEFAULTS["testbed"])
     parser.add_argument("--data-dir", default="data")
     parser.add_argument("--reference-dir", default="data/reference")
-    parser.add_argument("--figures-dir", default="figures")
+    parser.add_argument("--figures-dir", default="figures",
+                        help="the figures directory: the reference testbed's go to <figures-dir>/<paper>/, "
+                             "another testbed's to <figures-dir>/<testbed>/<paper>/")
+    parser.add_argument("--main-figures", action="store_true",
+                        help="write into <figures-dir>/<paper>/ (the committed figures' place) whatever the testbed")
     args = parser.parse_args(argv)
     if args.list or not args.figures:
         for paper, name in FIGURES:
@@ -42,10 +50,11 @@ def main(argv=None) -> int:
     for paper, name in wanted:
         if paper not in notebooks:
             notebooks[paper] = Notebook(paper, testbed=args.testbed, data_dir=args.data_dir,
-                                        reference_dir=args.reference_dir, figures_dir=args.figures_dir)
+                                        reference_dir=args.reference_dir, figures_dir=args.figures_dir,
+                                        main_figures=args.main_figures)
         nb = notebooks[paper]
         drawn = nb.draw(name)
-        print(f"== {paper}/{name}: {', '.join(str(p) for p in drawn.paths)}")
+        print(f"== {paper}/{name}: {', '.join(str(p) for p in drawn.paths) or repr(drawn)}")
         if drawn.numbers:
             print(drawn.text())
         print(nb.reading(drawn))

@@ -155,8 +155,8 @@ def figures_section(listed: list[dict]) -> list[str]:
     lines = ["## E. Figures and tables", "",
              "Each paper's figures as this repository draws them. Redraw one from the committed data with "
              "`python -m virtrepro.figures PAPER/ID` (or its notebook, `notebooks/PAPER.ipynb`); measure anew and "
-             "redraw with `snakemake --cores all figures/PAPER/ID.png` (the quick scale; `--config scale=reference` "
-             "or `scale=paper` for more).", ""]
+             "redraw with `snakemake --cores all figures/local/PAPER/ID.png` (your own testbed `local`, whose figures go to "
+             "`figures/local/`, at the quick scale; `--config scale=reference` or `scale=paper` for more).", ""]
     for paper, ids in by_paper().items():
         lines += [f"### {PAPERS.get(paper, paper)}", "", f"Notebook: `notebooks/{paper}.ipynb`.", "",
                   "| figure | ours | reads | claims it tests |", "|---|---|---|---|"]
@@ -221,8 +221,9 @@ def render(root: Path = ROOT, testbed: str = DEFAULTS["testbed"]) -> str:
         "containers, QEMU full VMs with KVM where it works and TCG where it does not), keeps every raw log with "
         "its provenance, and redraws each paper's comparison figures with the published numbers beside ours. "
         "A claim about KVM, Xen, OpenVZ, VMware Server or Palacios is decided only where that platform, or the "
-        "stand-in declared for it (`workflow/virtrepro/platforms/catalog.py`), really ran; QEMU TCG is binary "
-        "translation and never stands for KVM.",
+        "stand-in declared for it (`workflow/virtrepro/platforms/catalog.py`) or allowed by the analogue table "
+        "(`data/reference/analogues.yaml`), really ran, and under the conditions the paper's statement was made in; "
+        "QEMU TCG is binary translation and stands for KVM only one way (a verdict that holds although TCG is slower).",
         "",
         "| paper | notebook | figures | claims |",
         "|---|---|---|---|",

@@ -12,7 +12,7 @@ import pandas as pd
 from .. import claims, machines, platform_names, plotting, results
 from ..platforms import catalog as platform_catalog
 from ..notebook import check_parameters, scale_note
-from .registry import FIGURES, Drawn, Setting, draw, get
+from .registry import FIGURES, Drawn, Setting, draw, figures_home, get
 
 
 # The notebooks' parameters when papermill sets none (a notebook's parameters cell sets each to None):
@@ -21,11 +21,12 @@ DEFAULTS = {
     "testbed": Setting.testbed,  # which testbed's raw logs to read (data/raw/<testbed>/)
     "data_dir": "../data",  # where raw/ and tables/ live
     "reference_dir": "../data/reference",  # the papers' published numbers and claims
-    "figures_dir": "../figures",  # figures are written to <figures_dir>/<paper>/
+    "figures_dir": "../figures",  # the reference testbed's figures go to <figures_dir>/<paper>/, another's to <figures_dir>/<testbed>/<paper>/
     "confidence": Setting.confidence,  # level of the confidence intervals
     "baseline": Setting.baseline,  # overheads are relative to this platform
     "margin": Setting.margin,  # equivalence margin of claims without their own threshold
     "compare_testbeds": Setting.compare_testbeds,  # other testbeds beside this one (their tables, same data_dir)
+    "main_figures": False,  # True: into <figures_dir>/<paper>/ whatever the testbed (registry.figures_home)
 }
 # a paper's own defaults over those (Kudryavtsev 2012 gives 97 % Student-t intervals; the summary sets the
 # committed check of the fair method, another testbed of the same machine, beside the reference run)
@@ -35,7 +36,7 @@ PAPER_DEFAULTS = {"kudryavtsev2012": {"confidence": 0.97}, "summary": {"compare_
 class Notebook:
     """A paper's notebook: ``Notebook("walters2008", testbed=testbed, ...)`` with the papermill parameters
     (None: :data:`DEFAULTS`, or the paper's :data:`PAPER_DEFAULTS`). A wrong parameter stops here (notebook.ParameterError), before any figure
-    is written."""
+    is written; so does a testbed without raw logs (results.NoRawLogsError, from results.load)."""
 
     def __init__(self, paper: str, **parameters):
         unknown = set(parameters) - set(DEFAULTS)
@@ -44,10 +45,12 @@ class Notebook:
         defaults = {**DEFAULTS, **PAPER_DEFAULTS.get(paper, {})}
         p = {name: default if parameters.get(name) is None else parameters[name] for name, default in defaults.items()}
         if parameters.get("compare_testbeds") is None:  # the default's testbeds where this data directory has them
-            p["compare_testbeds"] = tuple(t for t in p["compare_testbeds"] if t != p["testbed"] and (
-                (Path(p["data_dir"]) / "tables" / f"{t}.parquet").is_file() or (Path(p["data_dir"]) / "raw" / t).is_dir()))
+            p["compare_testbeds"] = tuple(t for t in p["compare_testbeds"] if t != p["testbed"]
+                                          and results.has_raw_logs(p["data_dir"], t))
         check_parameters(**p)
         self.paper, self.figures_dir = paper, p["figures_dir"]
+        # where this notebook's figures go: <figures_dir>/<testbed>/ unless the testbed is the reference run's
+        self.figures_home = figures_home(p["figures_dir"], p["testbed"], p["main_figures"])
         self.setting = Setting(p["testbed"], p["data_dir"], p["reference_dir"], p["confidence"], p["baseline"], p["margin"],
                                tuple(t for t in p["compare_testbeds"] if t != p["testbed"]))
         plotting.style()
@@ -83,7 +86,7 @@ class Notebook:
         """Draw and write the paper's figure ``id`` (virtrepro.figures registry); the returned Drawn shows
         the figure in the notebook (the PNG embedded), its numbers with ``.show()`` and what it says with
         :meth:`reading`."""
-        drawn = draw(self.paper, id, self.table, self.setting, self.figures_dir)
+        drawn = draw(self.paper, id, self.table, self.setting, self.figures_home)
         plt.close(drawn.fig)
         return drawn
 
@@ -92,7 +95,7 @@ class Notebook:
         sentences computed from the data (shown as text after the figure): the figure's own summary,
         else its registered caption; the data it rests on; one sentence per claim (claims.sentence)."""
         fig = get(*drawn.key)
-        measured = self.table[self.table["benchmark"].isin(fig.benchmarks)]
+        measured = fig.runs(self.table)
         lines = [drawn.summary or fig.caption]
         if measured.empty:
             lines.append(f"No runs of {', '.join(fig.benchmarks)} on testbed {self.setting.testbed!r}: "

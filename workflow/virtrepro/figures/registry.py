@@ -11,12 +11,34 @@ import pandas as pd
 
 from ..platforms.catalog import BASELINE
 
+# The committed reference run (data/raw/reference-vm/, config/config.yaml's testbed of that name): the
+# notebooks' default testbed, and the one testbed whose figures are the repository's own, figures/<paper>/
+# (:func:`figures_home`).
+REFERENCE_TESTBED = "reference-vm"
+
+
+def figures_home(figures_dir: str | Path, testbed: str, main_figures: bool = False) -> Path:
+    """Where ``testbed``'s figures go (``<home>/<paper>/<id>.png``, ``.pdf``, ``.reading.md``):
+    ``figures_dir`` itself for the reference testbed, or for any testbed when asked (``main_figures``),
+    else ``figures_dir/<testbed>``, so that another testbed's run, or a misspelt name, never replaces
+    the committed figures. The notebooks, ``python -m virtrepro.figures``, the workflow's notebook rules
+    (their outputs) and its report's captions all ask here."""
+    return Path(figures_dir) if main_figures or testbed == REFERENCE_TESTBED else Path(figures_dir) / testbed
+
+
+def figure_file(figures_dir: str | Path, testbed: str, paper: str, id: str, suffix: str,
+                main_figures: bool = False) -> Path:
+    """One file of figure ``id`` of ``paper`` drawn for ``testbed`` (:func:`figures_home`)."""
+    from .. import plotting
+
+    return plotting.figure_file(figures_home(figures_dir, testbed, main_figures), paper, id, suffix)
+
 
 @dataclass(frozen=True)
 class Setting:
     """A notebook's parameters that a figure reads."""
 
-    testbed: str = "reference-vm"
+    testbed: str = REFERENCE_TESTBED
     data_dir: str | Path = "data"
     reference_dir: str | Path = "data/reference"
     confidence: float = 0.95
@@ -37,6 +59,9 @@ class Drawn:
     # after the figure; empty: the registered caption says it)
     summary: str = ""
     key: tuple = ()  # (paper, id), set when drawn through the registry
+    # a figure without runs (a placeholder) that was not written because the files there are drawn from
+    # runs (plotting.save): those files, left as they were
+    kept: list = field(default_factory=list)
 
     def text(self, *names: str) -> str:
         parts = []
@@ -54,12 +79,25 @@ class Drawn:
         print(self.text(*names))
 
     def __repr__(self) -> str:
-        return "figure " + ", ".join(Path(p).name for p in self.paths) if self.paths else "figure (not written)"
+        if self.paths:
+            return "figure " + ", ".join(Path(p).name for p in self.paths)
+        if self.kept:
+            return f"figure without runs: not written over {', '.join(str(p) for p in self.kept)}, which are drawn from runs"
+        return "figure (not written)"
 
     def _repr_png_(self):
-        """A notebook shows the figure itself, embedded in its output (the PNG written to figures/)."""
+        """A notebook shows the figure itself, embedded in its output (the PNG written to figures/; a
+        placeholder that was not written, as drawn)."""
         png = [p for p in self.paths if Path(p).suffix == ".png"]
-        return Path(png[0]).read_bytes() if png else None
+        if png:
+            return Path(png[0]).read_bytes()
+        if self.fig is None:
+            return None
+        import io
+
+        buffer = io.BytesIO()
+        self.fig.savefig(buffer, format="png", bbox_inches="tight")
+        return buffer.getvalue()
 
 
 @dataclass(frozen=True)
@@ -76,6 +114,11 @@ class Figure:
         """The ids of ``claims`` (claims.load_claims) this figure tests."""
         return [c["id"] for c in claims if c["paper"] == self.paper
                 and any(fnmatch.fnmatchcase(c["id"], pattern) for pattern in self.claims)]
+
+    def runs(self, table: pd.DataFrame) -> pd.DataFrame:
+        """The rows of ``table`` this figure draws from (its benchmarks'); none: the figure is a placeholder,
+        the paper's numbers and the reason ours are missing."""
+        return table[table["benchmark"].isin(self.benchmarks)] if len(table) else table
 
     def report_caption(self) -> str:
         return f"{self.title}: {self.caption} Notebook ``{self.paper}``.\n"
@@ -113,13 +156,20 @@ def get(paper: str, id: str) -> Figure:
 
 
 def draw(paper: str, id: str, table: pd.DataFrame, setting: Setting, figures_dir: str | Path) -> Drawn:
-    """Draw figure ``id`` of ``paper`` from ``table`` and save it as figures_dir/<paper>/<id>.png/.pdf."""
+    """Draw figure ``id`` of ``paper`` from ``table`` and save it as figures_dir/<paper>/<id>.png/.pdf
+    (``figures_dir``: the testbed's, :func:`figures_home`). A figure with no run of its benchmarks in
+    ``table`` is a placeholder, which never replaces a figure drawn from runs (:func:`plotting.save`):
+    then nothing is written, and ``Drawn.kept`` names the files left as they were."""
     from .. import plotting
 
     declared = get(paper, id)
     drawn = declared.draw(table, setting)
     drawn.key = (paper, id)
-    drawn.paths = plotting.save(drawn.fig, figures_dir, paper, id, hosts=hosts(declared, table, setting))
+    placeholder = declared.runs(table).empty
+    drawn.paths = plotting.save(drawn.fig, figures_dir, paper, id, hosts=hosts(declared, table, setting),
+                                placeholder=placeholder)
+    if not drawn.paths:
+        drawn.kept = [p for p in (plotting.figure_file(figures_dir, paper, id, s) for s in plotting.SUFFIXES) if p.exists()]
     return drawn
 
 
@@ -136,14 +186,17 @@ def hosts(declared: Figure, table: pd.DataFrame, setting: Setting) -> list[str]:
 def write_captions(directory: str | Path, figures_dir: str | Path | None = None) -> dict[tuple[str, str], Path]:
     """Each figure's report caption as <directory>/<paper>-<id>.rst (rewritten only when it changed):
     its registered caption and, where its notebook has written one (``<figures_dir>/<paper>/<id>.reading.md``),
-    the reading computed from the data (what it shows, the verdicts of the claims it tests)."""
+    the reading computed from the data (what it shows, the verdicts of the claims it tests);
+    ``figures_dir``: the testbed's (:func:`figures_home`)."""
+    from .. import plotting
+
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     out = {}
     for key, fig in FIGURES.items():
         path = directory / f"{fig.paper}-{fig.id}.rst"
         text = fig.report_caption()
-        reading = Path(figures_dir) / fig.paper / f"{fig.id}.reading.md" if figures_dir is not None else None
+        reading = plotting.figure_file(figures_dir, fig.paper, fig.id, ".reading.md") if figures_dir is not None else None
         if reading is not None and reading.is_file():
             text += "\n" + _markdown_to_rst(reading.read_text())
         if not path.is_file() or path.read_text() != text:

@@ -8,7 +8,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import claims, metric_catalog, plotting, results, stats
+from .. import claims, conditions, metric_catalog, plotting, results, stats
 from ..platforms import catalog as platform_catalog
 from .registry import Drawn, figure
 
@@ -251,13 +251,18 @@ def answer(table: pd.DataFrame, s, verdicts: pd.DataFrame) -> str:
     holds = verdicts["verdict"].str.startswith("holds")  # " (analogue)": decided on a stand-in of another kind
     fails = verdicts["verdict"].str.startswith("does not hold")
     untestable = int((verdicts["verdict"] == "not testable here").sum())
+    # outside the claims' conditions, or from an analogue whose bias could produce the verdict (virtrepro.conditions)
+    incomparable = int((verdicts["verdict"] == conditions.NOT_COMPARABLE).sum())
+    uninformative = int((verdicts["verdict"] == conditions.NOT_INFORMATIVE).sum())
     lines = [
         f"**The answer, on testbed `{s.testbed}`** ({scales} scale; overhead = how much worse than "
         f"`{s.baseline}`, in percent, positive = worse; medians over the comparisons of each kind). Of the "
         f"{len(verdicts)} claims, {int(holds.sum() + fails.sum())} are decided here ({int(holds.sum())} hold, "
         f"{int(fails.sum())} do not); {untestable} are not testable "
-        f"on this stack (Xen, InfiniBand, specific hardware), and the rest are inconclusive or not measured, "
-        "each with its reason in the list below.",
+        f"on this stack (Xen, InfiniBand, specific hardware), {incomparable} are not comparable here (measured "
+        f"outside the conditions the paper's statement was made in, or by a stand-in that differs in the trait "
+        f"it is about), {uninformative} are not informative (decided by an analogue whose bias could produce the "
+        "verdict), and the rest are inconclusive or not measured, each with its reason in the list below.",
         "",
     ]
     if scales == "quick":

@@ -22,7 +22,7 @@ FAMILY_LABELS = {NATIVE: "native", CONTAINER: "container", FULL_VM: "full VM"}
 # how a measured platform stands for a paper's platform (docs/methodology.md)
 SAME = "same"  # the same software (KVM -> qemu-kvm, LXC -> lxc)
 SAME_KIND = "same kind"  # another implementation of the same technique (OpenVZ -> lxc: OS-level containers)
-ANALOGUE = "analogue"  # a different technique that shares the trait the claim is about; verdicts say so
+ANALOGUE = "analogue"  # a different technique sharing the claim's trait (data/reference/analogues.yaml); verdicts say so
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class PlatformSpec:
     label: str  # its name for a reader, in every legend, axis and table
     colour: str  # the same in every figure
     first_host: int  # private address block (guests/network.py): instance i is first_host + i
-    stands_for: dict = field(default_factory=dict)  # paper platform -> SAME, SAME_KIND or ANALOGUE
+    stands_for: dict = field(default_factory=dict)  # paper platform -> SAME or SAME_KIND (analogues: analogues.yaml)
     # why it may not stand for a paper platform it resembles (read when nothing else there may)
     not_for: dict = field(default_factory=dict)
     # capabilities
@@ -68,11 +68,10 @@ PLATFORMS: tuple[PlatformSpec, ...] = (
     PlatformSpec("podman", "podman:Podman", CONTAINER, "podman", "#66a61e", 30, stands_for={"OpenVZ": SAME_KIND, "LXC": SAME_KIND}),
     PlatformSpec("qemu-kvm", "qemu:QemuKvm", FULL_VM, "QEMU KVM", "#7570b3", 50, stands_for={"KVM": SAME},
                  own_memory=True, disk_formats=True, needs_kvm=True),
-    # VMware Server virtualizes in software (binary translation of kernel code); QEMU TCG translates
-    # all guest code, so it is slower still: an analogue for "software virtualization costs a lot",
-    # never a measurement of VMware Server, and never KVM.
+    # QEMU TCG translates all guest code: it is the same as none of the papers' platforms. Where it may
+    # stand in as an analogue (VMware Server; KVM one way only) is the analogue table's to say
+    # (data/reference/analogues.yaml, read by virtrepro.platform_names), never a measurement of them.
     PlatformSpec("qemu-tcg", "qemu:QemuTcg", FULL_VM, "QEMU TCG (binary translation, no KVM)", "#d95f02", 50,
-                 stands_for={"VMware Server": ANALOGUE},
                  not_for={"KVM": "no working KVM on this testbed (qemu-tcg is binary translation)"},
                  own_memory=True, disk_formats=True, translated=True),
     # the unprivileged container HPC centres allow (no root, no cgroups, no network namespace): it stands
