@@ -371,8 +371,8 @@ def test_adding_a_variant_leaves_the_other_variants_intervals_alone():
 # ------------------------------------------------------------------ ratio_of_overheads, better_in_some
 
 
-def kernels(platform, benchmark, metric, unit, means, spread=(-1.0, 0.0, 1.0)):
-    """Three values a kernel: mean * (1 + d / 100) for d in ``spread``."""
+def kernels(platform, benchmark, metric, unit, means, spread=(-1.0, -0.6, -0.2, 0.2, 0.6, 1.0)):
+    """Six values a kernel: mean * (1 + d / 100) for d in ``spread``."""
     return [r for kernel, mean in means.items() for r in rows(platform, benchmark, metric, unit,
             [mean * (1 + d / 100) for d in spread], kernel=kernel)]  # fmt: skip
 
@@ -388,17 +388,17 @@ def test_ratio_of_overheads_by_hand():
                  kernels("lxc", "bench", "time", "s", {"a": 12, "b": 21, "c": 42}))
     row = claims.evaluate_claim(overhead_claim(), data)
     assert row["value"] == pytest.approx(1.2 / 1.05 - 1)
-    # the interval is stats.ratio_ci's of the terms: a's ratio over the geometric mean of b's and c's
-    pick = {(p, k): np.array([m * (1 + d / 100) for d in (-1.0, 0.0, 1.0)])
+    # the interval is stats.shift_bootstrap_ci's of the Hodges-Lehmann shifts: a's ratio over the
+    # geometric mean of b's and c's
+    pick = {(p, k): np.array([m * (1 + d / 100) for d in (-1.0, -0.6, -0.2, 0.2, 0.6, 1.0)])
             for (p, k), m in {("lxc", "a"): 12, ("native", "a"): 10, ("lxc", "b"): 21, ("native", "b"): 20,
                               ("lxc", "c"): 42, ("native", "c"): 40}.items()}  # fmt: skip
-    terms = [(pick["lxc", "a"], 1.0), (pick["native", "a"], -1.0)]
-    terms += [(pick[p, k], s * -0.5) for k in ("b", "c") for p, s in (("lxc", 1.0), ("native", -1.0))]
-    ci = stats.ratio_ci(terms, 0.95)
+    shifts = [(pick["lxc", "a"], pick["native", "a"], 1.0)] + [(pick["lxc", k], pick["native", k], -0.5) for k in ("b", "c")]
+    ci = stats.shift_bootstrap_ci(shifts, 0.95, seed=stats.seed_for(0, "ratio_of_overheads"))
     assert ci.estimate == pytest.approx(1.2 / 1.05)
     assert (row["ci_low"], row["ci_high"]) == (pytest.approx(ci.low - 1), pytest.approx(ci.high - 1))
     assert row["ci_low"] > 0.05 and row["verdict"] == "holds"  # +14 % with +-1 % noise: above 5 %
-    assert row["n_platform"] == 9 and row["n_baseline"] == 9
+    assert row["n_platform"] == 18 and row["n_baseline"] == 18 and row["ci_method"] == "bootstrap-hl"
     assert claims.evaluate_claim(overhead_claim(threshold=0.30), data)["verdict"] == "does not hold"
     assert claims.evaluate_claim(overhead_claim(threshold=0.14), data)["verdict"] == "inconclusive"
 
