@@ -58,8 +58,8 @@ def test_a_hand_made_claim_pairing_tcg_with_kvm_is_not_measured():
 
 # the analogue table lets TCG stand for VMware Server on a network metric (tests/test_claims_analogues.py)
 NET = {"benchmark": "netperf"}
-NET_NATIVE = rows("native", "netperf", "throughput", "Mbit/s", [99, 100, 101])
-NET_TCG = rows("qemu-tcg", "netperf", "throughput", "Mbit/s", [9, 10, 11])
+NET_NATIVE = rows("native", "netperf", "throughput", "Mbit/s", spread(100, 1))
+NET_TCG = rows("qemu-tcg", "netperf", "throughput", "Mbit/s", scaled(spread(100, 1), 0.1))
 
 
 def test_vmware_server_from_tcg_is_an_analogue_and_says_so():
@@ -79,7 +79,7 @@ def test_order_claims_check_every_platform():
     data = table(rows("lxc", "bench", "throughput", "MB/s", spread(100, 1)), TCG)
     row = claims.evaluate_claim(claim(["LXC", "KVM"], kind="order", platforms=["lxc", "qemu"]), data, guard=[])
     assert row["verdict"] == "not measured" and row["note"] == NO_KVM
-    data = table(rows("lxc", "netperf", "throughput", "Mbit/s", [99, 100, 101]), NET_TCG)
+    data = table(rows("lxc", "netperf", "throughput", "Mbit/s", spread(100, 1)), NET_TCG)
     row = claims.evaluate_claim(claim(["OpenVZ", "VMware Server"], kind="order", platforms=["lxc", "qemu-tcg"], **NET), data, guard=[])
     assert row["verdict"] == "holds (analogue)" and row["paper_platform"] == "OpenVZ > VMware Server"
 
