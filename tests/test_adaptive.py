@@ -155,7 +155,7 @@ def test_the_table_says_per_variant_which_rule_how_many_repetitions_why_it_stopp
     assert fixed_rows["rel_half_width"].isna().all()
 
 
-def test_a_claim_with_fewer_than_five_repetitions_a_side_is_inconclusive_too_few_repetitions():
+def test_a_claim_with_too_few_repetitions_for_any_interval_is_inconclusive_too_few_repetitions():
     import pandas as pd
 
     from conftest import table_row
@@ -170,10 +170,14 @@ def test_a_claim_with_fewer_than_five_repetitions_a_side_is_inconclusive_too_few
                        "baseline": "native", "threshold": 0.1}}
     base, plat = [99.0, 100.0, 101.0, 100.5, 99.5], [94.0, 95.0, 96.0, 95.5, 94.5]  # 5 % overhead, far below 10 %
     enough = claims.evaluate_claim(claim, pd.DataFrame(records("native", base) + records("lxc", plat)))
-    assert claims.MIN_REPETITIONS == 5 and enough["verdict"] == "holds"
-    few = claims.evaluate_claim(claim, pd.DataFrame(records("native", base) + records("lxc", plat[:4])))
+    assert enough["verdict"] == "holds"
+    # 5 + 4: the exact Mann-Whitney interval exists (achieved confidence 1 - 2 * 2 / 126 = 96.8 %)
+    four = claims.evaluate_claim(claim, pd.DataFrame(records("native", base) + records("lxc", plat[:4])))
+    assert four["verdict"] == "holds" and "achieved confidence 96.8%" in four["note"]
+    # 3 + 3: even the range of the 9 differences has confidence 1 - 2 / 20 = 90 %: no 95 % interval
+    few = claims.evaluate_claim(claim, pd.DataFrame(records("native", base[:3]) + records("lxc", plat[:3])))
     assert few["verdict"] == claims.TOO_FEW == "inconclusive (too few repetitions)"
-    assert few["note"].startswith("4 repetitions on a side, fewer than 5")
+    assert few["note"].startswith("too few repetitions for a 95% interval") and "90.0%" in few["note"]
     assert claims.base_verdict(few["verdict"]) == "inconclusive" and few["verdict"] in claims.VERDICTS
 
 

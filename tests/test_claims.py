@@ -3,25 +3,18 @@ claims.yaml against the committed reference-vm table."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
 from conftest import table_row
 from virtrepro import claims, results, stats
 
-
-@pytest.fixture(autouse=True)
-def _fewer_repetitions_decide(monkeypatch):
-    """These tables have 1 to 3 values a side (the committed reference data 2 or 3): the repetition
-    gate (claims.MIN_REPETITIONS, tested in test_adaptive.py) is lowered so that the rules tested
-    here decide."""
-    monkeypatch.setattr(claims, "MIN_REPETITIONS", 1)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -44,9 +37,20 @@ def claim(kind, benchmark="bench", metric="throughput", testable=True, **check):
             "check": {"kind": kind, "benchmark": benchmark, "metric": metric, **check}}  # fmt: skip
 
 
-# baseline mean 100, platform mean 95: 5 % less throughput, i.e. an overhead of +0.05
-BASE = [99.0, 100.0, 101.0]
-PLAT = [94.0, 95.0, 96.0]
+def spread(center, half):
+    """Six values around ``center``, ``half`` either side (6 + 6 values: the smallest equal sizes with
+    a 95 % Mann-Whitney interval that is not the whole range, achieved confidence 95.9 %)."""
+    return [round(center + half * a, 6) for a in (-1, -0.6, -0.2, 0.2, 0.6, 1)]
+
+
+def scaled(values, factor):
+    """The values times ``factor``: their Hodges-Lehmann ratio to ``values`` is ``factor``."""
+    return [round(v * factor, 6) for v in values]
+
+
+# baseline around 100, platform 0.95 times it: 5 % less throughput, i.e. an overhead of +0.05
+BASE = spread(100.0, 1.0)
+PLAT = scaled(BASE, 0.95)
 THROUGHPUT = table(rows("native", "bench", "throughput", "MB/s", BASE), rows("lxc", "bench", "throughput", "MB/s", PLAT))
 
 
@@ -72,14 +76,19 @@ def test_direction_table():
         claims.higher_is_better("size_at_max_throughput", "bytes")
 
 
-def test_overhead_value_and_interval_are_stats_overhead_as_a_fraction():
+def test_overhead_value_and_interval_are_the_hodges_lehmann_ratio_as_a_fraction():
     row = one("overhead_at_most", platform="lxc", baseline="native", threshold=0.10)
-    ref = stats.overhead(BASE, PLAT, higher_is_better=True, level=0.95)
+    ref = stats.hl_ratio_ci(PLAT, BASE, level=0.95)  # tested against R and enumeration in test_rank_intervals.py
     assert row["value"] == pytest.approx(0.05)
-    assert row["ci_low"] == pytest.approx(ref["overhead_ci_low"] / 100)
-    assert row["ci_high"] == pytest.approx(ref["overhead_ci_high"] / 100)
+    assert row["ci_low"] == pytest.approx(1 - ref.high) and row["ci_high"] == pytest.approx(1 - ref.low)
+    # the 6 x 6 log differences log(0.95) + log(b_i / b_j), each widened by its rounding bound (BASE
+    # printed at 0.1, PLAT at 0.01); k = 6 (P(U <= 5) = 19/924 <= 0.025)
+    diffs = [(math.log(p / b), -math.log1p(-0.005 / p) - math.log1p(-0.05 / b)) for p in PLAT for b in BASE]
+    assert row["ci_low"] == pytest.approx(1 - math.exp(sorted(d + e for d, e in diffs)[-6]), abs=1e-12)
+    assert row["ci_high"] == pytest.approx(1 - math.exp(sorted(d - e for d, e in diffs)[5]), abs=1e-12)
     assert 0.0 < row["ci_low"] < 0.05 < row["ci_high"] < 0.10
-    assert (row["n_platform"], row["n_baseline"]) == (3, 3)
+    assert row["ci_method"] == "hl-moses" and "achieved confidence 95.9%" in row["note"]
+    assert (row["n_platform"], row["n_baseline"]) == (6, 6)
     assert row["platforms"] == "lxc vs native"
     assert row["verdict"] == "holds"
 
@@ -102,7 +111,7 @@ def test_verdicts_follow_the_interval(kind, threshold, verdict):
 
 def test_better_for_a_time_metric():
     # half the time: relative difference (5 - 10) / 10 = -0.5
-    data = table(rows("qemu-kvm", "b", "time", "s", [9.9, 10.0, 10.1]), rows("lxc", "b", "time", "s", [4.9, 5.0, 5.1]))
+    data = table(rows("qemu-kvm", "b", "time", "s", spread(10, 0.1)), rows("lxc", "b", "time", "s", scaled(spread(10, 0.1), 0.5)))
     row = claims.evaluate_claim(claim("better", "b", "time", platform="lxc", baseline="qemu", threshold=0.4), data)
     assert row["value"] == pytest.approx(-0.5)
     assert row["platforms"] == "lxc vs qemu-kvm"  # qemu resolved to what the table has
@@ -112,21 +121,21 @@ def test_better_for_a_time_metric():
 
 
 def test_equivalent_uses_tost():
-    same = table(rows("native", "bench", "throughput", "MB/s", BASE), rows("lxc", "bench", "throughput", "MB/s", [100.2, 99.8, 100.0]))
+    same = table(rows("native", "bench", "throughput", "MB/s", BASE), rows("lxc", "bench", "throughput", "MB/s", spread(100, 0.2)))
     assert one("equivalent", same, platform="lxc", baseline="native", threshold=0.05)["verdict"] == "holds"
     # a noisy platform with the same mean: the t-test cannot reject, but equivalence is not shown
-    noisy = table(rows("native", "bench", "throughput", "MB/s", BASE), rows("lxc", "bench", "throughput", "MB/s", [60, 100, 140]))
+    noisy = table(rows("native", "bench", "throughput", "MB/s", BASE), rows("lxc", "bench", "throughput", "MB/s", spread(100, 40)))
     row = one("equivalent", noisy, platform="lxc", baseline="native", threshold=0.05)
-    assert row["value"] == pytest.approx(0.0) and row["verdict"] == "inconclusive"
-    far = table(rows("native", "bench", "throughput", "MB/s", BASE), rows("lxc", "bench", "throughput", "MB/s", [79, 80, 81]))
+    assert row["value"] == pytest.approx(0.0, abs=0.01) and row["verdict"] == "inconclusive"
+    far = table(rows("native", "bench", "throughput", "MB/s", BASE), rows("lxc", "bench", "throughput", "MB/s", scaled(BASE, 0.8)))
     assert one("equivalent", far, platform="lxc", baseline="native", threshold=0.05)["verdict"] == "does not hold"
 
 
 def test_order():
     data = table(
-        rows("lxc", "bench", "throughput", "MB/s", [99, 100, 101]),
-        rows("podman", "bench", "throughput", "MB/s", [79, 80, 81]),
-        rows("qemu-kvm", "bench", "throughput", "MB/s", [19, 20, 21]),
+        rows("lxc", "bench", "throughput", "MB/s", BASE),
+        rows("podman", "bench", "throughput", "MB/s", scaled(BASE, 0.8)),
+        rows("qemu-kvm", "bench", "throughput", "MB/s", scaled(BASE, 0.2)),
     )
     row = one("order", data, platforms=["lxc", "podman", "qemu"])
     assert row["verdict"] == "holds"
@@ -138,10 +147,10 @@ def test_order():
 
 def test_where_selects_as_text_and_each_variant_must_hold():
     data = table(
-        rows("native", "net", "half_round_trip_latency", "us", [10, 10.1, 9.9], test="TCP_RR", size=1),
-        rows("lxc", "net", "half_round_trip_latency", "us", [10.5, 10.6, 10.4], test="TCP_RR", size=1),  # +5 %
-        rows("native", "net", "half_round_trip_latency", "us", [20, 20.2, 19.8], test="TCP_RR", size=256),
-        rows("lxc", "net", "half_round_trip_latency", "us", [30, 30.3, 29.7], test="TCP_RR", size=256),  # +50 %
+        rows("native", "net", "half_round_trip_latency", "us", spread(10, 0.1), test="TCP_RR", size=1),
+        rows("lxc", "net", "half_round_trip_latency", "us", scaled(spread(10, 0.1), 1.05), test="TCP_RR", size=1),  # +5 %
+        rows("native", "net", "half_round_trip_latency", "us", spread(20, 0.2), test="TCP_RR", size=256),
+        rows("lxc", "net", "half_round_trip_latency", "us", scaled(spread(20, 0.2), 1.5), test="TCP_RR", size=256),  # +50 %
     )
     base = dict(benchmark="net", metric="half_round_trip_latency", platform="lxc", baseline="native", threshold=0.10)
     row = claims.evaluate_claim(claim("overhead_at_most", **{**base, "where": {"test": "TCP_RR", "size": 1}}), data)
@@ -157,34 +166,32 @@ def test_where_selects_as_text_and_each_variant_must_hold():
 
 def test_aggregate_is_the_geometric_mean_of_the_per_variant_ratios():
     data = table(
-        rows("native", "npb", "time", "s", [9.9, 10.0, 10.1], kernel="cg"),
-        rows("lxc", "npb", "time", "s", [10.9, 11.0, 11.1], kernel="cg"),  # +10 %
-        rows("native", "npb", "time", "s", [19.8, 20.0, 20.2], kernel="ep"),
-        rows("lxc", "npb", "time", "s", [19.8, 20.0, 20.2], kernel="ep"),  # 0 %
+        rows("native", "npb", "time", "s", spread(10, 0.1), kernel="cg"),
+        rows("lxc", "npb", "time", "s", scaled(spread(10, 0.1), 1.1), kernel="cg"),  # +10 %
+        rows("native", "npb", "time", "s", spread(20, 0.2), kernel="ep"),
+        rows("lxc", "npb", "time", "s", spread(20, 0.2), kernel="ep"),  # 0 %
     )
     c = claim("overhead_at_most", "npb", "time", platform="lxc", baseline="native", threshold=0.07, aggregate="mean")
     row = claims.evaluate_claim(c, data)
     # ratios 1.1 and 1.0: geometric mean sqrt(1.1) = 1.0488088, not the arithmetic 1.05
     assert row["value"] == pytest.approx(math.sqrt(1.1) - 1)
-    # log-scale delta method by hand: var(log G) = (1/4) sum s^2 / (n m^2) over the four samples
-    # (s^2 = 0.01 for cg's samples, 0.04 for ep's; exponents 1/2, so each term carries a factor 1/4)
-    w = [0.25 * 0.01 / 3 / 11.0**2, 0.25 * 0.01 / 3 / 10.0**2, 0.25 * 0.04 / 3 / 20.0**2, 0.25 * 0.04 / 3 / 20.0**2]
-    df = sum(w) ** 2 / sum(x**2 / 2 for x in w)
-    t = scipy_stats.t.ppf(0.975, df)
-    assert row["ci_low"] == pytest.approx(math.exp(0.5 * math.log(1.1) - t * math.sqrt(sum(w))) - 1)
-    assert row["ci_high"] == pytest.approx(math.exp(0.5 * math.log(1.1) + t * math.sqrt(sum(w))) - 1) and row["ci_high"] < 0.07
-    assert row["ci_method"] == "delta-log"
-    assert row["verdict"] == "holds" and (row["n_platform"], row["n_baseline"]) == (6, 6)
+    # the bootstrap of the two variants' Hodges-Lehmann shifts, each with exponent 1/2, seeded by the row's label
+    ref = stats.shift_bootstrap_ci([(scaled(spread(10, 0.1), 1.1), spread(10, 0.1), 0.5), (spread(20, 0.2), spread(20, 0.2), 0.5)],
+                                   seed=stats.seed_for(0, "geometric mean over 2 variants"))  # fmt: skip
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((ref.low - 1, ref.high - 1))
+    assert row["ci_low"] < row["value"] < row["ci_high"] < 0.07
+    assert row["ci_method"] == "bootstrap-hl"
+    assert row["verdict"] == "holds" and (row["n_platform"], row["n_baseline"]) == (12, 12)
     del c["check"]["aggregate"]
     assert claims.evaluate_claim(c, data)["verdict"] == "does not hold"  # cg alone is 10 % > 7 %
 
 
 def test_parallel_speedup():
     data = table(
-        rows("native", "npb_omp", "time", "s", [9.9, 10.0, 10.1], kernel="cg", threads=1),
-        rows("native", "npb_omp", "time", "s", [4.9, 5.0, 5.1], kernel="cg", threads=2),  # speed-up 2
-        rows("lxc", "npb_omp", "time", "s", [9.9, 10.0, 10.1], kernel="cg", threads=1),
-        rows("lxc", "npb_omp", "time", "s", [7.9, 8.0, 8.1], kernel="cg", threads=2),  # speed-up 1.25
+        rows("native", "npb_omp", "time", "s", spread(10, 0.1), kernel="cg", threads=1),
+        rows("native", "npb_omp", "time", "s", scaled(spread(10, 0.1), 0.5), kernel="cg", threads=2),  # speed-up 2
+        rows("lxc", "npb_omp", "time", "s", spread(10, 0.1), kernel="cg", threads=1),
+        rows("lxc", "npb_omp", "time", "s", scaled(spread(10, 0.1), 0.8), kernel="cg", threads=2),  # speed-up 1.25
     )
     c = claim("order", "npb_omp", "parallel_speedup", platforms=["native", "lxc"], aggregate="mean")
     row = claims.evaluate_claim(c, data)
@@ -198,10 +205,10 @@ def test_parallel_speedup():
 def test_isolation_efficiency():
     # qemu keeps 90 % of its CPU beside a stressing neighbour, lxc only 50 %
     data = table(
-        rows("qemu-kvm", "isolation", "events_per_second", "events/s", [99, 100, 101], resource="cpu", neighbour="none", limits="off"),
-        rows("qemu-kvm", "isolation", "events_per_second", "events/s", [89, 90, 91], resource="cpu", neighbour="stress", limits="off"),
-        rows("lxc", "isolation", "events_per_second", "events/s", [199, 200, 201], resource="cpu", neighbour="none", limits="off"),
-        rows("lxc", "isolation", "events_per_second", "events/s", [99, 100, 101], resource="cpu", neighbour="stress", limits="off"),
+        rows("qemu-kvm", "isolation", "events_per_second", "events/s", BASE, resource="cpu", neighbour="none", limits="off"),
+        rows("qemu-kvm", "isolation", "events_per_second", "events/s", scaled(BASE, 0.9), resource="cpu", neighbour="stress", limits="off"),
+        rows("lxc", "isolation", "events_per_second", "events/s", scaled(BASE, 2), resource="cpu", neighbour="none", limits="off"),
+        rows("lxc", "isolation", "events_per_second", "events/s", BASE, resource="cpu", neighbour="stress", limits="off"),
         rows("lxc", "isolation", "bw", "KiB/s", [1, 1, 1], resource="disk", neighbour="none", limits="off"),  # other resource: ignored
     )
     c = claim("order", "isolation", "isolation_efficiency", platforms=["qemu", "lxc"], victim_metric="events_per_second",
@@ -214,7 +221,7 @@ def test_isolation_efficiency():
     assert row["ci_low"] < -0.8 < row["ci_high"] < 0
     c["check"]["platforms"] = ["lxc", "qemu"]
     assert claims.evaluate_claim(c, data)["verdict"] == "does not hold"
-    assert row["ci_method"] == "delta-log"
+    assert row["ci_method"] == "bootstrap-hl"
     # a victim never run alone cannot give an efficiency
     alone_missing = data[~((data["platform"] == "lxc") & (results.view(data, "isolation")["param_neighbour"] == "none"))]
     row = claims.evaluate_claim(c, alone_missing)
@@ -224,16 +231,16 @@ def test_isolation_efficiency():
 def test_platform_setup_dimension_and_labels_varying_within_a_log():
     # the VM's disk formats against the host's one disk: each format against the whole baseline
     data = table(
-        rows("native", "io", "write", "kB/s", [99, 100, 101], disk="host"),
-        rows("qemu-kvm", "io", "write", "kB/s", [89, 90, 91], disk="raw"),  # 10 % less
-        rows("qemu-kvm", "io", "write", "kB/s", [49, 50, 51], disk="qcow2"),  # 50 % less
+        rows("native", "io", "write", "kB/s", BASE, disk="host"),
+        rows("qemu-kvm", "io", "write", "kB/s", scaled(BASE, 0.9), disk="raw"),  # 10 % less
+        rows("qemu-kvm", "io", "write", "kB/s", scaled(BASE, 0.5), disk="qcow2"),  # 50 % less
     )
     row = claims.evaluate_claim(claim("overhead_at_least", "io", "write", platform="qemu", baseline="native", threshold=0.05), data)
     assert row["verdict"] == "holds" and row["variant"] == "disk=raw" and row["value"] == pytest.approx(0.10)
     # one log with several file sizes: the label is a variant dimension
     logs = []
     for platform, scale in (("native", 1.0), ("lxc", 0.5)):
-        for rep in range(3):
+        for rep in range(6):
             for size, value in ((1024, 100 + rep), (2048, 200 + rep)):
                 logs.append(table_row(testbed="t", platform=platform, benchmark="io", variant="v", repetition=rep,
                                       metric="read", unit="kB/s", value=value * (scale if size == 2048 else 1.0),
@@ -262,19 +269,30 @@ def test_not_measured_and_not_testable():
     assert row["verdict"] == "not testable here" and row["note"] == "Xen is not available"
 
 
-def test_one_value_per_side_is_inconclusive():
-    data = table(rows("native", "bench", "throughput", "MB/s", [100]), rows("lxc", "bench", "throughput", "MB/s", [50]))
+@pytest.mark.parametrize("n", [1, 3])
+def test_too_few_values_for_any_interval_are_too_few_repetitions(n):
+    # at 3 + 3 even [min, max] of the differences has confidence 1 - 2 / 20 = 90 %: no 95 % interval
+    data = table(rows("native", "bench", "throughput", "MB/s", BASE[:n]), rows("lxc", "bench", "throughput", "MB/s", scaled(BASE[:n], 0.5)))
     row = one("overhead_at_least", data, platform="lxc", baseline="native", threshold=0.1)
-    assert row["value"] == pytest.approx(0.5) and math.isnan(row["ci_low"]) and row["verdict"] == "inconclusive"
+    assert row["value"] == pytest.approx(0.5) and math.isnan(row["ci_low"]) and row["verdict"] == claims.TOO_FEW
+    assert row["note"].startswith("too few repetitions for a 95% interval") and row["ci_method"] == "none"
+    assert f"{1 - 2 / math.comb(2 * n, n):.1%}" in row["note"]  # the widest interval's confidence
+
+
+def test_four_values_a_side_decide():
+    # 4 + 4: the range of the 16 differences has confidence 1 - 2 / 70 = 97.1 %
+    data = table(rows("native", "bench", "throughput", "MB/s", BASE[:4]), rows("lxc", "bench", "throughput", "MB/s", scaled(BASE[:4], 0.5)))
+    row = one("overhead_at_least", data, platform="lxc", baseline="native", threshold=0.1)
+    assert row["verdict"] == "holds" and "achieved confidence 97.1%" in row["note"]
 
 
 def test_a_zero_baseline_is_inconclusive_not_an_error():
     # NPB class S prints times below 5 ms as 0.00 s: native's IS time can be 0 in every run
     data = table(
-        rows("native", "npb", "time", "s", [0.0, 0.0, 0.0], kernel="is"),
-        rows("lxc", "npb", "time", "s", [0.0, 0.01, 0.0], kernel="is"),
-        rows("native", "npb", "time", "s", [9.9, 10.0, 10.1], kernel="cg"),
-        rows("lxc", "npb", "time", "s", [10.9, 11.0, 11.1], kernel="cg"),
+        rows("native", "npb", "time", "s", [0.0] * 6, kernel="is"),
+        rows("lxc", "npb", "time", "s", [0.0, 0.01, 0.0, 0.0, 0.0, 0.0], kernel="is"),
+        rows("native", "npb", "time", "s", spread(10, 0.1), kernel="cg"),
+        rows("lxc", "npb", "time", "s", scaled(spread(10, 0.1), 1.1), kernel="cg"),
     )
     c = claim("overhead_at_most", "npb", "time", platform="lxc", baseline="native", threshold=0.07, aggregate="mean")
     row = claims.evaluate_claim(c, data)
@@ -308,19 +326,19 @@ def test_every_claim_evaluates_against_the_reference_table():
 
 
 def test_a_counterexample_needs_holm_across_the_claims_variants():
-    # two run-time variants each about 18-20 % slower; threshold 10 %. Each variant's own interval
-    # just excludes 10 % (two-sided p of the Fieller pivot at R = 1.1 between 0.025 and 0.05), so
-    # either alone does not hold; Holm over the two (statsmodels, called here) keeps both >= 0.05.
-    base, slow1, slow2 = [9.9, 10.0, 10.1], [11.6, 12.0, 12.4], [11.45, 11.75, 12.05]
+    # two run-time variants 10-23 % slower; threshold 10 %. In each, 5 of the 36 ratios platform /
+    # baseline are at most 1.1, so the exact Mann-Whitney p-value against 10 % (by enumerating the 924
+    # splits here) is 2 P(U <= 5) = 2 * 19 / 924 = 0.041: either alone does not hold; Holm over the two
+    # (statsmodels, called here) keeps both >= 0.05.
+    base = spread(10, 0.1)
+    slow1, slow2 = [11.0, 11.05, 12.0, 12.1, 12.2, 12.3], [11.02, 11.1, 12.05, 12.15, 12.25, 12.35]
 
-    def fieller_p(plat):
-        mb, mp = np.mean(base), np.mean(plat)
-        vb, vp = np.var(base, ddof=1) / 3, np.var(plat, ddof=1) / 3
-        r = mp / mb
-        df = (vp + r**2 * vb) ** 2 / (vp**2 / 2 + r**4 * vb**2 / 2)
-        return 2 * scipy_stats.t.sf((mp - 1.1 * mb) / math.sqrt(vp + 1.1**2 * vb), df)
+    def exact_p(plat):
+        below = sum(x <= 1.1 * y for x in plat for y in base)
+        splits = list(itertools.combinations(range(12), 6))
+        return 2 * sum(sum(p - i for i, p in enumerate(c)) <= below for c in splits) / len(splits)
 
-    p = [fieller_p(slow1), fieller_p(slow2)]
+    p = [exact_p(slow1), exact_p(slow2)]
     assert all(0.025 < q < 0.05 for q in p) and (multipletests(p, method="holm")[1] >= 0.05).all()
     data = table(rows("native", "npb", "time", "s", base, kernel="cg"), rows("lxc", "npb", "time", "s", slow1, kernel="cg"),
                  rows("native", "npb", "time", "s", base, kernel="ft"), rows("lxc", "npb", "time", "s", slow2, kernel="ft"))
@@ -331,18 +349,21 @@ def test_a_counterexample_needs_holm_across_the_claims_variants():
     assert alone["verdict"] == "does not hold"
 
 
-def test_two_constant_samples_make_a_claim_inconclusive_with_the_reason():
-    # times printed as 0.01 vs 0.02 s, n = 2: "overhead at least 50 %" cannot be decided
-    data = table(rows("native", "b", "time", "s", [0.01, 0.01]), rows("lxc", "b", "time", "s", [0.02, 0.02]))
+def test_constant_samples_are_as_wide_as_their_printed_resolution():
+    # times printed as 0.01 vs 0.02 s: each log value lies within -log(1 - 0.005 / x) of the true one
+    # (log 2 at 0.01, log 4/3 at 0.02), so the ratio 2 is known to within a factor 2 * 4/3 either
+    # way: [0.75, 5.33]; "overhead at least 50 %" cannot be decided
+    data = table(rows("native", "b", "time", "s", [0.01] * 6), rows("lxc", "b", "time", "s", [0.02] * 6))
     row = claims.evaluate_claim(claim("overhead_at_least", "b", "time", platform="lxc", baseline="native", threshold=0.5), data)
     assert row["verdict"] == "inconclusive" and row["value"] == pytest.approx(1.0)
-    assert math.isnan(row["ci_low"]) and "constant" in row["note"] and row["ci_method"] == "none"
+    assert row["ci_low"] == pytest.approx(2 / (2 * 4 / 3) - 1) and row["ci_high"] == pytest.approx(2 * 2 * 4 / 3 - 1)
+    assert "printed resolution" in row["note"] and row["ci_method"] == "hl-moses"
 
 
 def test_adding_a_variant_leaves_the_other_variants_intervals_alone():
-    one_variant = table(rows("native", "b", "time", "s", [9.9, 10.0, 10.1], kernel="cg"), rows("lxc", "b", "time", "s", [10.9, 11.0, 11.1], kernel="cg"))
-    two_variants = pd.concat([one_variant, table(rows("native", "b", "time", "s", [5, 5.1, 5.3], kernel="ep"),
-                                                 rows("lxc", "b", "time", "s", [9, 9.5, 10], kernel="ep"))])
+    one_variant = table(rows("native", "b", "time", "s", spread(10, 0.1), kernel="cg"), rows("lxc", "b", "time", "s", spread(11, 0.1), kernel="cg"))
+    two_variants = pd.concat([one_variant, table(rows("native", "b", "time", "s", spread(5.1, 0.2), kernel="ep"),
+                                                 rows("lxc", "b", "time", "s", spread(9.5, 0.5), kernel="ep"))])
     c = claim("overhead_at_most", "b", "time", platform="lxc", baseline="native", threshold=0.5, where={"kernel": "cg"})
     assert claims.evaluate_claim(c, one_variant)["ci_low"] == claims.evaluate_claim(c, two_variants)["ci_low"]
 
@@ -350,8 +371,8 @@ def test_adding_a_variant_leaves_the_other_variants_intervals_alone():
 # ------------------------------------------------------------------ ratio_of_overheads, better_in_some
 
 
-def kernels(platform, benchmark, metric, unit, means, spread=(-1.0, 0.0, 1.0)):
-    """Three values a kernel: mean * (1 + d / 100) for d in ``spread``."""
+def kernels(platform, benchmark, metric, unit, means, spread=(-1.0, -0.6, -0.2, 0.2, 0.6, 1.0)):
+    """Six values a kernel: mean * (1 + d / 100) for d in ``spread``."""
     return [r for kernel, mean in means.items() for r in rows(platform, benchmark, metric, unit,
             [mean * (1 + d / 100) for d in spread], kernel=kernel)]  # fmt: skip
 
@@ -367,17 +388,17 @@ def test_ratio_of_overheads_by_hand():
                  kernels("lxc", "bench", "time", "s", {"a": 12, "b": 21, "c": 42}))
     row = claims.evaluate_claim(overhead_claim(), data)
     assert row["value"] == pytest.approx(1.2 / 1.05 - 1)
-    # the interval is stats.ratio_ci's of the terms: a's ratio over the geometric mean of b's and c's
-    pick = {(p, k): np.array([m * (1 + d / 100) for d in (-1.0, 0.0, 1.0)])
+    # the interval is stats.shift_bootstrap_ci's of the Hodges-Lehmann shifts: a's ratio over the
+    # geometric mean of b's and c's
+    pick = {(p, k): np.array([m * (1 + d / 100) for d in (-1.0, -0.6, -0.2, 0.2, 0.6, 1.0)])
             for (p, k), m in {("lxc", "a"): 12, ("native", "a"): 10, ("lxc", "b"): 21, ("native", "b"): 20,
                               ("lxc", "c"): 42, ("native", "c"): 40}.items()}  # fmt: skip
-    terms = [(pick["lxc", "a"], 1.0), (pick["native", "a"], -1.0)]
-    terms += [(pick[p, k], s * -0.5) for k in ("b", "c") for p, s in (("lxc", 1.0), ("native", -1.0))]
-    ci = stats.ratio_ci(terms, 0.95)
+    shifts = [(pick["lxc", "a"], pick["native", "a"], 1.0)] + [(pick["lxc", k], pick["native", k], -0.5) for k in ("b", "c")]
+    ci = stats.shift_bootstrap_ci(shifts, 0.95, seed=stats.seed_for(0, "ratio_of_overheads"))
     assert ci.estimate == pytest.approx(1.2 / 1.05)
     assert (row["ci_low"], row["ci_high"]) == (pytest.approx(ci.low - 1), pytest.approx(ci.high - 1))
     assert row["ci_low"] > 0.05 and row["verdict"] == "holds"  # +14 % with +-1 % noise: above 5 %
-    assert row["n_platform"] == 9 and row["n_baseline"] == 9
+    assert row["n_platform"] == 18 and row["n_baseline"] == 18 and row["ci_method"] == "bootstrap-hl"
     assert claims.evaluate_claim(overhead_claim(threshold=0.30), data)["verdict"] == "does not hold"
     assert claims.evaluate_claim(overhead_claim(threshold=0.14), data)["verdict"] == "inconclusive"
 

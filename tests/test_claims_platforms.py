@@ -10,15 +10,7 @@ import pytest
 import yaml
 
 from virtrepro import regimes, claims, platform_names, results
-from test_claims import rows, table
-
-
-@pytest.fixture(autouse=True)
-def _fewer_repetitions_decide(monkeypatch):
-    """These tables have 1 to 3 values a side (the committed reference data 2 or 3): the repetition
-    gate (claims.MIN_REPETITIONS, tested in test_adaptive.py) is lowered so that the rules tested
-    here decide."""
-    monkeypatch.setattr(claims, "MIN_REPETITIONS", 1)
+from test_claims import rows, scaled, spread, table
 
 REPO = Path(__file__).resolve().parent.parent
 NO_KVM = "no working KVM on this testbed (qemu-tcg is binary translation)"
@@ -31,9 +23,9 @@ def claim(paper_platform, kind="overhead_at_least", metric="throughput", **check
             "check": {"kind": kind, "benchmark": "bench", "metric": metric, **check}}  # fmt: skip
 
 
-NATIVE = rows("native", "bench", "throughput", "MB/s", [99, 100, 101])
-TCG = rows("qemu-tcg", "bench", "throughput", "MB/s", [9, 10, 11])  # 90 % less than native
-KVM = rows("qemu-kvm", "bench", "throughput", "MB/s", [49, 50, 51])  # 50 % less
+NATIVE = rows("native", "bench", "throughput", "MB/s", spread(100, 1))
+TCG = rows("qemu-tcg", "bench", "throughput", "MB/s", scaled(spread(100, 1), 0.1))  # 90 % less than native
+KVM = rows("qemu-kvm", "bench", "throughput", "MB/s", scaled(spread(100, 1), 0.5))  # 50 % less
 
 
 def test_a_kvm_claim_is_not_measured_from_tcg():
@@ -66,8 +58,8 @@ def test_a_hand_made_claim_pairing_tcg_with_kvm_is_not_measured():
 
 # the analogue table lets TCG stand for VMware Server on a network metric (tests/test_claims_analogues.py)
 NET = {"benchmark": "netperf"}
-NET_NATIVE = rows("native", "netperf", "throughput", "Mbit/s", [99, 100, 101])
-NET_TCG = rows("qemu-tcg", "netperf", "throughput", "Mbit/s", [9, 10, 11])
+NET_NATIVE = rows("native", "netperf", "throughput", "Mbit/s", spread(100, 1))
+NET_TCG = rows("qemu-tcg", "netperf", "throughput", "Mbit/s", scaled(spread(100, 1), 0.1))
 
 
 def test_vmware_server_from_tcg_is_an_analogue_and_says_so():
@@ -84,10 +76,10 @@ def test_vmware_server_from_tcg_is_an_analogue_and_says_so():
 
 
 def test_order_claims_check_every_platform():
-    data = table(rows("lxc", "bench", "throughput", "MB/s", [99, 100, 101]), TCG)
+    data = table(rows("lxc", "bench", "throughput", "MB/s", spread(100, 1)), TCG)
     row = claims.evaluate_claim(claim(["LXC", "KVM"], kind="order", platforms=["lxc", "qemu"]), data, guard=[])
     assert row["verdict"] == "not measured" and row["note"] == NO_KVM
-    data = table(rows("lxc", "netperf", "throughput", "Mbit/s", [99, 100, 101]), NET_TCG)
+    data = table(rows("lxc", "netperf", "throughput", "Mbit/s", spread(100, 1)), NET_TCG)
     row = claims.evaluate_claim(claim(["OpenVZ", "VMware Server"], kind="order", platforms=["lxc", "qemu-tcg"], **NET), data, guard=[])
     assert row["verdict"] == "holds (analogue)" and row["paper_platform"] == "OpenVZ > VMware Server"
 
@@ -138,9 +130,7 @@ def decided_from_tcg(frame: pd.DataFrame, verdict: str, platforms: str, paper: s
 @pytest.fixture(scope="module")
 def reference_verdicts():
     listed = claims.load_claims(REPO / "data" / "reference" / "claims.yaml")
-    with pytest.MonkeyPatch.context() as patch:  # module scope: before the autouse fixture above
-        patch.setattr(claims, "MIN_REPETITIONS", 1)
-        return claims.evaluate(listed, results.load("reference-vm", REPO / "data"))
+    return claims.evaluate(listed, results.load("reference-vm", REPO / "data"))
 
 
 def test_no_hypervisor_claim_is_decided_from_tcg_on_the_reference_table(reference_verdicts):
@@ -182,18 +172,20 @@ def test_the_committed_claims_csv():
     assert frame.loc[frame["verdict"] == "not measured", "platform_measured"].isna().all()
     unexplained = frame[frame["verdict"] == claims.UNEXPLAINED_FASTER]
     assert unexplained["suspect_faster_than_native"].all()
-    # the committed table was written with the issue's rule: a verdict needs at least 5 repetitions a
-    # side (claims.MIN_REPETITIONS is lowered for this module's other tests); fewer: "too few repetitions"
+    # a decision has an interval, and says which method made it; "too few repetitions" where none
+    # exists at the n (3 + 3 at 95 %), or below 5 a side for a trend or spread
     decided = frame[frame["verdict"].map(claims.base_verdict).isin(["holds", "does not hold"])]
-    assert (decided["n_platform"] >= 5).all()
-    assert ((decided["n_baseline"] == 0) | (decided["n_baseline"] >= 5)).all()  # 0: no baseline
-    fewest = frame.loc[frame["verdict"] == claims.TOO_FEW, "reason"].str.extract(r"(\d+) repetitions on a side, fewer than 5")[0]
-    assert fewest.notna().all() and (fewest.astype(int) < 5).all()
+    assert decided[["ci_low", "ci_high"]].notna().all().all() and decided["ci_method"].notna().all()
+    assert not decided["ci_method"].isin(["none", "fieller", "delta-log", "bca"]).any()
+    relative = frame["ci_method"].isin(["hl-moses", "bootstrap-hl"])
+    assert ~frame.loc[relative, "reason"].str.contains("Shapiro").any()  # normality decides nothing
+    too_few = frame.loc[frame["verdict"] == claims.TOO_FEW, "reason"]
+    assert too_few.str.contains(r"too few repetitions for a 95% interval|\d+ repetitions on a side, fewer than 5").all()
 
 
 # ------------------------------------------------------------------ the guard
 
-LATENCY_NATIVE = rows("native", "net", "half_round_trip_latency", "us", [99, 100, 101], size=1)
+LATENCY_NATIVE = rows("native", "net", "half_round_trip_latency", "us", spread(100, 1), size=1)
 
 
 def latency(platform, values):
@@ -201,7 +193,8 @@ def latency(platform, values):
 
 
 def test_the_guard_marks_a_guest_faster_than_native_beyond_its_interval():
-    data = table(LATENCY_NATIVE, latency("lxc", [49, 50, 51]), latency("podman", [94, 95, 96]), latency("qemu-kvm", [40, 80, 120]))
+    data = table(LATENCY_NATIVE, latency("lxc", scaled(spread(100, 1), 0.5)), latency("podman", scaled(spread(100, 1), 0.95)),
+                 latency("qemu-kvm", spread(80, 40)))
     listed = claims.faster_than_native(data, causes=[])
     # lxc: (50 - 100) / 100 = -0.5, far beyond -10 %; podman -5 %: within; qemu-kvm: -20 % but its interval reaches past -10 %
     assert list(listed["platform"]) == ["lxc"]
@@ -210,7 +203,7 @@ def test_the_guard_marks_a_guest_faster_than_native_beyond_its_interval():
 
 
 def test_a_claim_on_marked_records_is_inconclusive_unless_explained():
-    data = table(LATENCY_NATIVE, latency("lxc", [49, 50, 51]))
+    data = table(LATENCY_NATIVE, latency("lxc", scaled(spread(100, 1), 0.5)))
     c = claim("OpenVZ", kind="overhead_at_most", metric="half_round_trip_latency", platform="lxc", baseline="native", threshold=0.1)
     c["check"]["benchmark"] = "net"
     row = claims.evaluate(claims_list := [c], data, causes=[]).iloc[0]

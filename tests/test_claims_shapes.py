@@ -12,8 +12,15 @@ import pytest
 import statsmodels.formula.api as smf
 from scipy import stats as scipy_stats
 
-from test_claims import _fewer_repetitions_decide, claim, rows, table  # noqa: F401 (an autouse fixture)
+from test_claims import claim, rows, scaled, spread, table
 from virtrepro import claims, stats
+
+
+@pytest.fixture(autouse=True)
+def _fewer_repetitions_decide(monkeypatch):
+    """Some of these tables have 3 values a step: the shape kinds' repetition gate
+    (claims.MIN_REPETITIONS, tested in test_adaptive.py) is lowered so that the rules tested here decide."""
+    monkeypatch.setattr(claims, "MIN_REPETITIONS", 1)
 
 RNG = np.random.default_rng(20240607)
 
@@ -88,22 +95,24 @@ def test_spread_difference_needs_three_values():
 
 
 def test_saturation_bounds_by_hand():
-    # means 100, 200, 204, 205: gains +100 %, +2 %, +0.5 %; with gain 5 % it saturates at the 2nd size
-    samples = [np.array([99.0, 100.0, 101.0]), np.array([199.0, 200.0, 201.0]),
-               np.array([203.0, 204.0, 205.0]), np.array([204.0, 205.0, 206.0])]  # fmt: skip
+    # 6 values a size, each size's a scaled copy of the first: Hodges-Lehmann ratios 2, 1.02, 2.05 / 2.04,
+    # gains +100 %, +2 %, +0.5 %; with gain 5 % it saturates at the 2nd size (each step's exact interval
+    # is about +-1 %: the first step gains significantly more than 5 %, the others significantly less)
+    base = spread(100, 1)
+    samples = [np.array(scaled(base, f)) for f in (1, 2, 2.04, 2.05)]
     got = claims.saturation_bounds(samples, gain=0.05)
     assert got["estimate"] == 1 and got["earliest"] == 1 and got["latest"] == 1
-    assert got["gains"] == pytest.approx([1.0, 0.02, 205 / 204 - 1])
+    assert got["gains"] == pytest.approx([1.0, 0.02, 2.05 / 2.04 - 1], abs=1e-6)
 
 
 def test_saturation_not_reached_is_the_last_size():
-    samples = [np.array([99.0, 100.0, 101.0]), np.array([199.0, 200.0, 201.0]), np.array([399.0, 400.0, 401.0])]
+    samples = [np.array(scaled(spread(100, 1), f)) for f in (1, 2, 4)]
     got = claims.saturation_bounds(samples, gain=0.05)
     assert got["estimate"] == 2 and got["earliest"] == 2 and got["latest"] == 2
 
 
 def test_saturation_with_noise_gives_wide_bounds():
-    samples = [np.array([90.0, 100.0, 110.0]), np.array([80.0, 105.0, 130.0]), np.array([85.0, 106.0, 127.0])]
+    samples = [np.array(spread(100, 10)), np.array(spread(105, 25)), np.array(spread(106, 21))]
     got = claims.saturation_bounds(samples, gain=0.05)
     assert got["earliest"] == 0 and got["latest"] == 2
 
@@ -153,7 +162,7 @@ def test_spread_kind():
 def test_saturation_kind():
     sizes = (64, 256, 1024, 4096)
     means = (100.0, 380.0, 900.0, 910.0)  # saturates at 1024
-    data = table(*[rows("lxc", "netperf", "throughput", "Mbit/s", [m - 2, m, m + 2], test="TCP_STREAM", size=s) for s, m in zip(sizes, means)])
+    data = table(*[rows("lxc", "netperf", "throughput", "Mbit/s", spread(m, 2), test="TCP_STREAM", size=s) for s, m in zip(sizes, means)])
 
     def verdict(between):
         c = claim("saturation", benchmark="netperf", metric="throughput", platform="lxc", over="size", between=between, gain=0.05)

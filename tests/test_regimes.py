@@ -13,13 +13,6 @@ from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.benchmarks.hpc import sized_n
 
 
-@pytest.fixture(autouse=True)
-def _fewer_repetitions_decide(monkeypatch):
-    """These tables have 1 to 3 values a side (the committed reference data 2 or 3): the repetition
-    gate (claims.MIN_REPETITIONS, tested in test_adaptive.py) is lowered so that the rules tested
-    here decide."""
-    monkeypatch.setattr(claims, "MIN_REPETITIONS", 1)
-
 GIB, MIB = 1024**3, 1024**2
 # a 24 GiB host with a 32 MiB L3, as the sidecar's facts record it (machines.HOST_FACTS_COMMAND)
 HOST = {"mem_total_kb": 24 * 1024 * 1024, "cache_sizes": "L1d=32K L1i=32K L2=1024K L3=32768K"}
@@ -142,7 +135,7 @@ CLAIM = {"id": "x-disk", "paper": "x", "source": "Table I", "published": "p", "t
 
 def test_claim_gate():
     # lxc 1 % below native, tight intervals: holds when both were measured on disk
-    native, lxc = [99.0, 100.0, 101.0], [98.0, 99.0, 100.0]
+    native, lxc = [99.0, 99.5, 100.0, 100.5, 101.0], [98.0, 98.5, 99.0, 99.5, 100.0]
     on_disk = pd.DataFrame(records("native", native, "disk") + records("lxc", lxc, "disk"))
     assert claims.evaluate_claim(CLAIM, on_disk)["verdict"] == "holds"
     in_cache = pd.DataFrame(records("native", native, "page-cache") + records("lxc", lxc, "disk"))
@@ -151,7 +144,7 @@ def test_claim_gate():
     assert row["note"].startswith("measured in the page cache, not on disk")
     assert row["verdict"] in claims.VERDICTS
     # a claim that does not hold on cache-resident data is not decided either
-    slow = pd.DataFrame(records("native", native, "page-cache") + records("lxc", [49.0, 50.0, 51.0], "page-cache"))
+    slow = pd.DataFrame(records("native", native, "page-cache") + records("lxc", [49.0, 49.5, 50.0, 50.5, 51.0], "page-cache"))
     assert claims.evaluate_claim(CLAIM, slow)["verdict"] == regimes.CACHE_VERDICT
     # not measured stays not measured
     assert claims.evaluate_claim(CLAIM, pd.DataFrame(records("native", native, "page-cache")))["verdict"] == "not measured"

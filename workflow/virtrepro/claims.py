@@ -8,17 +8,21 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   P is worse: ``(P - B) / B`` for lower-is-better metrics, ``(B - P) / B`` for higher-is-better
   ones (each metric's declaration in :mod:`virtrepro.metric_catalog` says which; an undeclared
   metric is an error). It is
-  ``1 - R`` or ``R - 1`` for the ratio of means ``R = P / B``, and every interval and p-value comes
-  from :func:`stats.ratio_ci` (one implementation): Fieller for a plain metric per variant, the
-  log-scale delta method for a derived metric (a ratio of ratios) or an ``aggregate: mean``
-  claim, which is about the **geometric mean** of the per-variant ratios (never an arithmetic mean
-  of ratios); BCa (``scipy.stats.bootstrap``, n >= 20 per sample) or no interval where a sample
-  departs from normality (Shapiro-Wilk); no interval from constant samples (the note says why).
-  Each row's resamples, if any, are seeded on their own (``stats.seed_for(seed, variant)``).
+  ``1 - R`` or ``R - 1`` for the ratio ``R = P / B`` under a scale shift (P's runs are B's times R),
+  estimated by Hodges-Lehmann on log values. No method is chosen by a test on the same data
+  (Shapiro-Wilk decides nothing): a plain metric per variant has the exact Mann-Whitney interval
+  (:func:`stats.hl_ratio_ci`, its achieved confidence in the note, e.g. 96.8 % at 5 + 5); a
+  derived metric (a ratio of ratios) or an ``aggregate: mean`` claim, which is about the
+  **geometric mean** of the per-variant ratios (never an arithmetic mean of ratios), the
+  bootstrap of the Hodges-Lehmann shifts (:func:`stats.shift_bootstrap_ci`, coverage shown by
+  simulation from 5 values a sample), each row's resamples seeded on their own
+  (``stats.seed_for(seed, variant)``). Values printed at a coarse resolution widen the interval by
+  their rounding. ``ci_method`` says which ran. Where no interval exists at the n (3 + 3 at 95 %),
+  the claim is ``inconclusive (too few repetitions)``.
 * **Derived metrics.** ``parallel_speedup``: NPB time at the smallest common thread or process
   count divided by the time at the largest. ``isolation_efficiency`` (thesis chapter 6): the
   ``isolation`` victim's ``victim_metric`` (higher is better) beside a stressing neighbour
-  divided by the same alone; 1 is perfect isolation. Both are ratios of means, so P / B is a
+  divided by the same alone; 1 is perfect isolation. Both are ratios, so P / B is a
   ratio of ratios.
 * **Verdict per comparison** from p-values of the ratio's own inference at the threshold t (each
   compared with alpha = 1 - level; "two-sided" p-values are twice the one-sided, so the decision is
@@ -52,8 +56,8 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   intersection-union test: no correction is needed to conclude that all hold); ``does not hold``
   when some comparison's "does not hold" p-value, Holm-adjusted across the claim's comparisons, is
   below alpha (a counterexample with the family-wise error controlled); otherwise
-  ``inconclusive`` (an interval straddles the threshold, or there is no interval: fewer than 2
-  values a side, constant samples, a departure from normality at n < 20). ``not measured`` when
+  ``inconclusive`` (an interval straddles the threshold, or there is no interval: a value of 0;
+  too few values for any interval is ``inconclusive (too few repetitions)``). ``not measured`` when
   the benchmark, metric, platform or selected variant has no runs on the testbed (the note says
   which), ``not testable here`` for claims marked ``testable: false`` (with their reason). The row
   shows the strongest counterexample, or else the worst comparison.
@@ -103,8 +107,9 @@ VERDICTS = ("holds", "does not hold", "holds" + ANALOGUE_SUFFIX, "does not hold"
 VERDICTS = (*VERDICTS[: VERDICTS.index("inconclusive") + 1], regimes.CACHE_VERDICT,
             *VERDICTS[VERDICTS.index("inconclusive") + 1 :])  # fmt: skip
 
-# a claim whose data has fewer than MIN_REPETITIONS repetitions a side is not decided (issue 16: at
-# n = 3 a nominal 95 % interval covers about 80 % of the time)
+# a claim left undecided because a comparison has no interval at its n (3 + 3 at 95 %) is TOO_FEW; a
+# trend or spread (normal-theory methods) with fewer than MIN_REPETITIONS repetitions a side too
+# (issue 16: at n = 3 a nominal 95 % t interval covers about 80 % of the time)
 MIN_REPETITIONS = 5
 TOO_FEW = "inconclusive (too few repetitions)"
 VERDICTS = (*VERDICTS[: VERDICTS.index("inconclusive") + 1], TOO_FEW, *VERDICTS[VERDICTS.index("inconclusive") + 1 :])
@@ -453,12 +458,12 @@ def _number(text: str):
 # ---------------------------------------------------------------------------
 
 
-def _terms(pair: _Pair, power: float = 1.0) -> list:
-    """The ratio platform / baseline of one pair as :func:`stats.ratio_ci` terms (a derived metric:
-    a ratio of ratios)."""
+def _shifts(pair: _Pair, power: float = 1.0) -> list:
+    """The ratio platform / baseline of one pair as :func:`stats.shift_bootstrap_ci` pairs: one shift
+    for a plain metric, two for a derived one (a ratio of ratios: (P_num / P_den) / (B_num / B_den))."""
     if "value" in pair.plat:
-        return [(pair.plat["value"], power), (pair.base["value"], -power)]
-    return [(pair.plat["num"], power), (pair.plat["den"], -power), (pair.base["num"], -power), (pair.base["den"], power)]
+        return [(pair.plat["value"], pair.base["value"], power)]
+    return [(pair.plat["num"], pair.plat["den"], power), (pair.base["num"], pair.base["den"], -power)]
 
 
 def _n(side: dict) -> int:
@@ -474,22 +479,25 @@ def _relative_ci(pairs: list[_Pair], hib: bool, level: float, aggregate: bool, s
     """Relative difference (positive = worse), its interval and the ratio's inference per pair, or
     one row for their geometric mean (``aggregate``).
 
-    All by :func:`stats.ratio_ci`: Fieller for a plain metric per variant, the log-scale delta
-    method for a derived metric (ratio of ratios) or a geometric mean over variants, BCa or no
-    interval where a sample departs from normality (the module's rule). Each row's resamples (if
-    any) are seeded on their own (``stats.seed_for(seed, label)``).
+    No method is chosen by a test on the same data: a plain metric per variant is the Hodges-Lehmann
+    ratio with the exact Mann-Whitney interval (:func:`stats.hl_ratio_ci`, its achieved confidence in
+    the note); a derived metric (a ratio of ratios) or a geometric mean over variants the bootstrap of
+    the Hodges-Lehmann shifts (:func:`stats.shift_bootstrap_ci`), each row's resamples seeded on their
+    own (``stats.seed_for(seed, label)``). ``too_few``: no interval exists at the row's n.
     """
     groups = [pairs] if aggregate else [[p] for p in pairs]
     rows = []
     for group in groups:
         label = group[0].label if not aggregate else f"geometric mean over {len(group)} variants"
-        terms = [t for p in group for t in _terms(p, 1.0 / len(group))]
-        ci = stats.ratio_ci(terms, level, seed=stats.seed_for(seed, label))
+        shifts = [s for p in group for s in _shifts(p, 1.0 / len(group))]
+        if len(shifts) == 1:
+            ci = stats.hl_ratio_ci(shifts[0][0], shifts[0][1], level)
+        else:
+            ci = stats.shift_bootstrap_ci(shifts, level, seed=stats.seed_for(seed, label))
         low, high = sorted((_to_relative(ci.low, hib), _to_relative(ci.high, hib)))
-        note = ci.note.removeprefix("normal-theory interval (assumes normality)").removeprefix("; ")
         rows.append({"label": label, "value": _to_relative(ci.estimate, hib), "ci_low": low, "ci_high": high,
                      "n_platform": sum(_n(p.plat) for p in group), "n_baseline": sum(_n(p.base) for p in group),
-                     "ci": ci, "ci_method": ci.method, "ci_note": note})  # fmt: skip
+                     "ci": ci, "ci_method": ci.method, "ci_note": ci.note, "too_few": ci.too_few})  # fmt: skip
     return rows
 
 
@@ -543,6 +551,19 @@ def _decide(rows: list[dict], alpha: float) -> str:
     if all(r["verdict"] == "holds" for r in rows):
         return "holds"
     return "inconclusive"
+
+
+def _too_few(verdict: str, rows: list[dict], kind: str, fewest: int, level: float) -> tuple[str, str | None]:
+    """:data:`TOO_FEW`, with the reason, for a claim left undecided because a comparison has no interval
+    at its n (3 + 3 at 95 %: :func:`stats.hl_ratio_ci`); the shape kinds (normal-theory slopes and
+    spreads) also below :data:`MIN_REPETITIONS` repetitions a side."""
+    small = [r for r in rows if r.get("too_few")]
+    if verdict == "inconclusive" and small:
+        where = f" in {len(small)} of {len(rows)} comparisons ({small[0]['label']}: {small[0]['ci_note']})" if len(rows) > 1 else ""
+        return TOO_FEW, f"too few repetitions for a {level:.0%} interval{where}"
+    if kind in SHAPE_KINDS and fewest < MIN_REPETITIONS and verdict in ("holds", "does not hold", "inconclusive"):
+        return TOO_FEW, f"{fewest} repetitions on a side, fewer than {MIN_REPETITIONS}"
+    return verdict, None
 
 
 def _badness(kind: str, value: float) -> float:
@@ -719,14 +740,14 @@ def saturation_bounds(samples: list, gain: float, level: float = 0.95) -> dict:
     """Where a throughput stops growing, from samples at increasing sizes ``s_0 < ... < s_k``.
 
     The saturation point is the first size from which every further step gains less than ``gain``
-    (``mean(s_i+1) / mean(s_i) - 1 < gain``). Each step's ratio has Fieller's interval
-    (:func:`stats.ratio_ci`); ``latest`` is the first index from which every step gains
+    (``R_i - 1 < gain``, ``R_i`` the Hodges-Lehmann ratio of s_i+1 to s_i). Each step's ratio has the
+    exact Mann-Whitney interval (:func:`stats.hl_ratio_ci`); ``latest`` is the first index from which every step gains
     significantly less than ``gain`` (each at alpha: an intersection-union test), ``earliest`` the index
     after the last step that gains significantly more (Holm across the steps), ``estimate`` the point
     estimate's index. ``latest`` is ``k`` (the largest size) when the last step is not shown flat.
     """
     alpha = 1.0 - level
-    cis = [stats.ratio_ci([(b, 1.0), (a, -1.0)], level) for a, b in zip(samples, samples[1:])]
+    cis = [stats.hl_ratio_ci(b, a, level) for a, b in zip(samples, samples[1:])]
     grows = stats.holm([_two_sided(ci.p_value(1.0 + gain, "greater")) for ci in cis])
     flat = [_two_sided(ci.p_value(1.0 + gain, "less")) for ci in cis]
     k = len(samples) - 1
@@ -757,7 +778,7 @@ def _saturation_rows(table: pd.DataFrame, check: dict, names: list[str], level: 
         gains = ", ".join(f"{a}->{b} {100 * g:+.0f}%" for a, b, g in zip(steps, steps[1:], got["gains"]))
         label = (_variant_label(dims, key) + ", " if _variant_label(dims, key) else "") + f"{check['over']} {steps[0]}..{steps[-1]}"
         rows.append({"label": label, "value": sizes[got["estimate"]], "ci_low": first, "ci_high": last,  # sizes
-                     "n_platform": sum(len(cells[(key, s)]) for s in steps), "n_baseline": 0, "ci_method": "fieller-steps",
+                     "n_platform": sum(len(cells[(key, s)]) for s in steps), "n_baseline": 0, "ci_method": "hl-moses-steps",
                      "ci_note": f"saturation size {_text(sizes[got['estimate']])} (bounds {_text(first)}..{_text(last)}) "
                                 f"against {_text(low)}..{_text(high)}; gains per step: {gains}",
                      "verdict": verdict, "holm_p_fail": 0.0 if verdict == "does not hold" else 1.0})  # fmt: skip
@@ -804,24 +825,24 @@ def _ratio_of_overheads_rows(table, check: dict, names: list[str], level: float,
     on ``versus``, as the quotient q = W_1 / W_2 of the two "worse-direction" ratios, each the
     geometric mean over its selection's paired variants of platform / baseline (lower-is-better
     metrics) or baseline / platform (higher-is-better ones), so W > 1 is an overhead whatever the
-    metric. One interval (:func:`stats.ratio_ci` on all the terms, the two selections independent:
-    they must not share records). ``value`` is q - 1 (positive: the first overhead is the larger);
+    metric. One interval (:func:`stats.shift_bootstrap_ci` on the Hodges-Lehmann shifts of both
+    selections, the two independent: they must not share records). ``value`` is q - 1 (positive: the first overhead is the larger);
     holds when q's interval lies above 1 + threshold, does not hold when it lies below."""
     plat_name, base_name = names
-    terms, sizes, labels = [], [0, 0], []
+    shifts, sizes, labels = [], [0, 0], []
     for sign, selection in ((1.0, check), (-1.0, versus_selection(check))):
         pairs, hib = _selection(table, selection, plat_name, base_name)
         power = sign * (-1.0 if hib else 1.0) / len(pairs)
-        terms += [t for pair in pairs for t in _terms(pair, power)]
+        shifts += [t for pair in pairs for t in _shifts(pair, power)]
         sizes[0] += sum(_n(p.plat) for p in pairs)
         sizes[1] += sum(_n(p.base) for p in pairs)
         shown = _where_text(selection.get("where"))
         labels.append(f"{selection['benchmark']} {selection['metric']}{' ' + shown if shown else ''} ({len(pairs)} variants)")
-    ci = stats.ratio_ci(terms, level, seed=stats.seed_for(seed, "ratio_of_overheads"))
+    ci = stats.shift_bootstrap_ci(shifts, level, seed=stats.seed_for(seed, "ratio_of_overheads"))
     bound = 1.0 + float(check["threshold"])
-    note = ci.note.removeprefix("normal-theory interval (assumes normality)").removeprefix("; ")
     row = {"label": " vs ".join(labels), "value": ci.estimate - 1.0, "ci_low": ci.low - 1.0, "ci_high": ci.high - 1.0,
-           "n_platform": sizes[0], "n_baseline": sizes[1], "ci": ci, "ci_method": ci.method, "ci_note": note,
+           "n_platform": sizes[0], "n_baseline": sizes[1], "ci": ci, "ci_method": ci.method, "ci_note": ci.note,
+           "too_few": ci.too_few,
            "p_hold": _two_sided(ci.p_value(bound, "greater")), "p_fail": _two_sided(ci.p_value(bound, "less"))}  # fmt: skip
     return [row], []
 
@@ -927,10 +948,9 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
     verdict, why = _regime_gate(verdict, views, check, names)
     if why:
         note.insert(0, why)
-    fewest = _fewest_repetitions(views, check, names)
-    if fewest < MIN_REPETITIONS and verdict in ("holds", "does not hold", "inconclusive"):
-        verdict = TOO_FEW
-        note.insert(0, f"{fewest} repetitions on a side, fewer than {MIN_REPETITIONS}")
+    verdict, why = _too_few(verdict, rows, kind, _fewest_repetitions(views, check, names), level)
+    if why:
+        note.insert(0, why)
     flags = _flagged(_guard(table, level, load_causes()) if guard is None else guard, views, check, names)
     verdict = _gated(verdict, relations, flags)
     verdict, rule_notes = conditions.analogue_verdict(verdict, check, rules)
@@ -949,7 +969,7 @@ def evaluate(claims: list[dict], table: pd.DataFrame, level: float = 0.95, margi
              unavailable: dict[str, str] | None = None) -> pd.DataFrame:  # fmt: skip
     """One row per claim: id, paper, source, kind, benchmark, metric, published, platforms
     (as used: ``qemu`` resolved), threshold, value (relative difference, positive = worse),
-    ci_low, ci_high (at ``level``), ci_method (the interval's method, :func:`stats.ratio_ci`),
+    ci_low, ci_high (at ``level``), ci_method (the interval's method: ``hl-moses``, ``bootstrap-hl``, ...),
     n_platform, n_baseline, variant (the comparison shown: the strongest counterexample of a claim
     that does not hold, else the weakest comparison), verdict (one of :data:`VERDICTS`) and note.
 
@@ -1324,7 +1344,7 @@ def _flag_note(flags: list[dict]) -> str:
 
 TABLE_COLUMNS = [
     "claim_id", "paper", "paper_platform", "platform_measured", "stand_in", "benchmark", "metric", "variant",
-    "n_platform", "n_baseline", "estimate", "ci_low", "ci_high", "ci_level", "threshold", "verdict", "reason",
+    "n_platform", "n_baseline", "estimate", "ci_low", "ci_high", "ci_level", "ci_method", "threshold", "verdict", "reason",
     "suspect_faster_than_native",
 ]  # fmt: skip
 
@@ -1339,7 +1359,8 @@ def claims_table(verdicts: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
         "platform_measured": verdicts["platforms"].where(decided, ""), "stand_in": verdicts["stand_in"].where(decided, ""),
         "benchmark": verdicts["benchmark"], "metric": verdicts["metric"], "variant": verdicts["variant"],
         "n_platform": verdicts["n_platform"], "n_baseline": verdicts["n_baseline"], "estimate": verdicts["value"],
-        "ci_low": verdicts["ci_low"], "ci_high": verdicts["ci_high"], "ci_level": level, "threshold": verdicts["threshold"],
+        "ci_low": verdicts["ci_low"], "ci_high": verdicts["ci_high"], "ci_level": level, "ci_method": verdicts["ci_method"],
+        "threshold": verdicts["threshold"],
         "verdict": verdicts["verdict"], "reason": verdicts["note"],
         "suspect_faster_than_native": verdicts["suspect_faster_than_native"].fillna(False).astype(bool),
     })  # fmt: skip
