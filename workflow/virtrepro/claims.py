@@ -896,6 +896,8 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
     views = _views(table)
     table = views.table
     names: list[str] = []
+    rules: list = []
+    judged = None
     try:
         names = [resolve_platform(p, table, paper, conditions.subsystem(check)) for p, paper in zip(_check_platforms(check), papers)]
         row["platforms"] = (" > ".join(names) + " (best first)") if kind == "order" else " vs ".join(names)
@@ -926,6 +928,13 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
     except NotMeasured as why:
         reasons = [f"{name} is unavailable on this testbed: {(unavailable or {})[name]}"
                    for name in dict.fromkeys(names) if name in (unavailable or {})]
+        # a claim that its conditions or the analogue table put out of reach is not comparable, whatever
+        # else is missing: measuring more of the same would not make it comparable
+        ruled, rule_notes = conditions.analogue_verdict("not measured", check, rules)
+        outside = judged.outside if judged is not None else ""
+        if outside or ruled == conditions.NOT_COMPARABLE:
+            row.update(verdict=conditions.NOT_COMPARABLE, note="; ".join(n for n in [outside, *rule_notes, str(why)] if n))
+            return row
         row.update(verdict="not measured", note="; ".join([str(why), *reasons]))
         return row
     verdict = _shape_verdict(kind, rows, 1.0 - level)
