@@ -515,3 +515,49 @@ def test_the_decision_looks_at_the_width_never_at_the_estimates_side_of_a_thresh
     stops = [n for n, (reason, _) in enumerate(first, start=1) if reason != CONTINUE]
     assert stops and stops[0] >= 6  # it stops (the widths fall below (0.05 / 2) / sqrt(2)) and never below 6
     assert first[stops[0] - 1][1] <= 0.025 / math.sqrt(2)
+
+
+@pytest.mark.integration
+def test_a_real_variant_under_the_claims_rule_stops_with_a_sample_its_verdict_accepts(tmp_path, monkeypatch):
+    """Real sysbench runs on the native platform of a local testbed under target: claims (the committed
+    claims: sysbench_cpu's events_per_second is selected by Kumar's CPU claims, at the default margin
+    0.05): at least 6 repetitions, the targets and claims recorded, and the table's stopping facts the
+    signed-rank width of the measured values, enumerated here."""
+    import json
+
+    from conftest import require_tools
+    from virtrepro import results
+    from virtrepro.adaptive import verdict_min_n
+    from virtrepro.measure import measure_variant
+    from virtrepro.testbed import LocalTestbed
+
+    require_tools("/usr/sbin/sshd", "sysbench")
+    monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config.update(testbed="pytest-adaptive-claims", platforms=["native"], benchmarks=["sysbench_cpu"])
+    config["testbeds"]["pytest-adaptive-claims"] = {"kind": "local"}
+    rule = {"min": 2, "max": 7, "rel_half_width": 0.5, "metrics": ["events_per_second"], "target": "claims"}
+    config["scales"]["quick"]["sysbench_cpu"].update(threads=[1], cpu_max_prime=2000, seconds=1, repetitions=rule)
+    validate_config(config)
+    data = tmp_path / "data"
+    try:
+        first, second = plan_variants(config)
+        assert (first.repetitions, first.rule.label()) == (6, "6to7-w0.5-c0.95-sr-m0.05")
+        measure_variant(first, config, data)
+        marker = measure_variant(second, config, data)
+        decided = json.loads(marker.read_text())["repetition_rule"]
+        assert decided["n"] >= verdict_min_n(0.95) and decided["stop_reason"] in (WIDTH_REACHED, CAP_REACHED)
+        sidecar = json.loads((first.directory(data) / "rep-0.json").read_text())
+        target, = sidecar["repetition_rule"]["targets"]
+        assert (target["metric"], target["margin"], target["half_width"]) == ("events_per_second", 0.05, 0.017678)
+        assert "kumar2013-cpu-containers-least-overhead" in target["claims"]
+        frame = results.view(results.build_table(data, "pytest-adaptive-claims"), "sysbench_cpu", "events_per_second")
+        values = frame.sort_values("repetition")["value"].tolist()
+        facts = frame[["n_repetitions", "stop_reason", "rel_half_width"]].drop_duplicates()
+        assert facts[["n_repetitions", "stop_reason"]].values.tolist() == [[len(values), decided["stop_reason"]]]
+        # n = 6: the extreme Walsh averages (P(T <= 0) = 1 / 64); n = 7: the 3rd (P(T <= 2) = 3 / 128)
+        low, high = walsh_bounds([math.log(v) for v in values], {6: 1, 7: 3}[len(values)])
+        assert facts["rel_half_width"].iat[0] == pytest.approx((high - low) / 2, abs=5e-6)  # + printed rounding
+        assert (decided["stop_reason"] == WIDTH_REACHED) == ((high - low) / 2 <= 0.05 / 2 / math.sqrt(2))
+    finally:
+        LocalTestbed("pytest-adaptive-claims", tmp_path / "state").down()
