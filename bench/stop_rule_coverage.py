@@ -19,9 +19,10 @@ import numpy as np
 
 from virtrepro import adaptive, stats
 
-NOISE = {  # multiplicative noise around 1: a run-to-run spread of 1-3 %, some skewed or with outliers
+NOISE = {  # multiplicative noise around 1: a run-to-run spread of 1-5 %, some skewed or with outliers
     "normal-1%": lambda rng, n: 1 + 0.01 * rng.standard_normal(n),
     "lognormal-2%": lambda rng, n: rng.lognormal(0, 0.02, n),
+    "lognormal-5%": lambda rng, n: rng.lognormal(0, 0.05, n),
     "skewed-2%": lambda rng, n: 1 + 0.02 * rng.exponential(size=n),
     "mixture": lambda rng, n: np.where(rng.random(n) < 0.9, 1 + 0.01 * rng.standard_normal(n),
                                        1.08 + 0.02 * rng.standard_normal(n)),

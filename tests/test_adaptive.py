@@ -9,8 +9,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from virtrepro.adaptive import (CAP_REACHED, CONTINUE, WIDTH_REACHED, RepetitionRule, Target, decide, relative_half_width,
-                                series)
+from virtrepro.adaptive import CAP_REACHED, CONTINUE, WIDTH_REACHED, RepetitionRule, decide, relative_half_width, series
 from virtrepro.config import ConfigError, plan_variants, validate_config
 
 # Student t quantiles t(0.975, df) from a printed table
@@ -472,16 +471,19 @@ def test_the_plan_gives_each_variant_its_own_claims_rule(tmp_path, monkeypatch):
                      "test-TCP_STREAM_size-65536_seconds-5.reps-6to30-w0.03-c0.95-sr-m0.05.part-2of2.json"}
 
 
-SR_RULE = RepetitionRule(min=2, max=30, rel_half_width=0.03, interval="signed-rank")
-
-
 def test_the_rule_never_stops_below_the_verdicts_minimum_n():
     from virtrepro import stats
     from virtrepro.adaptive import SIGNED_RANK
 
+    SR_RULE = RepetitionRule(min=2, max=30, rel_half_width=0.03, interval=SIGNED_RANK)
     narrow = [100.000001 + i * 1e-6 for i in range(6)]  # a spread of 5e-8 on the log scale
     # a rule given a minimum of 2 still continues through 5, where no signed-rank interval exists
     assert [decide(SR_RULE, logs_of(narrow[:n])).reason for n in range(1, 7)] == [CONTINUE] * 5 + [WIDTH_REACHED]
+    # at 80 % the signed-rank interval exists from 4 values (2**-4 = 0.0625 <= 0.1), the bootstrap of an
+    # aggregate only from 5 (stats.MIN_N_BOOTSTRAP): the rule waits for the verdict's interval, not its own
+    at80 = RepetitionRule(min=2, max=30, rel_half_width=0.03, confidence=0.8, interval=SIGNED_RANK)
+    assert [decide(at80, logs_of(narrow[:n])).reason for n in (3, 4, 5)] == [CONTINUE, CONTINUE, WIDTH_REACHED]
+    assert not math.isnan(decide(at80, logs_of(narrow[:4])).rel_half_width)
     # and the sample it stops with has the verdict's intervals: the ratio's (4 + 4) and the bootstrap's (5)
     assert not stats.hl_ratio_ci(narrow, [v * 1.01 for v in narrow]).too_few
     assert len(narrow) >= stats.MIN_N_BOOTSTRAP
@@ -499,6 +501,8 @@ def test_the_decision_looks_at_the_width_never_at_the_estimates_side_of_a_thresh
     """One spread, shifted on the log scale to below, at and above a threshold of +5 % against 100:
     the same decision at every n, with the same width."""
     import random
+
+    from virtrepro.adaptive import Target
 
     rule = RepetitionRule(min=6, max=30, rel_half_width=0.03, interval="signed-rank",
                           targets=(Target("m", 0.05, ("hand",)),))
