@@ -8,6 +8,9 @@ verdict's intervals whose half-width is within m / 2, and how often "within m" (
 holds and does not hold, beside a fixed n of 6 and of the cap for comparison.
 
     PYTHONPATH=workflow .venv/bin/python bench/stop_rule_coverage.py [--draws 1000] [--margin 0.05]
+
+Its output at the defaults (about 3 minutes on 2 cores) is in bench/results/stop_rule_coverage.txt,
+quoted in docs/methodology.md ("A stop rule that serves the verdict").
 """
 
 from __future__ import annotations

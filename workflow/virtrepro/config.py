@@ -450,9 +450,9 @@ def claim_targets(benchmark: str, variant: Variant, claims_path: str | Path | No
         margin = _claim_margin(check)
         tightest, ids = best.get(check["metric"], (math.inf, []))
         if margin < tightest:
-            best[check["metric"]] = (margin, [claim["id"]])
+            best[check["metric"]] = (margin, [str(claim.get("id"))])
         elif margin == tightest:
-            ids.append(claim["id"])
+            ids.append(str(claim.get("id")))
     return tuple(Target(metric, margin, tuple(ids)) for metric, (margin, ids) in sorted(best.items()))
 
 

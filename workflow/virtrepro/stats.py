@@ -12,6 +12,9 @@ method's, Rochon, Kieser and Kopp 2012; Shapiro-Wilk p-values are still recorded
   95 %) and gives no interval (``too_few``) where even the widest falls short (3 + 3: 90 %);
 * paired rounds: :func:`hl_paired_ci`, the signed-rank counterpart (96.9 % at 6 rounds, none at 5);
 * one sample's median: :func:`median_order_ci`, order statistics (96.9 % at n = 6, none at 5);
+* one sample's location on the log scale: :func:`hl_location_ci`, the one-sample signed-rank interval
+  of the log values (none below :func:`signed_rank_min_n`, 6 at 95 %): the repetition rule's
+  per-sample proxy for the ratio's width (:mod:`virtrepro.adaptive`);
 * a product of ratios (a ratio of ratios from four samples, a geometric mean over variants):
   :func:`shift_bootstrap_ci`, each sample resampled on its own, percentile tails stretched by
   sqrt(n / (n - 1)); coverage 0.96-0.97 pooled over 5 to 30 values a sample and four noise shapes
