@@ -357,3 +357,211 @@ def test_a_rule_given_after_a_fixed_count_that_the_logs_already_met_is_the_table
                   results.build_table(tmp_path, "tb")):  # made anew
         facts = {json.dumps({k: json.loads(s)[k] for k in expected}) for s in frame["stopping"]}
         assert facts == {json.dumps(expected)}
+
+
+# ---------------------------------------------------------------------------
+# The rule that serves the verdict (target: claims; interval signed-rank)
+# ---------------------------------------------------------------------------
+
+
+def walsh_bounds(values, k):
+    """The k-th smallest and k-th largest Walsh average (x_i + x_j) / 2, i <= j, of ``values``:
+    enumerated here, independently of virtrepro.stats."""
+    from itertools import combinations_with_replacement
+
+    averages = sorted((a + b) / 2 for a, b in combinations_with_replacement(values, 2))
+    return averages[k - 1], averages[-k]
+
+
+def test_the_signed_rank_width_of_log_values_and_its_minimum_n_by_hand():
+    from virtrepro import stats
+    from virtrepro.adaptive import log_half_width, verdict_min_n
+
+    # the widest signed-rank interval has confidence 1 - 2 * 2**-n: 0.9375 at n = 5, 0.96875 at n = 6;
+    # the widest Mann-Whitney interval 1 - 2 / C(2n, n): 0.9 at 3 + 3, 1 - 2 / 70 at 4 + 4
+    assert (stats.signed_rank_min_n(0.95), stats.signed_rank_min_n(0.99), stats.rank_sum_min_n(0.95)) == (6, 8, 4)
+    assert verdict_min_n(0.95) == 6
+    assert math.isnan(log_half_width([1.000001, 1.000002, 1.000003, 1.000004, 1.000005]))  # 5 values: no interval
+    # n = 7: P(T <= 2) = 3 / 128 = 0.0234 <= 0.025 < P(T <= 3) = 5 / 128: the 3rd smallest and largest Walsh average
+    values = [101.123456, 99.654321, 100.5, 98.765432, 102.345678, 100.0, 97.531246]
+    low, high = walsh_bounds([math.log(v) for v in values], 3)
+    assert log_half_width(values) == pytest.approx((high - low) / 2, abs=1e-7)  # rounding slack: 5e-7 / 97.5
+    ci = stats.hl_location_ci(values)
+    assert ci.achieved == pytest.approx(1 - 2 * 3 / 128)
+
+
+def write_claims(path, claims):
+    path.write_text(yaml.safe_dump(claims, sort_keys=False))
+    return path
+
+
+def netperf_variant(test, size):
+    from virtrepro.benchmarks import Variant
+
+    return Variant("netperf", f"test-{test}_size-{size}_seconds-5", (("seconds", 5), ("size", size), ("test", test)))
+
+
+HAND_CLAIMS = [
+    {"id": "loose-rr", "testable": True, "check": {"kind": "overhead_at_most", "benchmark": "netperf",
+     "metric": "half_round_trip_latency", "where": {"test": "TCP_RR"}, "platform": "lxc", "baseline": "native",
+     "threshold": 0.10}},
+    {"id": "tight-rr-1", "testable": True, "check": {"kind": "equivalent", "benchmark": "netperf",
+     "metric": "half_round_trip_latency", "where": {"test": "TCP_RR", "size": [1, 64]}, "platform": "lxc",
+     "baseline": "native", "threshold": 0.02}},
+    {"id": "tight-rr-1-again", "testable": True, "check": {"kind": "overhead_at_least", "benchmark": "netperf",
+     "metric": "half_round_trip_latency", "where": {"test": "TCP_RR", "size": 1}, "platform": "qemu-tcg",
+     "baseline": "native", "threshold": -0.02}},
+    {"id": "untestable-tighter", "testable": False, "reason": "Xen", "check": {"kind": "overhead_at_most",
+     "benchmark": "netperf", "metric": "half_round_trip_latency", "threshold": 0.001}},
+    {"id": "order-stream", "testable": True, "check": {"kind": "order", "benchmark": "netperf", "metric": "throughput",
+     "where": {"test": "TCP_STREAM"}, "platforms": ["lxc", "qemu-tcg"]}},
+    {"id": "other-benchmark", "testable": True, "check": {"kind": "overhead_at_most", "benchmark": "mbw",
+     "metric": "throughput", "platform": "lxc", "baseline": "native", "threshold": 0.001}},
+    {"id": "versus-rr-256", "testable": True, "check": {"kind": "ratio_of_overheads", "benchmark": "npb_mpi",
+     "metric": "half_round_trip_latency", "where": {"kernel": "ep"}, "versus": {"benchmark": "netperf",
+     "where": {"test": "TCP_RR", "size": 256}}, "platform": "lxc", "baseline": "native", "threshold": 0.001}},
+]
+
+
+def test_each_variants_target_is_the_tightest_threshold_of_the_claims_that_select_it(tmp_path):
+    from virtrepro.adaptive import SIGNED_RANK, Target
+    from virtrepro.config import DEFAULT_MARGIN, claim_targets, repetition_rule
+
+    claims = write_claims(tmp_path / "claims.yaml", HAND_CLAIMS)
+    rr1, rr256, rr4096 = (netperf_variant("TCP_RR", s) for s in (1, 256, 4096))
+    stream = netperf_variant("TCP_STREAM", 65536)
+    # size 1: two claims at 2 % (a negative threshold counts by its size); 10 % is looser; the untestable one is no claim
+    assert claim_targets("netperf", rr1, claims) == (
+        Target("half_round_trip_latency", 0.02, ("tight-rr-1", "tight-rr-1-again")),)
+    # size 256: the loose claim, and a ratio of overheads that selects it through its versus, at the default margin
+    assert claim_targets("netperf", rr256, claims) == (
+        Target("half_round_trip_latency", DEFAULT_MARGIN, ("versus-rr-256",)),)
+    assert claim_targets("netperf", rr4096, claims) == (Target("half_round_trip_latency", 0.10, ("loose-rr",)),)
+    assert claim_targets("netperf", stream, claims) == (Target("throughput", 0.05, ("order-stream",)),)
+    # the rule of the configuration with target: claims, per variant: the target (m / 2) / sqrt(2) on the
+    # log scale, recorded with the claims in the sidecar's rule and named in the marker
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["scales"]["quick"]["netperf"]["repetitions"] = {"min": 2, "max": 30, "rel_half_width": 0.03,
+                                                           "target": "claims"}
+    validate_config(config)
+    rule = repetition_rule(config, "netperf", "native", rr1, claims)
+    assert (rule.interval, rule.min, rule.label()) == (SIGNED_RANK, 6, "6to30-w0.03-c0.95-sr-m0.02")
+    assert rule.target("half_round_trip_latency") == pytest.approx(0.01 / math.sqrt(2))
+    assert rule.target("throughput") == 0.03  # no claim: rel_half_width
+    recorded = rule.as_dict()
+    assert recorded["targets"] == [{"metric": "half_round_trip_latency", "margin": 0.02, "half_width": 0.007071,
+                                    "claims": ["tight-rr-1", "tight-rr-1-again"]}]
+    # what a sidecar recorded gives the same rule back (the table recomputes its stopping column from it)
+    assert RepetitionRule.from_config(recorded) == rule
+
+
+def test_the_plan_gives_each_variant_its_own_claims_rule(tmp_path, monkeypatch):
+    from virtrepro import config as config_module
+
+    monkeypatch.setattr(config_module, "CLAIMS_PATH", write_claims(tmp_path / "claims.yaml", HAND_CLAIMS))
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config.update(platforms=["native"], benchmarks=["netperf"])
+    config["scales"]["quick"]["netperf"].update(rr_sizes=[1, 4096], stream_sizes=[65536], seconds=5)
+    config["scales"]["quick"]["netperf"]["repetitions"] = {"min": 5, "max": 30, "rel_half_width": 0.03,
+                                                           "target": "claims"}
+    validate_config(config)
+    names = {v.marker_path("d").name for v in plan_variants(config) if v.continues}
+    assert names == {"test-TCP_RR_size-1_seconds-5.reps-6to30-w0.03-c0.95-sr-m0.02.part-2of2.json",
+                     "test-TCP_RR_size-4096_seconds-5.reps-6to30-w0.03-c0.95-sr-m0.1.part-2of2.json",
+                     "test-TCP_STREAM_size-65536_seconds-5.reps-6to30-w0.03-c0.95-sr-m0.05.part-2of2.json"}
+
+
+def test_the_rule_never_stops_below_the_verdicts_minimum_n():
+    from virtrepro import stats
+    from virtrepro.adaptive import SIGNED_RANK
+
+    SR_RULE = RepetitionRule(min=2, max=30, rel_half_width=0.03, interval=SIGNED_RANK)
+    narrow = [100.000001 + i * 1e-6 for i in range(6)]  # a spread of 5e-8 on the log scale
+    # a rule given a minimum of 2 still continues through 5, where no signed-rank interval exists
+    assert [decide(SR_RULE, logs_of(narrow[:n])).reason for n in range(1, 7)] == [CONTINUE] * 5 + [WIDTH_REACHED]
+    # at 80 % the signed-rank interval exists from 4 values (2**-4 = 0.0625 <= 0.1), the bootstrap of an
+    # aggregate only from 5 (stats.MIN_N_BOOTSTRAP): the rule waits for the verdict's interval, not its own
+    at80 = RepetitionRule(min=2, max=30, rel_half_width=0.03, confidence=0.8, interval=SIGNED_RANK)
+    assert [decide(at80, logs_of(narrow[:n])).reason for n in (3, 4, 5)] == [CONTINUE, CONTINUE, WIDTH_REACHED]
+    assert not math.isnan(decide(at80, logs_of(narrow[:4])).rel_half_width)
+    # and the sample it stops with has the verdict's intervals: the ratio's (4 + 4) and the bootstrap's (5)
+    assert not stats.hl_ratio_ci(narrow, [v * 1.01 for v in narrow]).too_few
+    assert len(narrow) >= stats.MIN_N_BOOTSTRAP
+    # from the configuration the minimum is raised to 6, and a cap below it is refused naming the key
+    assert RepetitionRule.from_config({"min": 2, "max": 30, "rel_half_width": 0.03, "target": "claims"}).min == 6
+    assert RepetitionRule.from_config({"min": 2, "max": 30, "rel_half_width": 0.03}).min == 2  # the first rule: as given
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["scales"]["quick"]["mbw"]["repetitions"] = {"min": 2, "max": 5, "rel_half_width": 0.03, "target": "claims"}
+    with pytest.raises(ConfigError, match=r"scales\.quick\.mbw\.repetitions': repetitions: max 5 is below 6"):
+        validate_config(config)
+    assert SR_RULE.interval == SIGNED_RANK
+
+
+def test_the_decision_looks_at_the_width_never_at_the_estimates_side_of_a_threshold():
+    """One spread, shifted on the log scale to below, at and above a threshold of +5 % against 100:
+    the same decision at every n, with the same width."""
+    import random
+
+    from virtrepro.adaptive import Target
+
+    rule = RepetitionRule(min=6, max=30, rel_half_width=0.03, interval="signed-rank",
+                          targets=(Target("m", 0.05, ("hand",)),))
+    rng = random.Random(38)
+    spread = [rng.gauss(0, 0.02) for _ in range(30)]
+    runs = {}
+    for shift in (0.0, math.log(1.05), math.log(1.10)):  # the estimate below, at, above the threshold
+        values = [round(100 * math.exp(shift + e), 9) for e in spread]
+        decisions = [decide(rule, logs_of(values[:n])) for n in range(1, 31)]
+        runs[shift] = [(d.reason, round(d.rel_half_width, 6) if not math.isnan(d.rel_half_width) else None)
+                       for d in decisions]
+    first, *others = runs.values()
+    assert all(other == first for other in others)
+    stops = [n for n, (reason, _) in enumerate(first, start=1) if reason != CONTINUE]
+    assert stops and stops[0] >= 6  # it stops (the widths fall below (0.05 / 2) / sqrt(2)) and never below 6
+    assert first[stops[0] - 1][1] <= 0.025 / math.sqrt(2)
+
+
+@pytest.mark.integration
+def test_a_real_variant_under_the_claims_rule_stops_with_a_sample_its_verdict_accepts(tmp_path, monkeypatch):
+    """Real sysbench runs on the native platform of a local testbed under target: claims (the committed
+    claims: sysbench_cpu's events_per_second is selected by Kumar's CPU claims, at the default margin
+    0.05): at least 6 repetitions, the targets and claims recorded, and the table's stopping facts the
+    signed-rank width of the measured values, enumerated here."""
+    import json
+
+    from conftest import require_tools
+    from virtrepro import results
+    from virtrepro.adaptive import verdict_min_n
+    from virtrepro.measure import measure_variant
+    from virtrepro.testbed import LocalTestbed
+
+    require_tools("/usr/sbin/sshd", "sysbench")
+    monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config.update(testbed="pytest-adaptive-claims", platforms=["native"], benchmarks=["sysbench_cpu"])
+    config["testbeds"]["pytest-adaptive-claims"] = {"kind": "local"}
+    rule = {"min": 2, "max": 7, "rel_half_width": 0.5, "metrics": ["events_per_second"], "target": "claims"}
+    config["scales"]["quick"]["sysbench_cpu"].update(threads=[1], cpu_max_prime=2000, seconds=1, repetitions=rule)
+    validate_config(config)
+    data = tmp_path / "data"
+    try:
+        first, second = plan_variants(config)
+        assert (first.repetitions, first.rule.label()) == (6, "6to7-w0.5-c0.95-sr-m0.05")
+        measure_variant(first, config, data)
+        marker = measure_variant(second, config, data)
+        decided = json.loads(marker.read_text())["repetition_rule"]
+        assert decided["n"] >= verdict_min_n(0.95) and decided["stop_reason"] in (WIDTH_REACHED, CAP_REACHED)
+        sidecar = json.loads((first.directory(data) / "rep-0.json").read_text())
+        target, = sidecar["repetition_rule"]["targets"]
+        assert (target["metric"], target["margin"], target["half_width"]) == ("events_per_second", 0.05, 0.017678)
+        assert "kumar2013-cpu-containers-least-overhead" in target["claims"]
+        frame = results.view(results.build_table(data, "pytest-adaptive-claims"), "sysbench_cpu", "events_per_second")
+        values = frame.sort_values("repetition")["value"].tolist()
+        facts = frame[["n_repetitions", "stop_reason", "rel_half_width"]].drop_duplicates()
+        assert facts[["n_repetitions", "stop_reason"]].values.tolist() == [[len(values), decided["stop_reason"]]]
+        # n = 6: the extreme Walsh averages (P(T <= 0) = 1 / 64); n = 7: the 3rd (P(T <= 2) = 3 / 128)
+        low, high = walsh_bounds([math.log(v) for v in values], {6: 1, 7: 3}[len(values)])
+        assert facts["rel_half_width"].iat[0] == pytest.approx((high - low) / 2, abs=5e-6)  # + printed rounding
+        assert (decided["stop_reason"] == WIDTH_REACHED) == ((high - low) / 2 <= 0.05 / 2 / math.sqrt(2))
+    finally:
+        LocalTestbed("pytest-adaptive-claims", tmp_path / "state").down()

@@ -159,3 +159,19 @@ def test_bad_config_stops_before_anything_runs_naming_the_key(workdir):
     result = snakemake(workdir, "-n", "--config", "scale=huge")
     assert result.returncode != 0
     assert "config key 'scale'" in result.stdout + result.stderr
+
+
+def test_a_rule_that_serves_the_verdict_names_its_markers_the_workflow_accepts(tmp_path):
+    """target: claims gives markers named ...reps-6to30-w0.5-c0.95-sr-m0.05...; the workflow's
+    wildcard for them (workflow/rules/common.smk) must accept that name, or the dry run fails."""
+    config = {**SMALL, "benchmarks": ["sysbench_cpu"], "notebooks": [], "data_dir": str(tmp_path / "data"),
+              "figures_dir": str(tmp_path / "figures")}
+    config["scales"] = {**SMALL["scales"], "quick": {**SMALL["scales"]["quick"], "sysbench_cpu": {
+        **SMALL["scales"]["quick"]["sysbench_cpu"],
+        "repetitions": {"min": 2, "max": 30, "rel_half_width": 0.5, "metrics": ["events_per_second"],
+                        "target": "claims"}}}}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    dry = snakemake(tmp_path, "-n", str(tmp_path / "data" / "raw" / "wf-local" / "native" / "sysbench_cpu"
+                                        / "threads-1_prime-5000_seconds-1.reps-6to30-w0.5-c0.95-sr-m0.05.part-2of2.json"))
+    assert dry.returncode == 0, dry.stderr[-4000:]
+    assert "measure_native" in dry.stdout + dry.stderr

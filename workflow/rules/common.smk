@@ -51,7 +51,8 @@ if "measurement_slots" not in workflow.global_resources:  # at most one measurem
 
 # One measurement job per benchmark variant and platform; its output is the variant's marker,
 # written beside the variant's directory of raw logs (rep-<k>.log) once all N are complete
-# (reps: the count N, or a repetition rule's label, 5to30-w0.02-c0.95: virtrepro.adaptive).
+# (reps: the count N, or a repetition rule's label, 5to30-w0.02-c0.95, or 6to30-w0.03-c0.95-sr-m0.05
+# for one that serves the verdict: virtrepro.adaptive).
 VARIANT_DIR = DATA + "/raw/{testbed}/{platform}/{benchmark}/{variant}"
 MARKER_PATTERN = VARIANT_DIR + ".reps-{reps}.part-{part}of{parts}.json"
 QEMU_PROBE = DATA + "/raw/{testbed}/probes/qemu-accel.json"
@@ -64,7 +65,7 @@ wildcard_constraints:
     platform=r"[a-z0-9-]+",
     benchmark=r"[a-z0-9_]+",
     variant=r"[^/]+",
-    reps=r"\d+|\d+to\d+-w[0-9.e-]+-c[0-9.]+",  # a count, or a repetition rule (VariantPlan.reps_label)
+    reps=r"\d+|\d+to\d+-w[0-9.e-]+-c[0-9.]+(-sr(-m[0-9.e-]+)?)?",  # a count, or a rule (VariantPlan.reps_label)
     part=r"\d+",
     parts=r"\d+",
     paper=r"[a-z]+[0-9]{4}",

@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import yaml
 
 from .platforms import catalog as platform_catalog
-from .adaptive import RepetitionRule
+from .adaptive import RepetitionRule, Target
 from .benchmarks import BENCHMARKS, Variant
 from .errors import VirtreproError
 from . import yamlfile
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.yaml"
+# the papers' claims, read here as data (which variants they select, and how tightly): the rule that
+# serves the verdict (``target: claims``) takes its targets from them (:func:`claim_targets`)
+CLAIMS_PATH = Path(__file__).resolve().parents[2] / "data" / "reference" / "claims.yaml"
 
 
 class ConfigError(VirtreproError, ValueError):
@@ -388,15 +393,83 @@ def run_priority(config: dict, benchmark: str, platform: str, part: int) -> int:
     return block + (2 * len(config["platforms"]) + 1 - sequence_slot(config["platforms"], platform, part)) * 1000
 
 
-def repetition_rule(config: dict, benchmark: str, platform: str) -> RepetitionRule | None:
+# the threshold, as a relative difference, of the claims whose kinds compare a ratio with one; every other
+# claim (order, better without a threshold, trends, spreads, ratios of overheads ...) selects its variants
+# with this margin, the verdicts' default equivalence margin (virtrepro.claims.evaluate's ``margin``)
+THRESHOLD_KINDS = ("overhead_at_most", "overhead_at_least", "equivalent", "better")
+DEFAULT_MARGIN = 0.05
+
+
+def _text(value) -> str:
+    """A parameter's value as the text a claim's ``where`` is compared by (1024 == "1024" == 1024.0)."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def _selects(where: dict, variant: Variant) -> bool:
+    """Whether a claim's ``where`` selects ``variant``: every key that is one of the variant's
+    parameters has one of the listed values (a key that is not a parameter, such as a record's
+    field, is decided later, on the records: here it selects every variant)."""
+    params = variant.param_dict
+    for key, value in (where or {}).items():
+        if key in params and _text(params[key]) not in {_text(v) for v in (value if isinstance(value, list) else [value])}:
+            return False
+    return True
+
+
+def _claim_margin(check: dict) -> float:
+    threshold = check.get("threshold")
+    if check.get("kind") in THRESHOLD_KINDS and isinstance(threshold, (int, float)) and threshold != 0:
+        return abs(float(threshold))
+    return DEFAULT_MARGIN
+
+
+@lru_cache(maxsize=None)
+def _claims(path: Path) -> tuple[dict, ...]:
+    loaded = yamlfile.load(path)
+    if not isinstance(loaded, list):
+        raise ConfigError(f"{path}: the claims are not a list")
+    return tuple(loaded)
+
+
+def claim_targets(benchmark: str, variant: Variant, claims_path: str | Path | None = None) -> tuple[Target, ...]:
+    """For each metric of ``variant`` that a testable claim of ``claims_path`` checks (its ``check``'s
+    benchmark, metric and ``where``, or its ``versus`` selection), the tightest claim threshold and the
+    claims that set it (:class:`adaptive.Target`), sorted by metric (``claims_path``: :data:`CLAIMS_PATH`). The claims are read as data: the
+    claim's verdict and its conditions are no business of the plan."""
+    best: dict[str, tuple[float, list[str]]] = {}
+    for claim in _claims(Path(claims_path or CLAIMS_PATH)):
+        check = claim.get("check") if isinstance(claim, dict) and claim.get("testable") else None
+        if not isinstance(check, dict) or not check.get("metric"):
+            continue
+        versus = check.get("versus") or {}
+        selections = [(check.get("benchmark"), check.get("where"))]
+        if versus:
+            selections.append((versus.get("benchmark", check.get("benchmark")), versus.get("where")))
+        if not any(name == benchmark and _selects(where, variant) for name, where in selections):
+            continue
+        margin = _claim_margin(check)
+        tightest, ids = best.get(check["metric"], (math.inf, []))
+        if margin < tightest:
+            best[check["metric"]] = (margin, [str(claim.get("id"))])
+        elif margin == tightest:
+            ids.append(str(claim.get("id")))
+    return tuple(Target(metric, margin, tuple(ids)) for metric, (margin, ids) in sorted(best.items()))
+
+
+def repetition_rule(config: dict, benchmark: str, platform: str, variant: Variant | None = None,
+                    claims_path: str | Path | None = None) -> RepetitionRule | None:
     """The benchmark's repetition rule on ``platform`` in the configured scale
     (:mod:`virtrepro.adaptive`; its cap is the rule's ``max_translated`` on a platform that
     translates guest code, when given); None for a fixed count, and when the top-level
-    ``repetitions`` gives one."""
+    ``repetitions`` gives one. With ``target: claims`` the rule of ``variant`` has the targets of
+    the claims that select it (:func:`claim_targets`)."""
     if config.get("repetitions") is not None:
         return None
-    return RepetitionRule.from_config(config["scales"][config["scale"]][benchmark]["repetitions"],
-                                      platform_catalog.BY_NAME[platform].translated)
+    value = config["scales"][config["scale"]][benchmark]["repetitions"]
+    targets = ()
+    if isinstance(value, dict) and value.get("target") == "claims" and variant is not None:
+        targets = claim_targets(benchmark, variant, claims_path)
+    return RepetitionRule.from_config(value, platform_catalog.BY_NAME[platform].translated, targets)
 
 
 def plan_variants(config: dict, platforms: list[str] | None = None) -> list[VariantPlan]:
@@ -416,9 +489,10 @@ def plan_variants(config: dict, platforms: list[str] | None = None) -> list[Vari
             if count is None:
                 count = rule.min if rule is not None else params["repetitions"]
             parts = parts_for(count)
-            variants.extend(VariantPlan(config["testbed"], platform, variant, count, part, parts, rule)
-                            for variant in BENCHMARKS[name].runnable_variants(params, platform)
-                            for part in range(1, parts + 1))
+            for variant in BENCHMARKS[name].runnable_variants(params, platform):
+                own = repetition_rule(config, name, platform, variant) if rule is not None else None  # its targets
+                variants.extend(VariantPlan(config["testbed"], platform, variant, count, part, parts, own)
+                                for part in range(1, parts + 1))
     return variants
 
 

@@ -367,7 +367,7 @@ def measure(
         "repetition": run.repetition,
         "order": run_order(config, run),
         "scale": config.get("scale"),
-        "repetition_rule": rule.as_dict() if (rule := repetition_rule(config, run.benchmark, run.platform)) else None,
+        "repetition_rule": rule.as_dict() if (rule := repetition_rule(config, run.benchmark, run.platform, run.variant)) else None,
         "command": command,
         "scratch": scratch if SCRATCH in benchmark.command(run.variant) else None,
         "image": image_record(run.platform),
@@ -834,12 +834,19 @@ def continue_by_rule(variant: VariantPlan, config: dict, data_dir: str | Path, o
         except ValueError as error:
             raise MeasurementError(f"{where}: {error}") from None
         print(f"{where}: {decision.n} repetitions, widest relative half-width "
-              f"{decision.rel_half_width:.4g} (target {variant.rule.rel_half_width:g}): {decision.reason}",
+              f"{decision.rel_half_width:.4g} (target {_targets_text(variant.rule)}): {decision.reason}",
               file=sys.stderr, flush=True)
         if decision.stop:
             return decision
         before_measuring()
         measure(variant.run(decision.n), config, data_dir, owner_pid=owner_pid, host_name=host)
+
+
+def _targets_text(rule) -> str:
+    """The rule's targets in the progress line: ``0.03`` or ``latency 0.0177, else 0.03 (log)``."""
+    if rule.interval == adaptive.T_INTERVAL:
+        return f"{rule.rel_half_width:g}"
+    return ", ".join([*(f"{t.metric} {t.half_width:.3g}" for t in rule.targets), f"else {rule.rel_half_width:g}"]) + " (log)"
 
 
 def variant_records(variant: VariantPlan, data_dir: str | Path) -> list[list[dict]]:

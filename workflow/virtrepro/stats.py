@@ -12,6 +12,9 @@ method's, Rochon, Kieser and Kopp 2012; Shapiro-Wilk p-values are still recorded
   95 %) and gives no interval (``too_few``) where even the widest falls short (3 + 3: 90 %);
 * paired rounds: :func:`hl_paired_ci`, the signed-rank counterpart (96.9 % at 6 rounds, none at 5);
 * one sample's median: :func:`median_order_ci`, order statistics (96.9 % at n = 6, none at 5);
+* one sample's location on the log scale: :func:`hl_location_ci`, the one-sample signed-rank interval
+  of the log values (none below :func:`signed_rank_min_n`, 6 at 95 %): the repetition rule's
+  per-sample proxy for the ratio's width (:mod:`virtrepro.adaptive`);
 * a product of ratios (a ratio of ratios from four samples, a geometric mean over variants):
   :func:`shift_bootstrap_ci`, each sample resampled on its own, percentile tails stretched by
   sqrt(n / (n - 1)); coverage 0.96-0.97 pooled over 5 to 30 values a sample and four noise shapes
@@ -43,6 +46,7 @@ block before ``ratio_ci``). These keep the rule below (:func:`interval_method`):
 
 from __future__ import annotations
 
+import math
 import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -1144,6 +1148,43 @@ def hl_paired_ci(platform, baseline, level: float = 0.95) -> RatioCI:
     e = _log_rounding(x) + _log_rounding(y)  # each log difference's rounding bound
     return _rank_interval("hl-signed-rank", f"Hodges-Lehmann with the exact signed-rank interval ({w.size} rounds)",
                           (w[i] + w[j]) / 2, (e[i] + e[j]) / 2, signed_rank_cdf(w.size), level, shapiro)
+
+
+def hl_location_ci(values, level: float = 0.95) -> RatioCI:
+    """The location of one sample on the log scale: ``exp`` of the Hodges-Lehmann estimate of the
+    log values (the median of their Walsh averages, a pseudo-median) and the exact one-sample
+    signed-rank interval, each bound widened for the printed resolution as in :func:`hl_paired_ci`;
+    ``hl-signed-rank``, or ``none`` with ``too_few`` below :func:`signed_rank_min_n` values (6 at 95 %).
+    Distribution-free for a sample symmetric on the log scale; the repetition rule
+    (:mod:`virtrepro.adaptive`) uses its width as a per-sample proxy for the ratio's interval."""
+    x = _clean(values)
+    nan = float("nan")
+    why = _positive(x)
+    if why:
+        return RatioCI(nan, nan, nan, "none", why, nan, level, False, ())
+    w = np.log(x)
+    i, j = np.triu_indices(w.size)
+    e = _log_rounding(x)
+    return _rank_interval("hl-signed-rank", f"Hodges-Lehmann with the exact signed-rank interval ({w.size} values)",
+                          (w[i] + w[j]) / 2, (e[i] + e[j]) / 2, signed_rank_cdf(w.size), level, (shapiro_p(w),))
+
+
+def signed_rank_min_n(level: float = 0.95) -> int:
+    """The fewest values for which the exact signed-rank interval reaches ``level``: the widest
+    interval (the extreme Walsh averages) has confidence ``1 - 2 * 2**-n`` (6 at 95 %, 8 at 99 %)."""
+    n = 1
+    while 2.0 ** -n > (1.0 - level) / 2 + 1e-12:
+        n += 1
+    return n
+
+
+def rank_sum_min_n(level: float = 0.95) -> int:
+    """The fewest values a side (equal sizes) for which the exact Mann-Whitney interval of
+    :func:`hl_ratio_ci` reaches ``level``: the widest has confidence ``1 - 2 / C(2n, n)`` (4 at 95 %)."""
+    n = 1
+    while 1.0 / math.comb(2 * n, n) > (1.0 - level) / 2 + 1e-12:
+        n += 1
+    return n
 
 
 def _hl_resampled(x: np.ndarray, y: np.ndarray, rng, n_resamples: int) -> np.ndarray:
