@@ -56,7 +56,8 @@ def test_a_hand_made_claim_pairing_tcg_with_kvm_is_not_measured():
         assert row["verdict"] == "not measured" and paper in row["note"]
 
 
-# the analogue table lets TCG stand for VMware Server on a network metric (tests/test_claims_analogues.py)
+# the analogue table lets TCG stand for VMware Server on a network metric, one way: TCG is at worst
+# slower (tests/test_claims_analogues.py)
 NET = {"benchmark": "netperf"}
 NET_NATIVE = rows("native", "netperf", "throughput", "Mbit/s", spread(100, 1))
 NET_TCG = rows("qemu-tcg", "netperf", "throughput", "Mbit/s", scaled(spread(100, 1), 0.1))
@@ -66,10 +67,14 @@ def test_vmware_server_from_tcg_is_an_analogue_and_says_so():
     data = table(NET_NATIVE, NET_TCG)
     row = claims.evaluate_claim(claim("VMware Server", platform="qemu-tcg", baseline="native", threshold=0.5, **NET), data, guard=[])
     assert row["value"] == pytest.approx(0.9)
-    assert row["verdict"] == "holds (analogue)" and claims.base_verdict(row["verdict"]) == "holds"
+    # "VMware Server at least 50 % slower" holding with TCG is what TCG's slowness alone would give
+    assert row["verdict"] == "not informative (analogue's bias)"
     assert "analogue" in row["note"] and "QEMU TCG (binary translation, no KVM)" in row["note"]
     row = claims.evaluate_claim(claim("VMware Server", platform="qemu-tcg", baseline="native", threshold=0.95, **NET), data, guard=[])
-    assert row["verdict"] == "does not hold (analogue)"
+    assert row["verdict"] == "does not hold (analogue)"  # slower than VMware Server, and still not 95 % slower: counts
+    row = claims.evaluate_claim(claim("VMware Server", "overhead_at_most", platform="qemu-tcg", baseline="native", threshold=0.95,
+                                      **NET), data, guard=[])  # fmt: skip
+    assert row["verdict"] == "holds (analogue)" and claims.base_verdict(row["verdict"]) == "holds"
     # on a metric the analogue table has no rule for, TCG does not stand in at all
     row = claims.evaluate_claim(claim("VMware Server", platform="qemu-tcg", baseline="native", threshold=0.5), table(NATIVE, TCG), guard=[])
     assert row["verdict"] == "not measured" and "has no rule for" in row["note"]
@@ -81,7 +86,8 @@ def test_order_claims_check_every_platform():
     assert row["verdict"] == "not measured" and row["note"] == NO_KVM
     data = table(rows("lxc", "netperf", "throughput", "Mbit/s", spread(100, 1)), NET_TCG)
     row = claims.evaluate_claim(claim(["OpenVZ", "VMware Server"], kind="order", platforms=["lxc", "qemu-tcg"], **NET), data, guard=[])
-    assert row["verdict"] == "holds (analogue)" and row["paper_platform"] == "OpenVZ > VMware Server"
+    # "OpenVZ beats VMware Server" holding with TCG for VMware Server: TCG's slowness could produce it
+    assert row["verdict"] == "not informative (analogue's bias)" and row["paper_platform"] == "OpenVZ > VMware Server"
 
 
 def write(tmp_path, entries):

@@ -57,7 +57,9 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   when some comparison's "does not hold" p-value, Holm-adjusted across the claim's comparisons, is
   below alpha (a counterexample with the family-wise error controlled); otherwise
   ``inconclusive`` (an interval straddles the threshold, or there is no interval: a value of 0;
-  too few values for any interval is ``inconclusive (too few repetitions)``). ``not measured`` when
+  too few values for any interval is ``inconclusive (too few repetitions)``). A decided claim whose
+  deciding comparisons, re-estimated within each part of the run order, lie on opposite sides of
+  the threshold is ``inconclusive (drift between parts)`` (:func:`_part_consistency`). ``not measured`` when
   the benchmark, metric, platform or selected variant has no runs on the testbed (the note says
   which), ``not testable here`` for claims marked ``testable: false`` (with their reason). The row
   shows the strongest counterexample, or else the worst comparison.
@@ -113,6 +115,11 @@ VERDICTS = (*VERDICTS[: VERDICTS.index("inconclusive") + 1], regimes.CACHE_VERDI
 MIN_REPETITIONS = 5
 TOO_FEW = "inconclusive (too few repetitions)"
 VERDICTS = (*VERDICTS[: VERDICTS.index("inconclusive") + 1], TOO_FEW, *VERDICTS[VERDICTS.index("inconclusive") + 1 :])
+
+# a claim decided on pooled data whose deciding comparisons lie on opposite sides of the threshold in
+# the two parts of the run order is not decided (_part_consistency; rounds, issue 40, are the real fix)
+DRIFT = "inconclusive (drift between parts)"
+VERDICTS = (*VERDICTS[: VERDICTS.index(TOO_FEW) + 1], DRIFT, *VERDICTS[VERDICTS.index(TOO_FEW) + 1 :])
 
 # a verdict from an analogue whose bias could produce it, and a claim tested outside the conditions it
 # was made in, decide nothing (virtrepro.conditions)
@@ -373,10 +380,19 @@ def _dim_name(column: str) -> str:
 
 
 class _Pair:
-    """The platform's and the baseline's samples of one variant."""
+    """The platform's and the baseline's samples of one variant; ``parts`` (optional): for each side,
+    the part of the run order (:data:`results.COLUMNS` ``part``, NaN unknown) of each value, keyed
+    as the side's samples (:func:`_part_consistency`)."""
 
-    def __init__(self, label: str, plat: dict, base: dict):
-        self.label, self.plat, self.base = label, plat, base
+    def __init__(self, label: str, plat: dict, base: dict, parts: tuple[dict, dict] | None = None):
+        self.label, self.plat, self.base, self.parts = label, plat, base, parts
+
+
+def _part_of(rows: pd.DataFrame) -> np.ndarray:
+    """The part (1, 2) of each record, NaN where the table does not say."""
+    if "part" not in rows.columns:
+        return np.full(len(rows), np.nan)
+    return pd.to_numeric(rows["part"], errors="coerce").to_numpy(float, na_value=np.nan)
 
 
 def _pairs(plat: pd.DataFrame, base: pd.DataFrame, dims: list[str], scaling: str | None):
@@ -404,7 +420,8 @@ def _pairs(plat: pd.DataFrame, base: pd.DataFrame, dims: list[str], scaling: str
             unpaired.append(label or "all")
             continue
         if scaling is None:
-            pairs.append(_Pair(label, {"value": prows["value"].to_numpy(float)}, {"value": brows["value"].to_numpy(float)}))
+            pairs.append(_Pair(label, {"value": prows["value"].to_numpy(float)}, {"value": brows["value"].to_numpy(float)},
+                               ({"value": _part_of(prows)}, {"value": _part_of(brows)})))
         else:
             pairs.append(_Pair(label, prows, brows))
     return pairs, unpaired, varying
@@ -438,11 +455,12 @@ def _speedup_pairs(raw_pairs: list[_Pair], scaling_col: str, check: dict) -> tup
             num, den = counts[0], counts[-1]
             text = f"{name} {num}->{den}"
 
-        def side(rows):
+        def side(rows, of=lambda r: r["value"].to_numpy(float)):
             values = _column_text(rows, scaling_col)
-            return {"num": rows.loc[values == num, "value"].to_numpy(float), "den": rows.loc[values == den, "value"].to_numpy(float)}
+            return {"num": of(rows.loc[values == num]), "den": of(rows.loc[values == den])}
 
-        out.append(_Pair(f"{label + ', ' if label else ''}{text}", side(plat), side(base)))
+        out.append(_Pair(f"{label + ', ' if label else ''}{text}", side(plat), side(base),
+                         (side(plat, _part_of), side(base, _part_of))))
     return out, problems
 
 
@@ -497,8 +515,40 @@ def _relative_ci(pairs: list[_Pair], hib: bool, level: float, aggregate: bool, s
         low, high = sorted((_to_relative(ci.low, hib), _to_relative(ci.high, hib)))
         rows.append({"label": label, "value": _to_relative(ci.estimate, hib), "ci_low": low, "ci_high": high,
                      "n_platform": sum(_n(p.plat) for p in group), "n_baseline": sum(_n(p.base) for p in group),
-                     "ci": ci, "ci_method": ci.method, "ci_note": ci.note, "too_few": ci.too_few})  # fmt: skip
+                     "ci": ci, "ci_method": ci.method, "ci_note": ci.note, "too_few": ci.too_few,
+                     "by_part": lambda group=group: _part_values(group, hib)})  # fmt: skip
     return rows
+
+
+def _in_part(pair: _Pair, part: int) -> _Pair | None:
+    """``pair`` restricted to the records of one part of the run order on both sides; None when a
+    sample has fewer than 2 values there (or the pair does not know its parts)."""
+    if pair.parts is None:
+        return None
+    sides = []
+    for side, parts in zip((pair.plat, pair.base), pair.parts):
+        kept = {key: values[parts[key] == part] for key, values in side.items()}
+        if any(len(values) < 2 for values in kept.values()):
+            return None
+        sides.append(kept)
+    return _Pair(pair.label, *sides)
+
+
+def _part_values(pairs: list[_Pair], hib: bool) -> dict[int, float]:
+    """The relative difference of a :func:`_relative_ci` row (its ``pairs``, one or the aggregate's
+    variants) estimated within each part of the run order on its own: the same point estimate
+    (:func:`stats.hl_ratio_estimate`) on the records of that part, on both sides. A part in which a
+    sample of some pair has fewer than 2 values is left out."""
+    found = sorted({int(v) for pair in pairs if pair.parts for side in pair.parts for values in side.values()
+                    for v in values if v == v})  # fmt: skip
+    out = {}
+    for part in found:
+        kept = [_in_part(pair, part) for pair in pairs]
+        if all(k is not None for k in kept):
+            estimate = stats.hl_ratio_estimate([t for k in kept for t in _shifts(k, 1.0 / len(pairs))])
+            if estimate == estimate:
+                out[part] = _to_relative(estimate, hib)
+    return out
 
 
 def _p_relative(row: dict, hib: bool, threshold: float, alternative: str) -> float:
@@ -566,6 +616,51 @@ def _too_few(verdict: str, rows: list[dict], kind: str, fewest: int, level: floa
     return verdict, None
 
 
+def _holding_side(kind: str, value: float, threshold: float) -> bool:
+    """Whether a relative difference (positive = worse) lies where a comparison of ``kind`` holds."""
+    if kind == "overhead_at_most":
+        return value <= threshold
+    if kind == "overhead_at_least":
+        return value >= threshold
+    if kind == "equivalent":
+        return abs(value) <= threshold
+    return value <= -threshold  # better (an order: better with threshold 0)
+
+
+def _part_consistency(verdict: str, rows: list[dict]) -> tuple[str, str | None]:
+    """:data:`DRIFT`, with the per-part estimates, for a decided claim whose deciding comparisons do
+    not decide the same way in each part of the run order (the records' ``part``: A B C D D C B A
+    measures every platform in two parts, and a platform's values can drift between them).
+
+    Each comparison that decides the verdict (every one for ``holds``; those that do not hold for
+    ``does not hold``) is re-estimated within each part on its own (:func:`_part_values`); it drifts
+    when the parts' point estimates lie on opposite sides of its threshold (0 for an order). ``holds``
+    becomes :data:`DRIFT` when any deciding comparison drifts, ``does not hold`` when every
+    counterexample does (one that stays makes the claim fail by itself). Only the estimates' sides
+    are looked at, and only to refuse a decision, never to make one; comparisons without per-part
+    records (a ratio of overheads, a table without ``part``) and undecided verdicts are left as they are."""
+    if verdict not in ("holds", "does not hold"):
+        return verdict, None
+    deciding = [r for r in rows if r.get("verdict") == verdict]
+    drifting = []
+    for row in deciding:
+        if "by_part" not in row or "test" not in row:
+            continue
+        kind, threshold = row["test"]
+        values = row["by_part"]()
+        if len({_holding_side(kind, v, threshold) for v in values.values()}) > 1:
+            drifting.append((row, kind, threshold, values))
+    if not drifting or (verdict == "does not hold" and len(drifting) < len(deciding)):
+        return verdict, None
+    row, kind, threshold, values = drifting[0]
+    bound = (-threshold if kind in ("better", "order") else threshold) + 0.0  # no "-0.0"
+    shown = ", ".join(f"part {part} {_percent(value)}" for part, value in sorted(values.items()))
+    where = f" ({row['label']})" if row["label"] else ""
+    more = f" and {len(drifting) - 1} more comparison{'s' if len(drifting) > 2 else ''}" if len(drifting) > 1 else ""
+    return DRIFT, (f"drift between parts{where}{more}: '{verdict}' pooled ({_percent(row['value'])}), but within each "
+                   f"part of the run order the estimate lies on opposite sides of {_percent(bound)}: {shown}")
+
+
 def _badness(kind: str, value: float) -> float:
     if math.isnan(value):
         return math.inf
@@ -622,6 +717,7 @@ def _compare(table, check, plat_name, base_name, kind, threshold, level, seed):
     rows = _relative_ci(pairs, hib, level, check.get("aggregate") == "mean", seed)
     for row in rows:
         row["p_hold"], row["p_fail"] = _p_hold_fail(kind, row, hib, threshold)
+        row["test"] = (kind, threshold)
     # values a where list asked for that were not run on both sides
     missing = []
     for key, value in where.items():
@@ -899,7 +995,7 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
     rules: list = []
     judged = None
     try:
-        names = [resolve_platform(p, table, paper, conditions.subsystem(check)) for p, paper in zip(_check_platforms(check), papers)]
+        names = [resolve_platform(p, table, paper, conditions.rule_subsystem(check)) for p, paper in zip(_check_platforms(check), papers)]
         row["platforms"] = (" > ".join(names) + " (best first)") if kind == "order" else " vs ".join(names)
         relations = _stand_ins(names, papers, table, check)
         rules = _analogue_rules(check, names, papers, relations)
@@ -955,6 +1051,9 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
     if shown["ci_note"]:
         note.append(shown["ci_note"])
     verdict, why = _regime_gate(verdict, views, check, names)
+    if why:
+        note.insert(0, why)
+    verdict, why = _part_consistency(verdict, rows)
     if why:
         note.insert(0, why)
     verdict, why = _too_few(verdict, rows, kind, _fewest_repetitions(views, check, names), level)
@@ -1163,7 +1262,7 @@ def _stand_ins(names: list[str], papers: list[str | None], table: pd.DataFrame, 
     analogue table has a rule for it on the check's subsystem (qemu-tcg for KVM); NotMeasured when it
     may not or when the paper platform has no stand-in on this testbed."""
     present = set(table["platform"].unique()) if len(table) else set()
-    subsystem = conditions.subsystem(check or {})
+    subsystem = conditions.rule_subsystem(check or {})
     relations = []
     for name, paper in zip(names, papers):
         if paper is None:
@@ -1185,7 +1284,7 @@ def _analogue_rules(check: dict, names: list[str], papers: list[str | None], rel
     for _, name, paper, rule in rules:
         if rule is None:
             raise NotMeasured(f"the analogue table (data/reference/analogues.yaml) has no rule for {platform_names.label(name)} "
-                              f"standing in for {paper} on a {conditions.subsystem(check) or 'undeclared'} metric")
+                              f"standing in for {paper} on a {conditions.rule_subsystem(check) or 'undeclared'} metric")
     return rules
 
 

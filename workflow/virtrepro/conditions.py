@@ -257,6 +257,18 @@ def subsystem(check: dict) -> str | None:
         return None
 
 
+def rule_subsystem(check: dict) -> str | None:
+    """The key under which the analogue table (:func:`platform_names.analogue_rule`) is asked about the
+    check: its :func:`subsystem`, qualified by the contended resource for an isolation check
+    (``where: {resource: cpu}`` -> ``isolation.cpu``: a stand-in can be fair for one resource's
+    isolation and not for another's). The table falls back to the bare subsystem."""
+    found = subsystem(check)
+    resource = (check.get("where") or {}).get("resource")
+    if found == "isolation" and isinstance(resource, str) and resource in metric_catalog.SUBSYSTEMS:
+        return f"{found}.{resource}"
+    return found
+
+
 def favours(check: dict, position: int) -> bool | None:
     """Whether the claim's ``holds`` says that the platform at ``position`` of the check (``platform``,
     ``baseline``, or the ``order`` list) does well (True) or badly (False); None for a claim about the
@@ -275,7 +287,7 @@ def favours(check: dict, position: int) -> bool | None:
 def analogue_rules(check: dict, names: list[str], papers: list, analogue: list[bool]) -> list[tuple[int, str, str, dict | None]]:
     """(position, platform, paper platform, rule or None) for each check platform that stands in as an
     analogue (``analogue``): the analogue table's rule for the check's subsystem (None: it may not)."""
-    found = subsystem(check)
+    found = rule_subsystem(check)
     return [(i, name, paper, platform_names.analogue_rule(paper, name, found))
             for i, (name, paper, is_analogue) in enumerate(zip(names, papers, analogue)) if is_analogue]
 

@@ -12,8 +12,9 @@ explains the choices).
 * :data:`ANALOGUES`: the analogue table (``data/reference/analogues.yaml``, read here and nowhere
   else): per paper platform and measured stand-in of another kind, a rule per subsystem saying
   whether it may stand in (``stands``, ``one-way``, ``no``) and which way its bias runs. An entry
-  with a ``stands`` subsystem makes the stand-in an :data:`ANALOGUE` in :data:`STAND_INS` (figures
-  may set the paper's numbers beside it); a ``one-way`` one only lets a claim's verdict use it where
+  with a ``stands`` subsystem, or a ``one-way`` one for a paper platform nothing measured is declared
+  for, makes the stand-in an :data:`ANALOGUE` in :data:`STAND_INS` (figures may set the paper's
+  numbers beside it); a ``one-way`` one only lets a claim's verdict use it where
   its bias works against the verdict (:func:`analogue_rule`, :mod:`virtrepro.conditions`).
 """
 
@@ -51,7 +52,9 @@ class AnalogueTableError(VirtreproError, ValueError):
 def load_analogues(path: str | Path = ANALOGUES_PATH) -> dict[tuple[str, str], dict]:
     """(paper platform, measured stand-in) -> its entry of the analogue table, checked: a declared
     platform that is not declared the same as the paper platform, a rule name, and per subsystem (one of ``metrics.SUBSYSTEMS``)
-    a ``use`` (:data:`USES`), for ``one-way`` a ``bias`` (:data:`BIASES`), and a ``why``."""
+    a ``use`` (:data:`USES`), for ``one-way`` a ``bias`` (:data:`BIASES`), and a ``why``. A subsystem
+    may be qualified by another (``isolation.cpu``: the isolation of CPU time; see
+    :func:`virtrepro.conditions.rule_subsystem`)."""
     path = Path(path)
     entries = yamlfile.load(path) or []  # a key given twice names its line
     table = {}
@@ -69,8 +72,8 @@ def load_analogues(path: str | Path = ANALOGUES_PATH) -> dict[tuple[str, str], d
             raise AnalogueTableError(f"{where}: {platform} is declared the same as {paper} (platforms/catalog.py), not an analogue")
         for subsystem, rule in entry["subsystems"].items():
             at = f"{where} ({paper} by {platform}), subsystem {subsystem!r}"
-            if subsystem not in SUBSYSTEMS:
-                raise AnalogueTableError(f"{at}: not a subsystem (known: {', '.join(SUBSYSTEMS)})")
+            if any(part not in SUBSYSTEMS for part in str(subsystem).split(".", 1)):
+                raise AnalogueTableError(f"{at}: not a subsystem or <subsystem>.<subsystem> (known: {', '.join(SUBSYSTEMS)})")
             if not isinstance(rule, dict) or rule.get("use") not in USES or not rule.get("why"):
                 raise AnalogueTableError(f"{at}: needs use ({', '.join(USES)}) and why")
             if rule["use"] == "one-way" and rule.get("bias") not in BIASES[:2]:
@@ -83,11 +86,14 @@ def load_analogues(path: str | Path = ANALOGUES_PATH) -> dict[tuple[str, str], d
     return table
 
 
-# the analogue table; a stand-in with a two-way ("stands") subsystem is an ANALOGUE in STAND_INS
+# the analogue table; a stand-in is an ANALOGUE in STAND_INS when a subsystem lets it stand in two-way
+# ("stands"), or one way where nothing measured is declared for the paper platform (VMware Server)
 ANALOGUES: dict[tuple[str, str], dict] = load_analogues()
 for (_paper, _platform), _entry in ANALOGUES.items():
+    _declared = bool(STAND_INS.get(_paper))
     STAND_INS.setdefault(_paper, {})
-    if any(rule["use"] == "stands" for rule in _entry["subsystems"].values()):
+    _uses = {rule["use"] for rule in _entry["subsystems"].values()}
+    if "stands" in _uses or ("one-way" in _uses and not _declared):
         STAND_INS[_paper][_platform] = ANALOGUE
 
 # A configuration alias (`qemu`: KVM if it boots, else TCG) read as a paper platform, for a claim that names none.
@@ -116,8 +122,11 @@ def stand_in(paper_platform: str, platform: str) -> str | None:
 def analogue_rule(paper_platform: str, platform: str, subsystem: str | None) -> dict | None:
     """The analogue table's rule for ``platform`` standing in for ``paper_platform`` on ``subsystem``:
     ``{"rule", "subsystem", "use", "bias", "why"}`` (``rule`` the entry's name, cited by verdicts);
-    None when the table has no entry or the entry does not list the subsystem (it may not stand in)."""
+    None when the table has no entry or the entry does not list the subsystem (it may not stand in).
+    A qualified subsystem (``isolation.cpu``) not listed falls back to its first part (``isolation``)."""
     entry = ANALOGUES.get((paper_platform, platform))
+    if entry is not None and subsystem not in entry["subsystems"] and subsystem and "." in subsystem:
+        subsystem = subsystem.split(".", 1)[0]
     if entry is None or subsystem not in entry["subsystems"]:
         return None
     found = entry["subsystems"][subsystem]

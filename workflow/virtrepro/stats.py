@@ -1200,6 +1200,16 @@ def _hl_resampled(x: np.ndarray, y: np.ndarray, rng, n_resamples: int) -> np.nda
     return out
 
 
+def hl_ratio_estimate(pairs) -> float:
+    """The point estimate of :func:`shift_bootstrap_ci`, ``exp(sum_i c_i HL_i)`` for ``pairs`` of
+    ``(x_i, y_i, c_i)`` (one pair with c = 1: that of :func:`hl_ratio_ci`), without an interval; NaN
+    when a sample is empty or has a value <= 0."""
+    samples = [(_clean(x), _clean(y), float(c)) for x, y, c in pairs]
+    if _positive(*[s for x, y, _ in samples for s in (x, y)]):
+        return float("nan")
+    return float(np.exp(sum(c * np.median((np.log(x)[:, None] - np.log(y)[None, :]).ravel()) for x, y, c in samples)))
+
+
 def shift_bootstrap_ci(pairs, level: float = 0.95, seed=0, n_resamples: int = N_RESAMPLES_SHIFT) -> RatioCI:
     """``R = exp(sum_i c_i HL_i)`` with ``HL_i`` the Hodges-Lehmann shift of log values of ``x_i`` against
     ``y_i``; ``pairs`` is a list of ``(x_i, y_i, c_i)``. A ratio of ratios (a speed-up, an isolation
@@ -1221,8 +1231,7 @@ def shift_bootstrap_ci(pairs, level: float = 0.95, seed=0, n_resamples: int = N_
     why = _positive(*flat)
     if why:
         return RatioCI(nan, nan, nan, "none", why, nan, level, False, shapiro)
-    theta = float(sum(c * np.median((np.log(x)[:, None] - np.log(y)[None, :]).ravel()) for x, y, c in samples))
-    estimate = float(np.exp(theta))
+    estimate = hl_ratio_estimate(samples)
     n = min(s.size for s in flat)
     what = f"bootstrap of the Hodges-Lehmann shifts of {len(flat)} samples (stretched percentile)"
     if n < MIN_N_BOOTSTRAP:
