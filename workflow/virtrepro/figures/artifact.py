@@ -109,7 +109,9 @@ def reference_rules(config_path: Path = CONFIG) -> str:
             translated[rule["max_translated"]].append(f"`{name}`")
     lower = " and ".join(f"{cap}{' (the minimum)' if cap <= lowest else ''} for {', '.join(names)}"
                          for cap, names in sorted(translated.items()))
-    return (f"at least {lowest}, until each 95 % interval is narrow enough, at most {' or '.join(map(str, caps))}"
+    narrow = ("as narrow as the claims that use the variant need" if all(r.get("target") == "claims" for r in rules.values())
+              else "narrow enough")
+    return (f"at least {lowest}, until each 95 % interval is {narrow}, at most {' or '.join(map(str, caps))}"
             + (f"; where guest code is binary-translated (QEMU TCG, 10-50 times slower) at most {lower}" if lower else ""))
 
 
