@@ -479,7 +479,8 @@ def test_the_summary_answers_first():
     first = cells[title + 1]
     (answer,) = [o["data"]["text/markdown"] for o in first["outputs"] if "text/markdown" in o.get("data", {})]
     answer = "".join(answer)
-    assert answer.startswith("**The answer, on testbed `reference-vm`**")
+    assert answer.startswith("**What the data can carry**")  # summary.opening, then the answer
+    assert "**The answer, on testbed `reference-vm`**" in answer
     for heading in ("CPU", "Memory", "Disk", "Network", "HPC kernels and MPI", "Operations", "Isolation"):
         assert f"- **{heading}" in answer, heading
     assert re.search(r"[+-]\d+ % \(median of \d+\)", answer)
@@ -819,3 +820,54 @@ def test_the_lifecycle_figure_says_how_finely_each_step_was_timed(table):
         shown = f"{statistics.median(values):.2g} s"
         assert shown in said.split("; ")[0], (platform, shown, said)
     assert len({f"{statistics.median(v):.2g}" for v in boot.values()}) > 1 and "QEMU TCG 2 s" in said  # per platform
+
+
+# --- issue 38: the summary and figures say what the data can carry ---------------------------------
+
+
+def _counted_by_hand(path: Path) -> dict:
+    """Claims per paper and kind of verdict, read from the verdicts' table with csv (not pandas)."""
+    import csv
+    from collections import Counter
+
+    def kind(verdict: str) -> str:
+        if verdict.startswith("holds"):
+            return "holds"
+        if verdict.startswith("does not hold"):
+            return "does not hold"
+        if verdict.startswith("inconclusive"):
+            return "inconclusive"
+        return {"not comparable here": "not comparable", "not informative (analogue's bias)": "not informative",
+                "not measured": "not measured", "not testable here": "not testable"}[verdict]
+
+    with open(path, newline="") as f:
+        return Counter((row["paper"], kind(row["verdict"])) for row in csv.DictReader(f))
+
+
+def test_the_summary_opens_with_the_claims_per_paper_and_verdict_of_the_verdicts_table(tmp_path):
+    expected = _counted_by_hand(ROOT / "data" / "tables" / "reference-vm.claims.csv")
+    text = summary.opening(SETTING)
+    rows = {line.split("|")[1].strip(): [int(n) for n in line.split("|")[2:-1]]
+            for line in text.splitlines() if line.startswith("| ") and not line.startswith("| paper")}
+    papers = sorted({paper for paper, _ in expected})
+    assert list(rows) == papers + ["all papers"]
+    for paper in papers:
+        assert rows[paper] == [expected[(paper, k)] for k in summary.OPENING] + [
+            sum(n for (p, _), n in expected.items() if p == paper)], paper
+    decided = sum(n for (_, k), n in expected.items() if k in ("holds", "does not hold"))
+    assert f"of the papers' {sum(expected.values())} claims, **{decided} are decided**" in text
+    # every claim counted once under a reason of its kind (the reasons' counts add up)
+    for kind in summary.OPENING[2:]:
+        line = next((l for l in text.splitlines() if l.startswith(f"- **{kind}**")), None)
+        total = sum(n for (_, k), n in expected.items() if k == kind)
+        if total:
+            assert line.startswith(f"- **{kind}** ({total}):")
+            assert sum(int(n) for n in re.findall(r"\((\d+)\)[;.]", line)) == total, kind
+    # the opening follows the table: change a verdict there and the counts change with it
+    changed = pd.read_csv(ROOT / "data" / "tables" / "reference-vm.claims.csv", keep_default_na=False, dtype=str)
+    first = changed.index[changed["verdict"] == "not testable here"][0]
+    changed.loc[first, "verdict"] = "holds"
+    (tmp_path / "tables").mkdir()
+    changed.to_csv(tmp_path / "tables" / "reference-vm.claims.csv", index=False)
+    moved = summary.opening(Setting(testbed="reference-vm", data_dir=str(tmp_path), reference_dir=SETTING.reference_dir))
+    assert f"**{decided + 1} are decided**" in moved

@@ -248,21 +248,10 @@ def answer(table: pd.DataFrame, s, verdicts: pd.DataFrame) -> str:
     subsystems = [claim_subsystem(b, m) for b, m in zip(verdicts["benchmark"], verdicts["metric"])]
     verdicts = verdicts.assign(subsystem=subsystems)
     scales = " and ".join(sorted(table["scale"].dropna().unique())) if "scale" in table.columns else "unrecorded"
-    holds = verdicts["verdict"].str.startswith("holds")  # " (analogue)": decided on a stand-in of another kind
-    fails = verdicts["verdict"].str.startswith("does not hold")
-    untestable = int((verdicts["verdict"] == "not testable here").sum())
-    # outside the claims' conditions, or from an analogue whose bias could produce the verdict (virtrepro.conditions)
-    incomparable = int((verdicts["verdict"] == conditions.NOT_COMPARABLE).sum())
-    uninformative = int((verdicts["verdict"] == conditions.NOT_INFORMATIVE).sum())
     lines = [
         f"**The answer, on testbed `{s.testbed}`** ({scales} scale; overhead = how much worse than "
-        f"`{s.baseline}`, in percent, positive = worse; medians over the comparisons of each kind). Of the "
-        f"{len(verdicts)} claims, {int(holds.sum() + fails.sum())} are decided here ({int(holds.sum())} hold, "
-        f"{int(fails.sum())} do not); {untestable} are not testable "
-        f"on this stack (Xen, InfiniBand, specific hardware), {incomparable} are not comparable here (measured "
-        f"outside the conditions the paper's statement was made in, or by a stand-in that differs in the trait "
-        f"it is about), {uninformative} are not informative (decided by an analogue whose bias could produce the "
-        "verdict), and the rest are inconclusive or not measured, each with its reason in the list below.",
+        f"`{s.baseline}`, in percent, positive = worse; medians over the comparisons of each kind), per subsystem, "
+        "with the verdicts of its claims (each with its reason in the list below):",
         "",
     ]
     if scales == "quick":
@@ -316,3 +305,142 @@ def interleaved(s) -> str:
             lines.append(f"  {row['platform']:>8} / {s.baseline} {row['metric']} ({better} is better): "
                          f"{row['ratio']:.3f} {interval}, above 1 in {row['above']} of {row['rounds']} rounds")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# The summary's opening: what the data can carry, read from the verdicts' table
+# (data/tables/<testbed>.claims.csv, the workflow's claims_table job: the table is the door into analysis)
+# ---------------------------------------------------------------------------
+
+# the opening's columns: what a claim's verdict (claims.VERDICTS) makes of it, in this order
+HOLDS, FAILS = "holds", "does not hold"
+OPENING = (HOLDS, FAILS, "not comparable", "not informative", "inconclusive", "not measured", "not testable")
+OPENING_OF = {conditions.NOT_COMPARABLE: "not comparable", conditions.NOT_INFORMATIVE: "not informative",
+              "not measured": "not measured", "not testable here": "not testable"}
+
+# the main reasons, from a claim's note (the table's ``reason``): per column, (pattern, words) in order,
+# the first that matches counts; ``{0}`` in the words is the pattern's first group
+REASONS = {
+    "not comparable": [
+        (r"may not stand in", "the stand-in differs in the trait the statement is about (analogue table)"),
+        (r"no wire between them", "network measured on one host; the statement is about a network between machines"),
+        (r"NPB class [^;(]*\(the statement: class", "NPB at a smaller problem class than the statement's"),
+        (r"\(the statement: beyond the caches", "measured in a cache; the statement is about disk or memory"),
+        (r"processes or threads \(the statement", "fewer processes or threads than the statement's"),
+        (r"machine\(s\) \(the statement", "fewer machines than the statement's"),
+        (r"a scalability statement needs", "too few process counts for a scalability statement"),
+    ],
+    "not informative": [(r"analogue's bias \(([^)]*)\) could produce", "an analogue's bias ({0}) could produce the verdict")],
+    "inconclusive": [
+        (r"^inconclusive \((.*)\)$", "{0}"),  # matched against the verdict itself
+    ],
+    "not measured": [(r"^no working KVM", "no working KVM on this testbed"), (r"^no (\S+) runs", "no {0} runs at the statement's variant")],
+    "not testable": [
+        (r"Xen|Palacios|Kitten|EC2|dedicated host partition|'block level'",
+         "a platform this stack does not have (Xen, Palacios/Kitten, EC2, KVM on a host partition)"),
+        (r"InfiniBand|HCA", "InfiniBand hardware"),
+        (r"not among our benchmarks|SPEC MPI2007|licensed", "a benchmark not among ours (SPEC MPI2007, MIT GCM)"),
+        (r"kernels|guest configurations|tuned", "compares specific kernels or guest configurations"),
+        (r"summary|prediction|recommendation|a cause|not a measurement|doubts",
+         "not one measurement (a summary, prediction, recommendation, cause or anomaly)"),
+    ],
+}
+OTHER_REASON = "other (each claim's note says)"
+
+
+def opening_column(verdict: str) -> str:
+    """The opening's column of a verdict of claims.VERDICTS ("holds (analogue)" is "holds")."""
+    if verdict in OPENING_OF:
+        return OPENING_OF[verdict]
+    for column in (HOLDS, FAILS, "inconclusive"):
+        if verdict == column or verdict.startswith(column + " ("):
+            return column
+    raise ValueError(verdict)
+
+
+def opening_reason(column: str, verdict: str, reason: str, interval: bool = False) -> str | None:
+    """The main reason of a claim in ``column`` (:data:`REASONS`), None for a decided one; a plain
+    "inconclusive" is one whose ``interval`` straddles the threshold, or one without an interval."""
+    import re
+
+    if column in (HOLDS, FAILS):
+        return None
+    if verdict == "inconclusive":
+        return "the interval straddles the threshold" if interval else "no interval at this n"
+    text = verdict if column == "inconclusive" else str(reason or "")
+    for pattern, words in REASONS[column]:
+        found = re.search(pattern, text)
+        if found:
+            return words.format(*found.groups())
+    return OTHER_REASON
+
+
+def claims_csv(s) -> Path:
+    return Path(s.data_dir) / "tables" / f"{s.testbed}.claims.csv"
+
+
+def read_verdicts(path: str | Path) -> pd.DataFrame:
+    """The verdicts' table with each claim's opening column and main reason; a verdict the table should
+    not hold is the file's error (VirtreproError naming it and the claim)."""
+    from ..errors import VirtreproError
+
+    table = pd.read_csv(path, keep_default_na=False, dtype=str)
+    missing = {"claim_id", "paper", "verdict", "reason"} - set(table.columns)
+    if missing:
+        raise VirtreproError(f"{path}: no column {', '.join(sorted(missing))} (written by python -m virtrepro.claims)")
+    columns = []
+    for ident, verdict in zip(table["claim_id"], table["verdict"]):
+        try:
+            columns.append(opening_column(verdict))
+        except ValueError:
+            raise VirtreproError(f"{path}: claim {ident}: unknown verdict {verdict!r} (known: "
+                                 f"{', '.join(claims.VERDICTS)})") from None
+    table["column"] = columns
+    interval = [bool(low and high) for low, high in zip(table.get("ci_low", ""), table.get("ci_high", ""))]
+    table["why"] = [opening_reason(*row) for row in zip(table["column"], table["verdict"], table["reason"], interval)]
+    return table
+
+
+def opening_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Claims per paper (rows, then "all papers") and opening column (:data:`OPENING`, with "total")."""
+    counts = pd.crosstab(verdicts["paper"], verdicts["column"]).reindex(columns=list(OPENING), fill_value=0)
+    counts.loc["all papers"] = counts.sum()
+    counts["total"] = counts.sum(axis=1)
+    return counts
+
+
+def opening(s) -> str:
+    """The summary's first paragraph, as Markdown: per paper, how many claims are decided (holds / does
+    not hold, on the paper's platform or an analogue), not comparable, not informative, inconclusive,
+    not measured and not testable, and the main reasons, counted from ``<data_dir>/tables/<testbed>.claims.csv``."""
+    path = claims_csv(s)
+    if not path.exists():
+        return (f"**What the data can carry:** no verdicts' table `tables/{path.name}` for testbed `{s.testbed}` yet "
+                f"(the workflow's claims_table job writes it: `python -m virtrepro.claims --data-dir {s.data_dir} "
+                f"--testbed {s.testbed} --claims <claims.yaml>`).\n")
+    verdicts = read_verdicts(path)
+    counts = opening_counts(verdicts)
+    every = counts.loc["all papers"]
+    analogue = int(verdicts["verdict"].str.endswith(claims.ANALOGUE_SUFFIX).sum())
+    decided = int(every[HOLDS] + every[FAILS])
+    lines = [
+        f"**What the data can carry** (the verdicts' table `tables/{path.name}`): of the papers' {int(every['total'])} "
+        f"claims, **{decided} are decided** on testbed `{s.testbed}` ({int(every[HOLDS])} hold, {int(every[FAILS])} "
+        f"{'does' if every[FAILS] == 1 else 'do'} not{f'; {analogue} of them on an analogue of the paper platform' if analogue else ''}), "
+        f"{int(every['not comparable'])} are not comparable here (measured outside the conditions the statement was "
+        f"made in), {int(every['not informative'])} not informative (an analogue whose bias could produce the "
+        f"verdict), {int(every['inconclusive'])} inconclusive, {int(every['not measured'])} not measured and "
+        f"{int(every['not testable'])} not testable on this stack.",
+        "",
+        "| paper | " + " | ".join(counts.columns) + " |",
+        "|---|" + "---:|" * len(counts.columns),
+        *(f"| {paper} | " + " | ".join(str(int(n)) for n in row) + " |" for paper, row in counts.iterrows()),
+        "",
+        "Why, the main reasons (claims per reason):",
+        "",
+    ]
+    for column in OPENING[2:]:
+        why = verdicts.loc[verdicts["column"] == column, "why"].value_counts()
+        if len(why):
+            lines.append(f"- **{column}** ({int(why.sum())}): " + "; ".join(f"{reason} ({n})" for reason, n in why.items()) + ".")
+    return "\n".join(lines) + "\n"
