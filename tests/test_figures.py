@@ -483,7 +483,7 @@ def test_the_summary_answers_first():
     assert "**The answer, on testbed `reference-vm`**" in answer
     for heading in ("CPU", "Memory", "Disk", "Network", "HPC kernels and MPI", "Operations", "Isolation"):
         assert f"- **{heading}" in answer, heading
-    assert re.search(r"[+-]\d+ % \(median of \d+\)", answer)
+    assert re.search(r"[\d.]+x (worse|better) \(median of \d+\)", answer)
 
 
 def test_no_colour_that_means_a_platform_is_used_for_anything_else():
@@ -871,3 +871,55 @@ def test_the_summary_opens_with_the_claims_per_paper_and_verdict_of_the_verdicts
     changed.to_csv(tmp_path / "tables" / "reference-vm.claims.csv", index=False)
     moved = summary.opening(Setting(testbed="reference-vm", data_dir=str(tmp_path), reference_dir=SETTING.reference_dir))
     assert f"**{decided + 1} are decided**" in moved
+
+
+def test_twice_the_time_and_half_the_throughput_are_the_same_bar():
+    from virtrepro.figures import common
+
+    # hand arithmetic: a time of 200 against 100 is +100 %; a throughput of 50 against 100 is +50 %
+    assert common.times_worse(100.0, False) == pytest.approx(2.0)
+    assert common.times_worse(50.0, True) == pytest.approx(2.0)
+    assert common.log_worse(100.0, False) == pytest.approx(common.log_worse(50.0, True)) == pytest.approx(1.0)
+    # twice as fast (half the time, twice the throughput) is the same bar downwards
+    assert common.log_worse(-50.0, False) == pytest.approx(common.log_worse(-100.0, True)) == pytest.approx(-1.0)
+    assert common.times_text(2.0) == "2x worse" and common.times_text(0.5) == "2x better"
+    assert common.times_text(1.0) == "same"
+
+
+def _bars(ax, label: str) -> dict:
+    """The heights of the bars labelled ``label`` in ``ax`` by their x tick's first line."""
+    ticks = [t.get_text().split("\n")[0] for t in ax.get_xticklabels()]
+    (bars,) = [c for c in ax.containers if c.get_label() == label]
+    return {ticks[round(b.get_x() + b.get_width() / 2)]: b.get_height() for b in bars}
+
+
+def test_the_overview_never_sets_binary_translation_beside_the_papers_hypervisors(table, tmp_path):
+    import math
+
+    import numpy as np
+
+    drawn = figures.draw("summary", "overview-overhead-then-now", table, SETTING, tmp_path)
+    ours = summary.today(table, "native")
+    # each comparison as how many times worse, from the ratio of means by hand: a time's ratio, a rate's inverted
+    ours["factor"] = np.where(ours["higher_is_better"].astype(bool), 1 / ours["ratio"], ours["ratio"])
+    translated = ours[ours["platform"] == "qemu-tcg"]
+    assert len(translated)
+    paired = [ax for ax in drawn.fig.axes if any(c.get_label() == summary.THEN for c in ax.containers)]
+    assert paired
+    for ax in paired:  # beside the papers' numbers: no bar of a translating platform
+        today = [h for h in _bars(ax, summary.TODAY).values() if not math.isnan(h)]
+        if "full VM" in ax.get_title():
+            assert today == []  # no hardware-assisted VM on this testbed: the slot is empty
+    (alone,) = [ax for ax in drawn.fig.axes if ax.containers and ax not in paired]
+    assert "binary translation" in alone.get_title()
+    drawn_bars = _bars(alone, summary.TODAY)
+    for subsystem, rows in translated.groupby("subsystem"):
+        assert drawn_bars[subsystem] == pytest.approx(np.median(np.log2(rows["factor"])), rel=1e-6), subsystem
+    # the containers' bars are the same measure: a time's ratio and a throughput's inverted on one log scale
+    (containers,) = [ax for ax in paired if ax.get_title().startswith("container")]
+    lxc_podman = ours[ours["platform"].isin(["lxc", "podman"])]
+    for subsystem, height in _bars(containers, summary.TODAY).items():
+        rows = lxc_podman[lxc_podman["subsystem"] == subsystem]
+        if len(rows):
+            assert height == pytest.approx(np.median(np.log2(rows["factor"])), rel=1e-6, abs=1e-12), subsystem
+    plt.close(drawn.fig)

@@ -120,6 +120,68 @@ def symlog_overhead(ax, s, highest: float | None = None) -> None:
     ax.set_ylabel(f"overhead vs {s.baseline} (%), {s.confidence:.0%} CI\n(symmetric log beyond ±{SYMLOG_PERCENT} %)")
 
 
+# Overhead in one symmetric measure: how many times worse than the baseline, drawn as its log (base 2) on a
+# linear axis, so that twice the time and half the throughput are the same bar (+1), and a guest twice as
+# fast the same bar downwards (-1). Per cent is not symmetric: bounded at 100 % for a throughput, unbounded
+# for a time.
+# the factors an axis names, the roundest first (times_axis takes them in this order while they keep apart)
+TIMES_TICKS = (2, 10, 100, 1000, 10000, 5, 1.5, 1.2, 1.1, 1.05, 1.02, 1.01, 3, 20, 50, 300)
+
+
+def times_worse(overhead_percent, higher_is_better):
+    """How many times worse than the baseline, from an overhead in per cent (positive = worse) as
+    stats.compare_to_baseline gives it: the time's ratio (1 + o) where lower is better, the inverted
+    throughput ratio 1 / (1 - o) where higher is better; above 1 worse, below 1 better; NaN where
+    there is no finite one (a throughput of 0, a time below 0). Scalars or aligned columns."""
+    import numpy as np
+
+    o = np.asarray(pd.to_numeric(pd.Series(overhead_percent), errors="coerce"), dtype=float) / 100
+    higher = np.broadcast_to(np.asarray(higher_is_better, dtype=bool), o.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(higher, 1 / (1 - o), 1 + o)
+    factor = np.where(np.isfinite(factor) & (factor > 0), factor, np.nan)
+    return factor if np.ndim(overhead_percent) else float(factor[0])
+
+
+def log_worse(overhead_percent, higher_is_better):
+    """:func:`times_worse` as the value drawn: its log base 2 (0 = as the baseline, +1 = twice as bad)."""
+    import numpy as np
+
+    return np.log2(times_worse(overhead_percent, higher_is_better))
+
+
+def times_text(factor: float) -> str:
+    """A factor of :func:`times_worse` in words: "2x worse", "1.05x better", "same"."""
+    if factor != factor:
+        return "n/a"
+    shown = f"{max(factor, 1 / factor):.3g}"
+    if shown == "1":
+        return "same"
+    return f"{shown}x worse" if factor > 1 else f"{shown}x better"
+
+
+def times_axis(ax, s, axis: str = "y") -> None:
+    """A linear axis of :func:`log_worse`, its ticks named as factors (:func:`times_text`: "2x worse",
+    "same", "1.1x better"), the roundest of :data:`TIMES_TICKS` that keep a tenth of the axis apart."""
+    import numpy as np
+    from matplotlib.ticker import FuncFormatter, Locator
+
+    class Factors(Locator):
+        def __call__(self):
+            low, high = sorted(self.axis.get_view_interval())
+            gap, ticks = (high - low) / 10, [0.0] if low <= 0 <= high else []
+            for value in (sign * np.log2(t) for t in TIMES_TICKS for sign in (1, -1)):
+                if low <= value <= high and all(abs(value - t) >= gap for t in ticks):
+                    ticks.append(value)
+            return sorted(ticks)
+
+    which = ax.yaxis if axis == "y" else ax.xaxis
+    which.set_major_locator(Factors())
+    which.set_major_formatter(FuncFormatter(lambda value, _pos=None: times_text(2.0 ** value)))
+    label = f"vs {s.baseline}: times worse / better\n(time ratio, throughput ratio inverted; log scale)"
+    (ax.set_ylabel if axis == "y" else ax.set_xlabel)(label)
+
+
 def npb_missing(s, benchmark: str = "NPB") -> str:
     return why_no_runs(s.data_dir, s.testbed, benchmark)
 

@@ -10,6 +10,7 @@ import pandas as pd
 
 from .. import claims, conditions, metric_catalog, plotting, results, stats
 from ..platforms import catalog as platform_catalog
+from .common import log_worse, times_axis, times_text
 from .registry import Drawn, figure
 
 PAPER = "summary"
@@ -22,6 +23,9 @@ SUBSYSTEMS = list(SUBSYSTEM_LABELS.values())
 FAMILY = {p.name: platform_catalog.FAMILY_LABELS[p.family] for p in platform_catalog.PLATFORMS
           if p.family != platform_catalog.NATIVE}
 CONTAINER, FULL_VM = (platform_catalog.FAMILY_LABELS[f] for f in (platform_catalog.CONTAINER, platform_catalog.FULL_VM))
+# a platform that translates guest code (QEMU TCG) is no hypervisor: it is drawn apart, never as today's full VM
+TRANSLATED = "binary translation"
+PANEL = {p.name: TRANSLATED if p.translated else FAMILY[p.name] for p in platform_catalog.PLATFORMS if p.name in FAMILY}
 TODAY, THEN = "today (ours)", "then (papers)"
 ERA_COLORS = {THEN: "#bbbbbb", TODAY: "#3b6ea5"}
 EMPTY_SLOT = {THEN: "none published", TODAY: "not measured"}  # what a slot without numbers means
@@ -53,7 +57,8 @@ def today(table: pd.DataFrame, baseline: str) -> pd.DataFrame:
             rows.append(compared.assign(subsystem=SUBSYSTEM[(bench, metric)], benchmark=bench, metric=metric))
     out = pd.concat(rows) if rows else pd.DataFrame(columns=["platform", "subsystem", "overhead_percent", "benchmark", "metric"])
     out = out[out["platform"].isin(list(FAMILY)) & out["overhead_percent"].notna()]
-    return out.assign(family=out["platform"].map(FAMILY), era=TODAY)
+    return out.assign(family=out["platform"].map(FAMILY), panel=out["platform"].map(PANEL), era=TODAY,
+                      times=log_worse(out["overhead_percent"], out["higher_is_better"].astype(bool)))
 
 
 def paper_subsystem(benchmark: str, metric: str) -> str | None:
@@ -112,8 +117,10 @@ def then(reference_dir: str | Path) -> pd.DataFrame:
         family = PAPER_FAMILY.get(row["platform_in_paper"])
         subsystem = paper_subsystem(row["benchmark"], row["metric"])
         if family and subsystem and value is not None:
-            out.append({"paper": row["paper"], "platform": row["platform_in_paper"], "family": family,
-                        "subsystem": subsystem, "overhead_percent": value, "era": THEN})
+            higher = claims.higher_is_better(row["metric"])
+            out.append({"paper": row["paper"], "platform": row["platform_in_paper"], "family": family, "panel": family,
+                        "subsystem": subsystem, "overhead_percent": value, "era": THEN,
+                        "higher_is_better": higher, "times": log_worse(value, higher)})
 
     for csv in sorted(Path(reference_dir).glob("*.csv")):
         published = pd.read_csv(csv)
@@ -125,53 +132,71 @@ def then(reference_dir: str | Path) -> pd.DataFrame:
             p = dict(kv.split("=", 1) for kv in row["parameters"].split(";") if "=" in kv)
             if p.get("baseline") in PAPER_NATIVE:
                 add(row, paper_overhead(p["relative"], float(row["value"]), claims.higher_is_better(row["metric"])))
-    return pd.DataFrame(out, columns=["paper", "platform", "family", "subsystem", "overhead_percent", "era"])
+    return pd.DataFrame(out, columns=["paper", "platform", "family", "panel", "subsystem", "overhead_percent", "era",
+                                      "higher_is_better", "times"])
 
 
 @figure(PAPER, "overview-overhead-then-now", title="Overview", benchmarks=sorted({b for b, _ in SUBSYSTEM}),
-        caption="overhead against native by platform family (container, full VM) and subsystem (CPU, memory, disk, "
-                "network, MPI): the papers' published relative numbers (then) beside our comparisons on this testbed (today); dots "
-                'are single comparisons, bars their median, n under each subsystem their counts (then / today), an empty '
-                'slot says why; symmetric-log axis, positive = worse. The footer names the machines measured on.')
+        caption="how many times worse than native each platform family is per subsystem (CPU, memory, disk, network, "
+                "MPI): containers and hardware-assisted VMs, the papers' published relative numbers (then) beside our "
+                "comparisons on this testbed (today); binary translation (QEMU TCG, no hypervisor: none of the papers "
+                "measured one) in a panel of its own, never beside the papers' hypervisors. Dots are single comparisons, "
+                "bars their median, n under each subsystem their counts, an empty slot says why. Times and throughputs "
+                "on one log scale (a time ratio, a throughput ratio inverted: twice the time and half the throughput are "
+                "the same bar); each panel has its own scale. The footer names the machines measured on.")
 def overview(table, s) -> Drawn:
     ours = today(table, s.baseline)
-    columns = ["family", "subsystem", "era", "overhead_percent"]
-    both = pd.concat([ours[columns], then(s.reference_dir)[columns]])
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    for ax, family in zip(axes, [CONTAINER, FULL_VM]):
-        part = both[both["family"] == family]
+    columns = ["panel", "subsystem", "era", "times"]
+    both = pd.concat([ours[columns], then(s.reference_dir)[columns]]).dropna(subset=["times"])
+    panels = [(CONTAINER, list(ERA_COLORS)), (FULL_VM, list(ERA_COLORS)), (TRANSLATED, [TODAY])]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), gridspec_kw={"width_ratios": [5, 5, 3.2]})
+    for ax, (panel, eras) in zip(axes, panels):
+        part = both[both["panel"] == panel]
+        measured = sorted(ours.loc[ours["panel"] == panel, "platform"].unique())
+        if panel == TRANSLATED:
+            ax.set_title(f"binary translation, not a hypervisor\n(ours: {', '.join(measured) or 'none'}; "
+                         "no paper measured one)", fontsize="small")
+        else:
+            ax.set_title(f"{panel}: the papers' then, ours today\n(ours: {', '.join(measured) or 'none'})",
+                         fontsize="small")
         if part.empty:
-            plotting.unavailable(ax, f"no {family} numbers")
+            plotting.unavailable(ax, f"no {panel} numbers")
             continue
-        med = part.groupby(["subsystem", "era"], as_index=False)["overhead_percent"].median()
-        plotting.grouped_bars(ax, med, "subsystem", "overhead_percent", hue="era", order=SUBSYSTEMS,
-                              hue_order=list(ERA_COLORS), colors=ERA_COLORS)
-        counts = part.groupby(["subsystem", "era"])["overhead_percent"].size()
-        for i, era in enumerate(ERA_COLORS):
+        med = part.groupby(["subsystem", "era"], as_index=False)["times"].median()
+        colours = {era: ERA_COLORS[era] for era in eras}
+        plotting.grouped_bars(ax, med, "subsystem", "times", hue="era", order=SUBSYSTEMS, hue_order=eras, colors=colours)
+        counts = part.groupby(["subsystem", "era"])["times"].size()
+        width = 0.8 / len(eras)
+        for i, era in enumerate(eras):
+            offset = (i - (len(eras) - 1) / 2) * width
             dots = part[part["era"] == era]
-            ax.scatter([SUBSYSTEMS.index(x) + (i - 0.5) * 0.4 for x in dots["subsystem"]], dots["overhead_percent"],
-                       s=10, color="black", zorder=3)
+            ax.scatter([SUBSYSTEMS.index(x) + offset for x in dots["subsystem"]], dots["times"], s=10, color="black", zorder=3)
             for x, subsystem in enumerate(SUBSYSTEMS):  # an empty slot says why it is empty
                 if (subsystem, era) not in counts.index:
-                    ax.text(x + (i - 0.5) * 0.4, 0, EMPTY_SLOT[era], ha="center", va="bottom", rotation=90,
-                            fontsize="x-small", color="#666666")
+                    why = ("no hardware-assisted VM here" if panel == FULL_VM and era == TODAY and not measured
+                           else EMPTY_SLOT[era])
+                    ax.text(x + offset, 0.03, why, ha="center", va="bottom", rotation=90, fontsize="x-small",
+                            color="#666666", transform=ax.get_xaxis_transform())
         ax.axhline(0, color="black", linewidth=0.8)
-        ax.set_yscale("symlog", linthresh=10)
+        low, high = part["times"].min(), part["times"].max()
+        pad = max(high - low, 0.1) * 0.08
+        ax.set_ylim(min(low, 0) - pad, max(high, 0) + pad)
         ax.set_xlim(-0.5, len(SUBSYSTEMS) - 0.5)
         # how many comparisons each bar is the median of, under its subsystem (not over the dots)
         ax.set_xticks(range(len(SUBSYSTEMS)), labels=[
-            f"{x}\n" + "/".join(str(counts.get((x, era), 0)) for era in ERA_COLORS) for x in SUBSYSTEMS])
-        ax.set_xlabel("subsystem, n = comparisons " + " / ".join(era.split(" ")[0] for era in ERA_COLORS),
-                      fontsize="small")
-        measured = sorted(ours.loc[ours["family"] == family, "platform"].unique())
-        ax.set_title(f"{family} (ours: {', '.join(plotting.platform_label(p) for p in measured) or 'none'})", fontsize="small")
-    axes[0].set_ylabel(f"overhead vs {s.baseline} (%), positive = worse")
-    axes[1].legend(fontsize="small")
-    fig.suptitle(f"Overhead by platform family and subsystem: the papers vs testbed {s.testbed!r}")
-    overview_numbers = both.groupby(["family", "subsystem", "era"])["overhead_percent"].agg(["count", "median", "min", "max"])
-    return Drawn(fig, {"overhead (%) by family, subsystem and era": overview_numbers,
-                       "today, per benchmark": ours.groupby(["family", "subsystem", "benchmark"])["overhead_percent"].median()
-                       .unstack("family")}, digits=1)
+            f"{x}\n" + "/".join(str(counts.get((x, era), 0)) for era in eras) for x in SUBSYSTEMS])
+        ax.set_xlabel("subsystem, n = comparisons " + " / ".join(era.split(" ")[0] for era in eras), fontsize="small")
+        times_axis(ax, s)
+        if ax is not axes[0]:
+            ax.set_ylabel("")
+        ax.legend(fontsize="x-small", loc="upper left")
+    fig.suptitle(f"How many times worse than {s.baseline}, by platform family and subsystem: the papers vs testbed {s.testbed!r}")
+    fig.tight_layout()
+    overview_numbers = both.assign(factor=2.0 ** both["times"]).groupby(["panel", "subsystem", "era"])["factor"].agg(
+        ["count", "median", "min", "max"])
+    return Drawn(fig, {"times worse than the baseline by panel, subsystem and era": overview_numbers,
+                       "today, per benchmark (times worse)": ours.assign(factor=2.0 ** ours["times"]).groupby(
+                           ["panel", "subsystem", "benchmark"])["factor"].median().unstack("panel")}, digits=3)
 
 
 @figure(PAPER, "testbeds-side-by-side", title="Testbeds side by side", benchmarks=sorted({b for b, _ in SUBSYSTEM}),
@@ -237,7 +262,8 @@ def claim_subsystem(benchmark, metric) -> str | None:
 
 
 def _median_text(values: pd.Series) -> str:
-    return f"{values.median():+.0f} % (median of {len(values)})"
+    """The median of log factors (common.log_worse) in words: "1.05x worse (median of 12)"."""
+    return f"{times_text(2.0 ** values.median())} (median of {len(values)})"
 
 
 def answer(table: pd.DataFrame, s, verdicts: pd.DataFrame) -> str:
@@ -249,8 +275,9 @@ def answer(table: pd.DataFrame, s, verdicts: pd.DataFrame) -> str:
     verdicts = verdicts.assign(subsystem=subsystems)
     scales = " and ".join(sorted(table["scale"].dropna().unique())) if "scale" in table.columns else "unrecorded"
     lines = [
-        f"**The answer, on testbed `{s.testbed}`** ({scales} scale; overhead = how much worse than "
-        f"`{s.baseline}`, in percent, positive = worse; medians over the comparisons of each kind), per subsystem, "
+        f"**The answer, on testbed `{s.testbed}`** ({scales} scale; how many times worse or better than "
+        f"`{s.baseline}`: a time's ratio, a throughput's ratio inverted, so that twice the time and half the "
+        "throughput read alike; medians over the comparisons of each kind), per subsystem, "
         "with the verdicts of its claims (each with its reason in the list below):",
         "",
     ]
@@ -261,9 +288,11 @@ def answer(table: pd.DataFrame, s, verdicts: pd.DataFrame) -> str:
         if overview_name is not None:
             was = past[past["subsystem"] == overview_name]
             now = ours[ours["subsystem"] == overview_name]
-            then_text = "; ".join(f"{family}s {_median_text(part['overhead_percent'])}"
+            then_text = "; ".join(f"{family}s {_median_text(part['times'])}"
                                   for family, part in was.groupby("family")) or "no relative number"
-            now_text = "; ".join(f"{plotting.platform_label(platform)} {_median_text(part['overhead_percent'])}"
+            now_text = "; ".join(f"{plotting.platform_label(platform)}"
+                                 f"{', not a hypervisor,' if PANEL.get(platform) == TRANSLATED else ''}"
+                                 f" {_median_text(part['times'])}"
                                  for platform, part in now.groupby("platform")) or "nothing measured"
             said.append(f"The papers: {then_text}. Here: {now_text}.")
         mine = verdicts[verdicts["subsystem"].isin(declared)]
