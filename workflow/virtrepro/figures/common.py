@@ -107,19 +107,6 @@ def paper_figure_parameters(s, paper: str, benchmark: str) -> dict[str, dict]:
             for _, row in rows.iterrows()}
 
 
-# overheads of a few per cent (the papers' bands) beside a binary-translating VM's thousands, on one axis
-SYMLOG_PERCENT = 10
-
-
-def symlog_overhead(ax, s, highest: float | None = None) -> None:
-    """A y axis of overhead in per cent, linear within +-:data:`SYMLOG_PERCENT` and logarithmic beyond;
-    ``highest``: the largest value drawn, half a decade below the panel's top (room for a mark over it)."""
-    ax.set_yscale("symlog", linthresh=SYMLOG_PERCENT)
-    if highest is not None and highest > SYMLOG_PERCENT:
-        ax.set_ylim(top=highest * 3)
-    ax.set_ylabel(f"overhead vs {s.baseline} (%), {s.confidence:.0%} CI\n(symmetric log beyond ±{SYMLOG_PERCENT} %)")
-
-
 # Overhead in one symmetric measure: how many times worse than the baseline, drawn as its log (base 2) on a
 # linear axis, so that twice the time and half the throughput are the same bar (+1), and a guest twice as
 # fast the same bar downwards (-1). Per cent is not symmetric: bounded at 100 % for a throughput, unbounded
@@ -148,6 +135,14 @@ def log_worse(overhead_percent, higher_is_better):
     import numpy as np
 
     return np.log2(times_worse(overhead_percent, higher_is_better))
+
+
+def with_times(compared: pd.DataFrame, higher_is_better="higher_is_better") -> pd.DataFrame:
+    """stats.compare_to_baseline rows with their overhead and its interval as :func:`log_worse`
+    (``times``, ``times_low``, ``times_high``); ``higher_is_better``: a column's name or one for all."""
+    higher = compared[higher_is_better].astype(bool) if isinstance(higher_is_better, str) else bool(higher_is_better)
+    return compared.assign(**{name: log_worse(compared[column], higher) for name, column in (
+        ("times", "overhead_percent"), ("times_low", "overhead_ci_low"), ("times_high", "overhead_ci_high"))})
 
 
 def times_text(factor: float) -> str:

@@ -55,7 +55,7 @@ def today(table: pd.DataFrame, baseline: str) -> pd.DataFrame:
                 compared = stats.compare_to_baseline(part, baseline, by=variant + labels,
                                                      higher_is_better="higher_is_better")
             rows.append(compared.assign(subsystem=SUBSYSTEM[(bench, metric)], benchmark=bench, metric=metric))
-    out = pd.concat(rows) if rows else pd.DataFrame(columns=["platform", "subsystem", "overhead_percent", "benchmark", "metric"])
+    out = pd.concat(rows) if rows else pd.DataFrame(columns=["platform", "subsystem", "overhead_percent", "benchmark", "metric", "higher_is_better"])
     out = out[out["platform"].isin(list(FAMILY)) & out["overhead_percent"].notna()]
     return out.assign(family=out["platform"].map(FAMILY), panel=out["platform"].map(PANEL), era=TODAY,
                       times=log_worse(out["overhead_percent"], out["higher_is_better"].astype(bool)))
@@ -200,10 +200,10 @@ def overview(table, s) -> Drawn:
 
 
 @figure(PAPER, "testbeds-side-by-side", title="Testbeds side by side", benchmarks=sorted({b for b, _ in SUBSYSTEM}),
-        caption="overhead against native by subsystem and platform on this testbed and on each testbed of the "
+        caption="how many times worse than native by subsystem and platform (a time's ratio, a throughput's "
+                "inverted, on one log scale) on this testbed and on each testbed of the "
                 "notebook's compare_testbeds parameter (their tables in the same data directory), one panel a "
-                "testbed: bars are the median comparison, dots single comparisons, n their count; symmetric-log "
-                "axis, positive = worse. Each testbed is compared with its own native runs, never another's.")
+                "testbed: bars are the median comparison, dots single comparisons, n their count. Each testbed is compared with its own native runs, never another's.")
 def testbeds(table, s) -> Drawn:
     names = [s.testbed, *s.compare_testbeds]
     tables = {s.testbed: table, **{name: results.load(name, s.data_dir) for name in s.compare_testbeds}}
@@ -217,22 +217,23 @@ def testbeds(table, s) -> Drawn:
         if part.empty:
             plotting.unavailable(ax, f"no comparison with {s.baseline!r} on testbed {name!r}")
             continue
-        med = part.groupby(["subsystem", "platform"], as_index=False)["overhead_percent"].median()
+        med = part.groupby(["subsystem", "platform"], as_index=False)["times"].median()
         shown = [x for x in SUBSYSTEMS if x in set(part["subsystem"])]
-        plotting.grouped_bars(ax, med, "subsystem", "overhead_percent", order=shown,
+        plotting.grouped_bars(ax, med, "subsystem", "times", order=shown,
                               hue_order=[p for p in platforms if p in set(part["platform"])],
                               points=part[part["subsystem"].isin(shown)], points_label="one comparison")
         counts = part.groupby("subsystem").size()
         ax.set_xticks(range(len(shown)), labels=[f"{x}\n(n={counts[x]})" for x in shown])
         ax.axhline(0, color="black", linewidth=0.8)
-        ax.set_yscale("symlog", linthresh=10)
+        times_axis(ax, s)
         ax.legend(fontsize="small")
-    axes[0][0].set_ylabel(f"overhead vs {s.baseline} (%), positive = worse")
+    for ax in axes[0][1:]:
+        ax.set_ylabel("")
     plotting.tidy_legends(fig)
     fig.suptitle("The same comparisons on each testbed" + ("" if s.compare_testbeds else
                  " (set the notebook's compare_testbeds to add others)"))
-    numbers = ours.groupby(["subsystem", "platform", "testbed"])["overhead_percent"].median().unstack("testbed")
-    return Drawn(fig, {f"median overhead vs {s.baseline} (%) by subsystem, platform and testbed": numbers}, digits=1)
+    numbers = (2.0 ** ours.groupby(["subsystem", "platform", "testbed"])["times"].median()).unstack("testbed")
+    return Drawn(fig, {f"median times worse than {s.baseline} by subsystem, platform and testbed": numbers}, digits=3)
 
 
 # the answer's paragraphs: (heading, the overview's subsystem or None, the declared subsystems of the claims in it)
