@@ -348,6 +348,82 @@ def npb_ratio_bars(ax, part: pd.DataFrame, s, what: str = "run time") -> pd.Data
     return compared
 
 
+def untranslated(platforms) -> list[str]:
+    """The platforms (in order, once each) that do not translate guest code: a panel near 1 shows them."""
+    from ..platforms import catalog
+
+    return [p for p in dict.fromkeys(platforms) if not catalog.get(p).translated]
+
+
+# the claims whose threshold a figure draws: a platform within a bound of the baseline
+THRESHOLD_KINDS = ("overhead_at_most", "equivalent")
+
+
+def claim_thresholds(s, ids, benchmark: str, platforms, where: dict | None = None) -> dict[tuple, list[str]]:
+    """The thresholds of the testable claims among ``ids`` (their patterns, fnmatch) that bound the
+    overhead of one of ``platforms`` on ``benchmark`` (:data:`THRESHOLD_KINDS`), read from claims.yaml
+    through claims.load_claims: (kind, threshold) -> the claims' ids. ``where``: a panel's parameters; a
+    claim whose ``where`` names one of them with another value is left out."""
+    import fnmatch
+
+    from .. import claims
+
+    found: dict[tuple, list[str]] = {}
+    for claim in claims.load_claims(Path(s.reference_dir) / "claims.yaml"):
+        check = claim.get("check") or {}
+        if (not claim.get("testable") or check.get("kind") not in THRESHOLD_KINDS or check.get("benchmark") != benchmark
+                or check.get("platform") not in set(platforms) or check.get("threshold") is None
+                or not any(fnmatch.fnmatch(claim["id"], pattern) for pattern in ids)):
+            continue
+        wanted = check.get("where") or {}
+        if any(key in wanted and value not in (wanted[key] if isinstance(wanted[key], list) else [wanted[key]])
+               for key, value in (where or {}).items()):
+            continue
+        found.setdefault((check["kind"], float(check["threshold"])), []).append(claim["id"])
+    return found
+
+
+THRESHOLD_COLOUR = "#7a0177"  # a claim's bound: no platform's colour
+
+
+def near_one(ax, compared: pd.DataFrame, s, x: str, order: list, thresholds: dict, what: str = "run time") -> None:
+    """The platforms of ``compared`` that do not translate guest code (containers; hardware VMs) as their
+    ratio to the baseline with its interval, a point a platform, on a linear axis around 1 where 1-10 %
+    can be read, with each claim's bound of :func:`claim_thresholds` as a line: ``overhead_at_most``
+    at 1 + threshold, ``equivalent`` at 1 +- threshold (a ratio of times: higher is worse)."""
+    shown = compared[compared["platform"].isin(untranslated(compared["platform"]))]
+    platforms = [p for p in baseline_first(shown["platform"], s.baseline) if p != s.baseline]
+    palette = plotting.platform_palette(platforms)
+    width = 0.8 / max(len(platforms), 1)
+    for i, platform in enumerate(platforms):
+        part = shown[shown["platform"] == platform].set_index(x).reindex(order)
+        pos = [j + (i - (len(platforms) - 1) / 2) * width for j in range(len(order))]
+        ax.errorbar(pos, part["ratio"], yerr=[part["ratio"] - part["ratio_ci_low"], part["ratio_ci_high"] - part["ratio"]],
+                    fmt="o", color=palette[platform], capsize=3, markersize=5, label=platform)
+    ax.axhline(1, color="black", linewidth=0.8)
+    said: dict[float, list[str]] = {}  # a bound's height -> the claims drawn there, in words
+    for (kind, threshold), ids in sorted(thresholds.items()):
+        for y in [1 + threshold] + ([1 - threshold] if kind == "equivalent" else []):
+            ax.axhline(y, color=THRESHOLD_COLOUR, linestyle="--", linewidth=1)
+            said.setdefault(y, [])
+        words = f"{'within ±' if kind == 'equivalent' else 'at most +'}{threshold:.0%}"
+        said[1 + threshold].append(f"{words} ({len(ids)} claim{'s' if len(ids) > 1 else ''})")
+    bounds = list(said)
+    for y, words in said.items():
+        if words:
+            ax.annotate("claims: " + "; ".join(words), (1, y), xycoords=("axes fraction", "data"), xytext=(-2, 2),
+                        textcoords="offset points", ha="right", va="bottom", fontsize=7, color=THRESHOLD_COLOUR)
+    values = pd.concat([shown["ratio"], shown["ratio_ci_low"], shown["ratio_ci_high"]]).dropna()
+    values = values[(values > 0.5) & (values < 2)]  # an interval reaching far out is cut at the panel's edge
+    low, high = min([0.95, *values, *bounds]), max([1.05, *values, *bounds])
+    pad = (high - low) * 0.1
+    ax.set_ylim(low - pad, high + pad)
+    ax.set_xlim(-0.5, len(order) - 0.5)
+    ax.set_xticks(range(len(order)), labels=order)
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _p=None: f"{v:.2f}"))
+    ax.set_ylabel(f"{what} / {s.baseline}\n(linear, no translation)")
+
+
 def ratio_rows(groups, base_of, s, **fields) -> list[dict]:
     """For each (key, rows) of ``groups`` whose baseline values ``base_of(key)`` are not None or empty,
     stats.overhead's ratio of the rows' values to them with its interval, beside ``fields[name](key, rows)``."""

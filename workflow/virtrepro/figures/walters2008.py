@@ -16,7 +16,7 @@ from ..platforms.catalog import BASELINE
 from .registry import Drawn, figure, get
 from .common import (NO_INTERVAL_MARK, at_size, baseline_first, ci_label, comparable, footnote, lines_with_bands,
                      no_interval_text, npb_ratio_bars, published_panel, short_why, stand_in_present, summarize)
-from .common import NETPERF_TOPOLOGY, compare, netperf_rows, note_below
+from .common import NETPERF_TOPOLOGY, claim_thresholds, compare, near_one, netperf_rows, note_below, untranslated
 from .common import netperf as netperf_summaries
 
 PAPER = "walters2008"
@@ -153,9 +153,17 @@ def fig3(table, s) -> Drawn:
     npb = results.view(table, ["npb_serial", "npb_omp"], metric="time")
     # the paper's statements (no runs here) are rows of their own in each panel: no shared axis then
     # (a gridspec of its own spacing is one tight_layout cannot arrange: only where no tight_layout follows)
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=not npb.empty, gridspec_kw={"wspace": 0.6} if npb.empty else {})
+    if npb.empty:
+        fig, axes = plt.subplots(1, 2, figsize=(12, 4), gridspec_kw={"wspace": 0.6})
+        zooms = [None, None]
+    else:  # under each panel, the platforms that do not translate on a linear axis with the claims' bounds
+        fig, grid = plt.subplots(2, 2, figsize=(12, 7), gridspec_kw={"height_ratios": [3, 2]})
+        axes, zooms = grid[0], grid[1]
+        axes[1].sharey(axes[0])  # the ratios on one log axis; each panel near 1 has the limits its claims need
     numbers, drawn = {}, []
-    for ax, name, title in [(axes[0], "npb_serial", "(a) serial"), (axes[1], "npb_omp", "(b) OpenMP, every core")]:
+    fig3_claims = get(PAPER, "fig3-npb-relative-time").claims
+    for ax, zoom, name, title in [(axes[0], zooms[0], "npb_serial", "(a) serial"),
+                                  (axes[1], zooms[1], "npb_omp", "(b) OpenMP, every core")]:
         part = npb[npb["benchmark"] == name]
         if name == "npb_omp" and len(part):
             part = part[part["param_threads"] == part["param_threads"].max()]
@@ -165,10 +173,16 @@ def fig3(table, s) -> Drawn:
             continue
         if not comparable(part, s.baseline):
             plotting.unavailable(ax, f"no {name} runs of {s.baseline!r} and another platform")
+            zoom.set_axis_off()
             continue
         compared = npb_ratio_bars(ax, part, s)
         ax.set_title(title)
+        ax.set_xlabel("")
         ax.legend(title="platform", fontsize="small")
+        near_one(zoom, compared, s, "kernel", [t.get_text() for t in ax.get_xticklabels()],
+                 claim_thresholds(s, fig3_claims, name, untranslated(compared["platform"])))
+        zoom.set_xlabel("NPB kernel.class")
+        zoom.set_title(f"{title}: near 1, with the claims' bounds", fontsize="small")
         if ax is not axes[0]:
             ax.set_ylabel("")  # the shared axis says it once
         numbers[f"{title}: run time / {s.baseline}"] = compared[NPB_RATIO]
