@@ -12,7 +12,8 @@ from .. import plotting, results
 from ..benchmarks.npb import process_count_problem
 from ..platforms.catalog import BASELINE, has
 from ..regimes import WHERE, size_bytes
-from .registry import Drawn, figure
+from .registry import Drawn, figure, get
+from .common import claim_thresholds, near_one, untranslated
 from .common import NETPERF_SIZE, NETPERF_TOPOLOGY, PUBLISHED_GREY, at_size, ci_label, footnote, lines_with_bands, netperf, note_below, \
     no_interval_text, npb_ratio_bars, paper_figure_parameters, published_panel, published_rows, scale_parameters, \
     short_why, stand_in_present, summarize
@@ -269,26 +270,43 @@ def fig4_5(table, s) -> Drawn:
                          for k in missing}, dtype=object)
         for reason, kernels in why.groupby(why):
             absent.setdefault((", ".join(k.upper() for k in kernels.index), reason), []).append(str(nodes))
-    fig, axes = plt.subplots(1, max(2, len(chosen)), figsize=(5 * max(2, len(chosen)), 4), squeeze=False)
-    axes = axes[0]
+    columns = max(2, len(chosen))
+    if chosen:  # under each panel, the platforms that do not translate on a linear axis with the claims' bounds
+        fig, grid = plt.subplots(2, columns, figsize=(5 * columns, 7), squeeze=False, gridspec_kw={"height_ratios": [3, 2]})
+        axes, zooms = grid[0], grid[1]
+    else:
+        fig, axes = plt.subplots(1, columns, figsize=(5 * columns, 4), squeeze=False)
+        axes, zooms = axes[0], [None] * columns
     numbers = {}
+    tested = get(PAPER, "fig4-5-npb-relative-time").claims
     if not chosen:  # the paper's own numbers, and why ours are missing
         for ax, name in zip(axes, ["npb_omp", "npb_mpi"]):
             shown = published_panel(ax, s, PAPER, name, short_why(s, name))
             numbers[f"published: {name}"] = shown[["platform_in_paper", "parameters", "value"]]
     drawn = []
-    for ax, (title, part) in zip(axes, chosen):
+    for ax, zoom, (title, part) in zip(axes, zooms, chosen):
         compared = npb_ratio_bars(ax, part, s, "running time")
         if compared.empty:
             plotting.unavailable(ax, f"needs {s.baseline!r} and another platform")
+            zoom.set_axis_off()
             continue
         ax.set_title(title)
+        ax.set_xlabel("")
+        benchmark = part["benchmark"].iloc[0]
+        where = {"threads": int(part["param_threads"].iloc[0])} if benchmark == "npb_omp" else {}
+        near_one(zoom, compared, s, "kernel", [t.get_text() for t in ax.get_xticklabels()],
+                 claim_thresholds(s, tested, benchmark, untranslated(compared["platform"]), where), "running time")
+        zoom.set_xlabel("NPB kernel.class")
         drawn.append(compared)
         numbers[f"{title}: running time / {s.baseline}"] = compared.pivot_table(index="kernel", columns="platform",
                                                                                  values="ratio")
     fig.suptitle(f"Regola 2010 Figs. 4-5 redrawn on testbed {s.testbed!r}", y=1.04)
     if chosen:
         fig.tight_layout()
+        if drawn:  # one legend for the panels, right of them: which colour is which platform
+            handles = max((ax.get_legend_handles_labels() for ax in axes), key=lambda hl: len(hl[1]))
+            axes[-1].legend(*handles, title="platform", fontsize="small",
+                            loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
         largest = max(int(npb[c].max()) for c in ("param_threads", "param_procs") if c in npb.columns and npb[c].notna().any())
         note_below(fig, f"ours: NPB {npb_scale(npb)}, at most {largest} threads or processes; {paper_npb_scale(s)}."
                    + "".join(f" (5) on {' and '.join(nodes)} instance(s): no {kernels} ({reason})."
