@@ -16,6 +16,7 @@ from ..platforms.catalog import BASELINE
 from .registry import Drawn, figure, get
 from .common import (NO_INTERVAL_MARK, at_size, baseline_first, ci_label, comparable, footnote, lines_with_bands,
                      no_interval_text, npb_ratio_bars, published_panel, short_why, stand_in_present, summarize)
+from .common import PUBLISHED_GREY, published_rows
 from .common import NETPERF_TOPOLOGY, claim_thresholds, compare, near_one, netperf_rows, note_below, untranslated
 from .common import netperf as netperf_summaries
 
@@ -46,6 +47,17 @@ def fig1(table, s) -> Drawn:
         ax.set_xlabel(size)
         ax.set_ylabel("one-way latency (us, log scale)")
         ax.set_title("(a) TCP_RR half round trip latency")
+        # the paper's own latencies (Section 3.1, data/reference): grey stars at their message size
+        published = published_rows(s.reference_dir, PAPER, "netperf", unit="us")
+        published = published[published["metric"] == "half_round_trip_latency"]
+        for _, row in published.iterrows():
+            p = dict(kv.split("=", 1) for kv in str(row["parameters"]).split(";") if "=" in kv)
+            ax.plot(float(p["size"]), float(row["value"]), "*", color=PUBLISHED_GREY, markersize=11, zorder=5)
+            ax.annotate(f"paper: {row['platform_in_paper']} {float(row['value']):g} us", (float(p["size"]), float(row["value"])),
+                        textcoords="offset points", xytext=(8, 4 if row["platform_in_paper"] != BASELINE else -10),
+                        fontsize=7, color=PUBLISHED_GREY)
+        if len(published):
+            numbers["the paper's latencies (us)"] = published[["platform_in_paper", "parameters", "value"]]
         # below the panel: inside, it covers the bands
         ax.legend(title="platform", fontsize="x-small", ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.32))
         numbers["one-way latency (half round trip, us), mean over repetitions"] = latency.pivot_table(
@@ -233,6 +245,28 @@ def trend_steps(s) -> str:
     return " ".join(f"The trend claim below steps {words[step]}." for step in over if step in words)
 
 
+def fig4_shows(mpi: pd.DataFrame, s) -> str:
+    """What fig4 shows, in words for its title: the process counts, instances and machines its runs held,
+    and, where they are too few for the scalability condition of the claims it tests (claims.yaml's
+    ``conditions: scaling``), that it is no scaling test."""
+    from ..conditions import machines
+
+    counts = sorted(mpi["procs"].unique())
+    hosts = int(machines(mpi).max())
+    shown = (f"NPB MPI run time at {' and '.join(str(c) for c in counts)} process{'es' if counts[-1] > 1 else ''}, "
+             f"{' or '.join(str(n) for n in sorted(mpi['nodes'].unique()))} instance(s) on {hosts} "
+             f"host{'s' if hosts > 1 else ''}")
+    found = claims.load_claims(Path(s.reference_dir) / "claims.yaml")
+    tested = set(get(PAPER, FIG4).claim_ids(found))
+    needs = [c["conditions"]["scaling"] for c in found if c["id"] in tested and "scaling" in (c.get("conditions") or {})]
+    if needs:
+        need = max(needs, key=lambda n: (n["counts"], n["span"]))
+        if len(counts) < need["counts"] or counts[-1] / counts[0] < need["span"]:
+            shown += (f"\n(not a scaling test: the paper's scalability statements need {need['counts']} or more process "
+                      f"counts spanning {need['span']:g}x)")
+    return shown
+
+
 @figure(PAPER, FIG4, title="Walters 2008 Fig. 4 redrawn", benchmarks=["npb_mpi"],
         claims=["walters2008-npb-mpi-*", "walters2008-conclusion-vmware-unable-to-cope-mpi"],
         caption='NPB MPI run time (mean with its confidence interval, log scale) against the number of MPI processes '
@@ -285,7 +319,7 @@ def fig4(table, s) -> Drawn:
     handles = [Line2D([], [], color=colour, linewidth=2, label=platform) for platform, colour in palette.items()]
     handles += [Line2D([], [], color=STYLE_GREY, marker=marker, linestyle=line, label=instances(nodes))
                 for nodes, (marker, line) in style.items()]
-    fig.suptitle(f"Walters 2008 Fig. 4 redrawn on testbed {s.testbed!r}")
+    fig.suptitle(f"Walters 2008 Fig. 4 redrawn on testbed {s.testbed!r}: {fig4_shows(mpi, s)}")
     fig.tight_layout()
     fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0), ncol=len(handles), frameon=False,
                fontsize="small")
