@@ -923,3 +923,67 @@ def test_the_overview_never_sets_binary_translation_beside_the_papers_hypervisor
         if len(rows):
             assert height == pytest.approx(np.median(np.log2(rows["factor"])), rel=1e-6, abs=1e-12), subsystem
     plt.close(drawn.fig)
+
+
+def test_regola_figs_4_5_name_each_platform_in_a_legend(table, tmp_path):
+    drawn = figures.draw("regola2010", "fig4-5-npb-relative-time", table, SETTING, tmp_path)
+    legends = [ax.get_legend() for ax in drawn.fig.axes if ax.get_legend() is not None] + list(drawn.fig.legends)
+    named = {t.get_text() for legend in legends for t in legend.get_texts()}
+    measured = set(results.view(table, ["npb_omp", "npb_mpi"], metric="time")["platform"]) - {"native"}
+    assert measured and {figures.common.plotting.platform_label(p) for p in measured} <= named
+    plt.close(drawn.fig)
+
+
+def test_walters_fig1a_draws_the_papers_published_latencies(table, tmp_path):
+    import csv
+
+    with open(ROOT / "data" / "reference" / "walters2008.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["metric"] == "half_round_trip_latency" and r["unit"] == "us" and r["value"]]
+    published = {r["platform_in_paper"]: float(r["value"]) for r in rows}
+    assert published["native"] == 80.0 and published["OpenVZ"] == 84.62  # Section 3.1's words
+    drawn = figures.draw("walters2008", "fig1-netperf-latency-bandwidth", table, SETTING, tmp_path)
+    latency = drawn.fig.axes[0]
+    drawn_y = {round(float(y), 2) for line in latency.get_lines() if line.get_marker() == "*" for y in line.get_ydata()}
+    assert {80.0, 84.62} <= drawn_y
+    texts = " ".join(t.get_text() for t in latency.texts)
+    assert "native 80 us" in texts and "OpenVZ 84.62 us" in texts
+    plt.close(drawn.fig)
+
+
+def test_walters_fig4_says_it_shows_too_few_process_counts_for_scaling(table, tmp_path):
+    drawn = figures.draw("walters2008", "fig4-npb-mpi-scaling", table, SETTING, tmp_path)
+    title = drawn.fig._suptitle.get_text()
+    counts = sorted(set(_parameter(table[table["benchmark"] == "npb_mpi"], "procs")))
+    assert "MPI scaling" not in title
+    assert f"at {' and '.join(str(c) for c in counts)} processes" in title and "not a scaling test" in title
+    plt.close(drawn.fig)
+
+
+def _threshold_lines(ax) -> set:
+    from virtrepro.figures import common
+
+    return {round(float(line.get_ydata()[0]), 6) for line in ax.get_lines()
+            if line.get_color() == common.THRESHOLD_COLOUR and line.get_linestyle() == "--"}
+
+
+def test_the_panels_near_one_draw_the_claims_thresholds(table, tmp_path):
+    """Walters Fig. 3's panels near 1 draw each container claim's bound, read from claims.yaml here with yaml."""
+    raw = yaml.safe_load((ROOT / "data" / "reference" / "claims.yaml").read_text())
+    raw = raw["claims"] if isinstance(raw, dict) else raw
+    drawn = figures.draw("walters2008", "fig3-npb-relative-time", table, SETTING, tmp_path)
+    zooms = [ax for ax in drawn.fig.axes if "near 1" in ax.get_title()]
+    assert len(zooms) == 2
+    for zoom, benchmark in zip(zooms, ["npb_serial", "npb_omp"]):
+        expected = set()
+        for claim in raw:
+            check = claim.get("check") or {}
+            if (claim.get("testable") and claim["id"].startswith("walters2008-") and check.get("benchmark") == benchmark
+                    and check.get("platform") in ("lxc", "podman")
+                    and check.get("kind") in ("overhead_at_most", "equivalent")):
+                expected.add(round(1 + check["threshold"], 6))
+                if check["kind"] == "equivalent":
+                    expected.add(round(1 - check["threshold"], 6))
+        assert expected and _threshold_lines(zoom) == expected, benchmark
+        low, high = zoom.get_ylim()
+        assert low < min(expected) and max(expected) < high and high - low < 0.5  # 1-10 % can be read
+    plt.close(drawn.fig)
