@@ -731,7 +731,7 @@ def test_lmbench_bw_mem_sizes_are_the_mib_the_variant_asked_for(table, tmp_path)
 
 
 def test_npb_figures_say_what_a_reader_otherwise_guesses(table):
-    """Walters Figs. 3-4 and Kudryavtsev Fig. 1 on the reference table: a log (or symmetric-log) axis, so
+    """Walters Figs. 3-4 and Kudryavtsev Fig. 1 on the reference table: a log axis, so
     that a binary-translating VM's tens of times do not flatten the containers' bars; every bar without a
     whisker marked and the reason below the figure; the NPB class of each kernel named; a panel whose
     kernel cannot run a process count the others ran says why; Fig. 4's reading says what its
@@ -746,8 +746,9 @@ def test_npb_figures_say_what_a_reader_otherwise_guesses(table):
     drawn = figures.get("walters2008", "fig3-npb-relative-time").draw(table, SETTING)
     serial = table[(table["benchmark"] == "npb_serial") & (table["metric"] == "time")]
     classes = {f"{_parameter(serial, 'kernel').loc[i].upper()}.{_parameter(serial, 'class').loc[i]}" for i in serial.index}
-    for ax in drawn.fig.axes:
-        assert ax.get_yscale() == "log" and ax.containers  # bars and error bars
+    for ax in drawn.fig.axes:  # the panels of every platform (log) and, under them, those near 1 (linear)
+        near_one = "near 1" in ax.get_title()
+        assert ax.get_yscale() == ("linear" if near_one else "log") and (near_one or ax.containers)  # bars, error bars
         assert {t.get_text() for t in ax.get_xticklabels()} == classes
     shown = next(v for k, v in drawn.numbers.items() if k.startswith("(a)"))
     bare = shown[shown["ratio"].notna() & shown["ratio_ci_low"].isna()]
@@ -757,9 +758,13 @@ def test_npb_figures_say_what_a_reader_otherwise_guesses(table):
         assert any(t.startswith(f"{common.NO_INTERVAL_MARK} no interval: ") for t in texts(drawn.fig))
     plt.close(drawn.fig)
 
-    # Kudryavtsev Fig. 1: symmetric-log overhead axis; each bar without its interval marked, the reason below
+    # Kudryavtsev Fig. 1: how many times worse on a log scale named in factors (common.times_axis); each bar
+    # without its interval marked, the reason below
     drawn = figures.get("kudryavtsev2012", "fig1-npb-cg-ft-mg-is").draw(table, SETTING)
-    assert all(ax.get_yscale() == "symlog" for ax in drawn.fig.axes)
+    drawn.fig.canvas.draw()
+    ticks = [t.get_text() for t in drawn.fig.axes[0].get_yticklabels() if t.get_text()]  # the panels share it
+    assert ticks and all(re.fullmatch(r"same|[\d.]+x (worse|better)", t) for t in ticks), ticks
+    assert all(ax.get_shared_y_axes().joined(ax, drawn.fig.axes[0]) for ax in drawn.fig.axes)
     compared = next(iter(drawn.numbers.values()))
     compared = compared[compared["param_kernel"].isin(["cg", "ft", "mg", "is"]) & (compared["param_nodes"] == 1)]
     bare = compared[compared["overhead_percent"].notna() & compared["overhead_ci_low"].isna()]
