@@ -400,6 +400,11 @@ def near_one(ax, compared: pd.DataFrame, s, x: str, order: list, thresholds: dic
         pos = [j + (i - (len(platforms) - 1) / 2) * width for j in range(len(order))]
         ax.errorbar(pos, part["ratio"], yerr=[part["ratio"] - part["ratio_ci_low"], part["ratio_ci_high"] - part["ratio"]],
                     fmt="o", color=palette[platform], capsize=3, markersize=5, label=platform)
+        bare = (part["ratio_ci_low"].isna() | part["ratio_ci_high"].isna()).to_numpy()
+        ax.plot([p for p, b in zip(pos, bare) if b], part["ratio"][bare], "o", markersize=5,  # no interval: open
+                markerfacecolor="white", markeredgecolor=palette[platform], zorder=4)
+    if (shown["ratio"].notna() & (shown["ratio_ci_low"].isna() | shown["ratio_ci_high"].isna())).any():
+        ax.text(0.01, 0.02, "open: no interval", transform=ax.transAxes, fontsize=7, color="dimgray")
     ax.axhline(1, color="black", linewidth=0.8)
     said: dict[float, list[str]] = {}  # a bound's height -> the claims drawn there, in words
     for (kind, threshold), ids in sorted(thresholds.items()):
