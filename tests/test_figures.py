@@ -992,3 +992,16 @@ def test_the_panels_near_one_draw_the_claims_thresholds(table, tmp_path):
         low, high = zoom.get_ylim()
         assert low < min(expected) and max(expected) < high and high - low < 0.5  # 1-10 % can be read
     plt.close(drawn.fig)
+
+
+def test_a_throughputs_bound_is_drawn_below_one(table, tmp_path):
+    """Regola Fig. 2 (d): a rate's claim "at most 1 % worse" bounds the ratio from below (0.99), a latency's from above."""
+    raw = yaml.safe_load((ROOT / "data" / "reference" / "claims.yaml").read_text())
+    (claim,) = [c for c in raw if c["id"] == "regola2010-netperf-throughput-openvz-native"]
+    assert claim["check"]["kind"] == "overhead_at_most" and claim["check"]["where"]["test"] == "TCP_STREAM"
+    drawn = figures.draw("regola2010", "fig2-netperf-latency-throughput", table, SETTING, tmp_path)
+    (latency,) = [ax for ax in drawn.fig.axes if ax.get_title().startswith("(c)")]
+    (rate,) = [ax for ax in drawn.fig.axes if ax.get_title().startswith("(d)")]
+    assert round(1 - claim["check"]["threshold"], 6) in _threshold_lines(rate)
+    assert all(y < 1 for y in _threshold_lines(rate)) and all(y > 1 for y in _threshold_lines(latency))
+    plt.close(drawn.fig)

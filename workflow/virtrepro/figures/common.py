@@ -386,11 +386,13 @@ def claim_thresholds(s, ids, benchmark: str, platforms, where: dict | None = Non
 THRESHOLD_COLOUR = "#7a0177"  # a claim's bound: no platform's colour
 
 
-def near_one(ax, compared: pd.DataFrame, s, x: str, order: list, thresholds: dict, what: str = "run time") -> None:
+def near_one(ax, compared: pd.DataFrame, s, x: str, order: list, thresholds: dict, what: str = "run time",
+             higher_is_better: bool = False) -> None:
     """The platforms of ``compared`` that do not translate guest code (containers; hardware VMs) as their
     ratio to the baseline with its interval, a point a platform, on a linear axis around 1 where 1-10 %
     can be read, with each claim's bound of :func:`claim_thresholds` as a line: ``overhead_at_most``
-    at 1 + threshold, ``equivalent`` at 1 +- threshold (a ratio of times: higher is worse)."""
+    at 1 + threshold (a ratio of times, higher is worse; 1 - threshold where ``higher_is_better``, a
+    ratio of rates), ``equivalent`` at 1 +- threshold."""
     shown = compared[compared["platform"].isin(untranslated(compared["platform"]))]
     platforms = [p for p in baseline_first(shown["platform"], s.baseline) if p != s.baseline]
     palette = plotting.platform_palette(platforms)
@@ -408,11 +410,12 @@ def near_one(ax, compared: pd.DataFrame, s, x: str, order: list, thresholds: dic
     ax.axhline(1, color="black", linewidth=0.8)
     said: dict[float, list[str]] = {}  # a bound's height -> the claims drawn there, in words
     for (kind, threshold), ids in sorted(thresholds.items()):
-        for y in [1 + threshold] + ([1 - threshold] if kind == "equivalent" else []):
+        worse = 1 - threshold if higher_is_better else 1 + threshold  # the bound on the worse side
+        for y in [worse] + ([2 - worse] if kind == "equivalent" else []):
             ax.axhline(y, color=THRESHOLD_COLOUR, linestyle="--", linewidth=1)
             said.setdefault(y, [])
-        words = f"{'within ±' if kind == 'equivalent' else 'at most +'}{threshold:.0%}"
-        said[1 + threshold].append(f"{words} ({len(ids)} claim{'s' if len(ids) > 1 else ''})")
+        words = f"within ±{threshold:.0%}" if kind == "equivalent" else f"at most {threshold:.0%} worse"
+        said[worse].append(f"{words} ({len(ids)} claim{'s' if len(ids) > 1 else ''})")
     bounds = list(said)
     for y, words in said.items():
         if words:
