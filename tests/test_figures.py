@@ -479,10 +479,11 @@ def test_the_summary_answers_first():
     first = cells[title + 1]
     (answer,) = [o["data"]["text/markdown"] for o in first["outputs"] if "text/markdown" in o.get("data", {})]
     answer = "".join(answer)
-    assert answer.startswith("**The answer, on testbed `reference-vm`**")
+    assert answer.startswith("**What the data can carry**")  # summary.opening, then the answer
+    assert "**The answer, on testbed `reference-vm`**" in answer
     for heading in ("CPU", "Memory", "Disk", "Network", "HPC kernels and MPI", "Operations", "Isolation"):
         assert f"- **{heading}" in answer, heading
-    assert re.search(r"[+-]\d+ % \(median of \d+\)", answer)
+    assert re.search(r"[\d.]+x (worse|better) \(median of \d+\)", answer)
 
 
 def test_no_colour_that_means_a_platform_is_used_for_anything_else():
@@ -730,7 +731,7 @@ def test_lmbench_bw_mem_sizes_are_the_mib_the_variant_asked_for(table, tmp_path)
 
 
 def test_npb_figures_say_what_a_reader_otherwise_guesses(table):
-    """Walters Figs. 3-4 and Kudryavtsev Fig. 1 on the reference table: a log (or symmetric-log) axis, so
+    """Walters Figs. 3-4 and Kudryavtsev Fig. 1 on the reference table: a log axis, so
     that a binary-translating VM's tens of times do not flatten the containers' bars; every bar without a
     whisker marked and the reason below the figure; the NPB class of each kernel named; a panel whose
     kernel cannot run a process count the others ran says why; Fig. 4's reading says what its
@@ -745,8 +746,9 @@ def test_npb_figures_say_what_a_reader_otherwise_guesses(table):
     drawn = figures.get("walters2008", "fig3-npb-relative-time").draw(table, SETTING)
     serial = table[(table["benchmark"] == "npb_serial") & (table["metric"] == "time")]
     classes = {f"{_parameter(serial, 'kernel').loc[i].upper()}.{_parameter(serial, 'class').loc[i]}" for i in serial.index}
-    for ax in drawn.fig.axes:
-        assert ax.get_yscale() == "log" and ax.containers  # bars and error bars
+    for ax in drawn.fig.axes:  # the panels of every platform (log) and, under them, those near 1 (linear)
+        near_one = "near 1" in ax.get_title()
+        assert ax.get_yscale() == ("linear" if near_one else "log") and (near_one or ax.containers)  # bars, error bars
         assert {t.get_text() for t in ax.get_xticklabels()} == classes
     shown = next(v for k, v in drawn.numbers.items() if k.startswith("(a)"))
     bare = shown[shown["ratio"].notna() & shown["ratio_ci_low"].isna()]
@@ -756,9 +758,13 @@ def test_npb_figures_say_what_a_reader_otherwise_guesses(table):
         assert any(t.startswith(f"{common.NO_INTERVAL_MARK} no interval: ") for t in texts(drawn.fig))
     plt.close(drawn.fig)
 
-    # Kudryavtsev Fig. 1: symmetric-log overhead axis; each bar without its interval marked, the reason below
+    # Kudryavtsev Fig. 1: how many times worse on a log scale named in factors (common.times_axis); each bar
+    # without its interval marked, the reason below
     drawn = figures.get("kudryavtsev2012", "fig1-npb-cg-ft-mg-is").draw(table, SETTING)
-    assert all(ax.get_yscale() == "symlog" for ax in drawn.fig.axes)
+    drawn.fig.canvas.draw()
+    ticks = [t.get_text() for t in drawn.fig.axes[0].get_yticklabels() if t.get_text()]  # the panels share it
+    assert ticks and all(re.fullmatch(r"same|[\d.]+x (worse|better)", t) for t in ticks), ticks
+    assert all(ax.get_shared_y_axes().joined(ax, drawn.fig.axes[0]) for ax in drawn.fig.axes)
     compared = next(iter(drawn.numbers.values()))
     compared = compared[compared["param_kernel"].isin(["cg", "ft", "mg", "is"]) & (compared["param_nodes"] == 1)]
     bare = compared[compared["overhead_percent"].notna() & compared["overhead_ci_low"].isna()]
@@ -819,3 +825,183 @@ def test_the_lifecycle_figure_says_how_finely_each_step_was_timed(table):
         shown = f"{statistics.median(values):.2g} s"
         assert shown in said.split("; ")[0], (platform, shown, said)
     assert len({f"{statistics.median(v):.2g}" for v in boot.values()}) > 1 and "QEMU TCG 2 s" in said  # per platform
+
+
+# --- issue 38: the summary and figures say what the data can carry ---------------------------------
+
+
+def _counted_by_hand(path: Path) -> dict:
+    """Claims per paper and kind of verdict, read from the verdicts' table with csv (not pandas)."""
+    import csv
+    from collections import Counter
+
+    def kind(verdict: str) -> str:
+        if verdict.startswith("holds"):
+            return "holds"
+        if verdict.startswith("does not hold"):
+            return "does not hold"
+        if verdict.startswith("inconclusive"):
+            return "inconclusive"
+        return {"not comparable here": "not comparable", "not informative (analogue's bias)": "not informative",
+                "not measured": "not measured", "not testable here": "not testable"}[verdict]
+
+    with open(path, newline="") as f:
+        return Counter((row["paper"], kind(row["verdict"])) for row in csv.DictReader(f))
+
+
+def test_the_summary_opens_with_the_claims_per_paper_and_verdict_of_the_verdicts_table(tmp_path):
+    expected = _counted_by_hand(ROOT / "data" / "tables" / "reference-vm.claims.csv")
+    text = summary.opening(SETTING)
+    rows = {line.split("|")[1].strip(): [int(n) for n in line.split("|")[2:-1]]
+            for line in text.splitlines() if line.startswith("| ") and not line.startswith("| paper")}
+    papers = sorted({paper for paper, _ in expected})
+    assert list(rows) == papers + ["all papers"]
+    for paper in papers:
+        assert rows[paper] == [expected[(paper, k)] for k in summary.OPENING] + [
+            sum(n for (p, _), n in expected.items() if p == paper)], paper
+    decided = sum(n for (_, k), n in expected.items() if k in ("holds", "does not hold"))
+    assert f"of the papers' {sum(expected.values())} claims, **{decided} are decided**" in text
+    # every claim counted once under a reason of its kind (the reasons' counts add up)
+    for kind in summary.OPENING[2:]:
+        line = next((l for l in text.splitlines() if l.startswith(f"- **{kind}**")), None)
+        total = sum(n for (_, k), n in expected.items() if k == kind)
+        if total:
+            assert line.startswith(f"- **{kind}** ({total}):")
+            assert sum(int(n) for n in re.findall(r"\((\d+)\)[;.]", line)) == total, kind
+    # the opening follows the table: change a verdict there and the counts change with it
+    changed = pd.read_csv(ROOT / "data" / "tables" / "reference-vm.claims.csv", keep_default_na=False, dtype=str)
+    first = changed.index[changed["verdict"] == "not testable here"][0]
+    changed.loc[first, "verdict"] = "holds"
+    (tmp_path / "tables").mkdir()
+    changed.to_csv(tmp_path / "tables" / "reference-vm.claims.csv", index=False)
+    moved = summary.opening(Setting(testbed="reference-vm", data_dir=str(tmp_path), reference_dir=SETTING.reference_dir))
+    assert f"**{decided + 1} are decided**" in moved
+
+
+def test_twice_the_time_and_half_the_throughput_are_the_same_bar():
+    from virtrepro.figures import common
+
+    # hand arithmetic: a time of 200 against 100 is +100 %; a throughput of 50 against 100 is +50 %
+    assert common.times_worse(100.0, False) == pytest.approx(2.0)
+    assert common.times_worse(50.0, True) == pytest.approx(2.0)
+    assert common.log_worse(100.0, False) == pytest.approx(common.log_worse(50.0, True)) == pytest.approx(1.0)
+    # twice as fast (half the time, twice the throughput) is the same bar downwards
+    assert common.log_worse(-50.0, False) == pytest.approx(common.log_worse(-100.0, True)) == pytest.approx(-1.0)
+    assert common.times_text(2.0) == "2x worse" and common.times_text(0.5) == "2x better"
+    assert common.times_text(1.0) == "same"
+
+
+def _bars(ax, label: str) -> dict:
+    """The heights of the bars labelled ``label`` in ``ax`` by their x tick's first line."""
+    ticks = [t.get_text().split("\n")[0] for t in ax.get_xticklabels()]
+    (bars,) = [c for c in ax.containers if c.get_label() == label]
+    return {ticks[round(b.get_x() + b.get_width() / 2)]: b.get_height() for b in bars}
+
+
+def test_the_overview_never_sets_binary_translation_beside_the_papers_hypervisors(table, tmp_path):
+    import math
+
+    import numpy as np
+
+    drawn = figures.draw("summary", "overview-overhead-then-now", table, SETTING, tmp_path)
+    ours = summary.today(table, "native")
+    # each comparison as how many times worse, from the ratio of means by hand: a time's ratio, a rate's inverted
+    ours["factor"] = np.where(ours["higher_is_better"].astype(bool), 1 / ours["ratio"], ours["ratio"])
+    translated = ours[ours["platform"] == "qemu-tcg"]
+    assert len(translated)
+    paired = [ax for ax in drawn.fig.axes if any(c.get_label() == summary.THEN for c in ax.containers)]
+    assert paired
+    for ax in paired:  # beside the papers' numbers: no bar of a translating platform
+        today = [h for h in _bars(ax, summary.TODAY).values() if not math.isnan(h)]
+        if "full VM" in ax.get_title():
+            assert today == []  # no hardware-assisted VM on this testbed: the slot is empty
+    (alone,) = [ax for ax in drawn.fig.axes if ax.containers and ax not in paired]
+    assert "binary translation" in alone.get_title()
+    drawn_bars = _bars(alone, summary.TODAY)
+    for subsystem, rows in translated.groupby("subsystem"):
+        assert drawn_bars[subsystem] == pytest.approx(np.median(np.log2(rows["factor"])), rel=1e-6), subsystem
+    # the containers' bars are the same measure: a time's ratio and a throughput's inverted on one log scale
+    (containers,) = [ax for ax in paired if ax.get_title().startswith("container")]
+    lxc_podman = ours[ours["platform"].isin(["lxc", "podman"])]
+    for subsystem, height in _bars(containers, summary.TODAY).items():
+        rows = lxc_podman[lxc_podman["subsystem"] == subsystem]
+        if len(rows):
+            assert height == pytest.approx(np.median(np.log2(rows["factor"])), rel=1e-6, abs=1e-12), subsystem
+    plt.close(drawn.fig)
+
+
+def test_regola_figs_4_5_name_each_platform_in_a_legend(table, tmp_path):
+    drawn = figures.draw("regola2010", "fig4-5-npb-relative-time", table, SETTING, tmp_path)
+    legends = [ax.get_legend() for ax in drawn.fig.axes if ax.get_legend() is not None] + list(drawn.fig.legends)
+    named = {t.get_text() for legend in legends for t in legend.get_texts()}
+    measured = set(results.view(table, ["npb_omp", "npb_mpi"], metric="time")["platform"]) - {"native"}
+    assert measured and {figures.common.plotting.platform_label(p) for p in measured} <= named
+    plt.close(drawn.fig)
+
+
+def test_walters_fig1a_draws_the_papers_published_latencies(table, tmp_path):
+    import csv
+
+    with open(ROOT / "data" / "reference" / "walters2008.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["metric"] == "half_round_trip_latency" and r["unit"] == "us" and r["value"]]
+    published = {r["platform_in_paper"]: float(r["value"]) for r in rows}
+    assert published["native"] == 80.0 and published["OpenVZ"] == 84.62  # Section 3.1's words
+    drawn = figures.draw("walters2008", "fig1-netperf-latency-bandwidth", table, SETTING, tmp_path)
+    latency = drawn.fig.axes[0]
+    drawn_y = {round(float(y), 2) for line in latency.get_lines() if line.get_marker() == "*" for y in line.get_ydata()}
+    assert {80.0, 84.62} <= drawn_y
+    texts = " ".join(t.get_text() for t in latency.texts)
+    assert "native 80 us" in texts and "OpenVZ 84.62 us" in texts
+    plt.close(drawn.fig)
+
+
+def test_walters_fig4_says_it_shows_too_few_process_counts_for_scaling(table, tmp_path):
+    drawn = figures.draw("walters2008", "fig4-npb-mpi-scaling", table, SETTING, tmp_path)
+    title = drawn.fig._suptitle.get_text()
+    counts = sorted(set(_parameter(table[table["benchmark"] == "npb_mpi"], "procs")))
+    assert "MPI scaling" not in title
+    assert f"at {' and '.join(str(c) for c in counts)} processes" in title and "not a scaling test" in title
+    plt.close(drawn.fig)
+
+
+def _threshold_lines(ax) -> set:
+    from virtrepro.figures import common
+
+    return {round(float(line.get_ydata()[0]), 6) for line in ax.get_lines()
+            if line.get_color() == common.THRESHOLD_COLOUR and line.get_linestyle() == "--"}
+
+
+def test_the_panels_near_one_draw_the_claims_thresholds(table, tmp_path):
+    """Walters Fig. 3's panels near 1 draw each container claim's bound, read from claims.yaml here with yaml."""
+    raw = yaml.safe_load((ROOT / "data" / "reference" / "claims.yaml").read_text())
+    raw = raw["claims"] if isinstance(raw, dict) else raw
+    drawn = figures.draw("walters2008", "fig3-npb-relative-time", table, SETTING, tmp_path)
+    zooms = [ax for ax in drawn.fig.axes if "near 1" in ax.get_title()]
+    assert len(zooms) == 2
+    for zoom, benchmark in zip(zooms, ["npb_serial", "npb_omp"]):
+        expected = set()
+        for claim in raw:
+            check = claim.get("check") or {}
+            if (claim.get("testable") and claim["id"].startswith("walters2008-") and check.get("benchmark") == benchmark
+                    and check.get("platform") in ("lxc", "podman")
+                    and check.get("kind") in ("overhead_at_most", "equivalent")):
+                expected.add(round(1 + check["threshold"], 6))
+                if check["kind"] == "equivalent":
+                    expected.add(round(1 - check["threshold"], 6))
+        assert expected and _threshold_lines(zoom) == expected, benchmark
+        low, high = zoom.get_ylim()
+        assert low < min(expected) and max(expected) < high and high - low < 0.5  # 1-10 % can be read
+    plt.close(drawn.fig)
+
+
+def test_a_throughputs_bound_is_drawn_below_one(table, tmp_path):
+    """Regola Fig. 2 (d): a rate's claim "at most 1 % worse" bounds the ratio from below (0.99), a latency's from above."""
+    raw = yaml.safe_load((ROOT / "data" / "reference" / "claims.yaml").read_text())
+    (claim,) = [c for c in raw if c["id"] == "regola2010-netperf-throughput-openvz-native"]
+    assert claim["check"]["kind"] == "overhead_at_most" and claim["check"]["where"]["test"] == "TCP_STREAM"
+    drawn = figures.draw("regola2010", "fig2-netperf-latency-throughput", table, SETTING, tmp_path)
+    (latency,) = [ax for ax in drawn.fig.axes if ax.get_title().startswith("(c)")]
+    (rate,) = [ax for ax in drawn.fig.axes if ax.get_title().startswith("(d)")]
+    assert round(1 - claim["check"]["threshold"], 6) in _threshold_lines(rate)
+    assert all(y < 1 for y in _threshold_lines(rate)) and all(y > 1 for y in _threshold_lines(latency))
+    plt.close(drawn.fig)

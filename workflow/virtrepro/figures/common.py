@@ -107,17 +107,74 @@ def paper_figure_parameters(s, paper: str, benchmark: str) -> dict[str, dict]:
             for _, row in rows.iterrows()}
 
 
-# overheads of a few per cent (the papers' bands) beside a binary-translating VM's thousands, on one axis
-SYMLOG_PERCENT = 10
+# Overhead in one symmetric measure: how many times worse than the baseline, drawn as its log (base 2) on a
+# linear axis, so that twice the time and half the throughput are the same bar (+1), and a guest twice as
+# fast the same bar downwards (-1). Per cent is not symmetric: bounded at 100 % for a throughput, unbounded
+# for a time.
+# the factors an axis names, the roundest first (times_axis takes them in this order while they keep apart)
+TIMES_TICKS = (2, 10, 100, 1000, 10000, 5, 1.5, 1.2, 1.1, 1.05, 1.02, 1.01, 3, 20, 50, 300)
 
 
-def symlog_overhead(ax, s, highest: float | None = None) -> None:
-    """A y axis of overhead in per cent, linear within +-:data:`SYMLOG_PERCENT` and logarithmic beyond;
-    ``highest``: the largest value drawn, half a decade below the panel's top (room for a mark over it)."""
-    ax.set_yscale("symlog", linthresh=SYMLOG_PERCENT)
-    if highest is not None and highest > SYMLOG_PERCENT:
-        ax.set_ylim(top=highest * 3)
-    ax.set_ylabel(f"overhead vs {s.baseline} (%), {s.confidence:.0%} CI\n(symmetric log beyond ±{SYMLOG_PERCENT} %)")
+def times_worse(overhead_percent, higher_is_better):
+    """How many times worse than the baseline, from an overhead in per cent (positive = worse) as
+    stats.compare_to_baseline gives it: the time's ratio (1 + o) where lower is better, the inverted
+    throughput ratio 1 / (1 - o) where higher is better; above 1 worse, below 1 better; NaN where
+    there is no finite one (a throughput of 0, a time below 0). Scalars or aligned columns."""
+    import numpy as np
+
+    o = np.asarray(pd.to_numeric(pd.Series(overhead_percent), errors="coerce"), dtype=float) / 100
+    higher = np.broadcast_to(np.asarray(higher_is_better, dtype=bool), o.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(higher, 1 / (1 - o), 1 + o)
+    factor = np.where(np.isfinite(factor) & (factor > 0), factor, np.nan)
+    return factor if np.ndim(overhead_percent) else float(factor[0])
+
+
+def log_worse(overhead_percent, higher_is_better):
+    """:func:`times_worse` as the value drawn: its log base 2 (0 = as the baseline, +1 = twice as bad)."""
+    import numpy as np
+
+    return np.log2(times_worse(overhead_percent, higher_is_better))
+
+
+def with_times(compared: pd.DataFrame, higher_is_better="higher_is_better") -> pd.DataFrame:
+    """stats.compare_to_baseline rows with their overhead and its interval as :func:`log_worse`
+    (``times``, ``times_low``, ``times_high``); ``higher_is_better``: a column's name or one for all."""
+    higher = compared[higher_is_better].astype(bool) if isinstance(higher_is_better, str) else bool(higher_is_better)
+    return compared.assign(**{name: log_worse(compared[column], higher) for name, column in (
+        ("times", "overhead_percent"), ("times_low", "overhead_ci_low"), ("times_high", "overhead_ci_high"))})
+
+
+def times_text(factor: float) -> str:
+    """A factor of :func:`times_worse` in words: "2x worse", "1.05x better", "same"."""
+    if factor != factor:
+        return "n/a"
+    shown = f"{max(factor, 1 / factor):.3g}"
+    if shown == "1":
+        return "same"
+    return f"{shown}x worse" if factor > 1 else f"{shown}x better"
+
+
+def times_axis(ax, s, axis: str = "y") -> None:
+    """A linear axis of :func:`log_worse`, its ticks named as factors (:func:`times_text`: "2x worse",
+    "same", "1.1x better"), the roundest of :data:`TIMES_TICKS` that keep a tenth of the axis apart."""
+    import numpy as np
+    from matplotlib.ticker import FuncFormatter, Locator
+
+    class Factors(Locator):
+        def __call__(self):
+            low, high = sorted(self.axis.get_view_interval())
+            gap, ticks = (high - low) / 10, [0.0] if low <= 0 <= high else []
+            for value in (sign * np.log2(t) for t in TIMES_TICKS for sign in (1, -1)):
+                if low <= value <= high and all(abs(value - t) >= gap for t in ticks):
+                    ticks.append(value)
+            return sorted(ticks)
+
+    which = ax.yaxis if axis == "y" else ax.xaxis
+    which.set_major_locator(Factors())
+    which.set_major_formatter(FuncFormatter(lambda value, _pos=None: times_text(2.0 ** value)))
+    label = f"vs {s.baseline}: times worse / better\n(time ratio, throughput ratio inverted; log scale)"
+    (ax.set_ylabel if axis == "y" else ax.set_xlabel)(label)
 
 
 def npb_missing(s, benchmark: str = "NPB") -> str:
@@ -289,6 +346,90 @@ def npb_ratio_bars(ax, part: pd.DataFrame, s, what: str = "run time") -> pd.Data
     ax.set_xlabel("NPB kernel.class")
     ax.set_ylabel(f"{what} / {s.baseline} (log scale),\nratio of means with {s.confidence:.0%} CI")
     return compared
+
+
+def untranslated(platforms) -> list[str]:
+    """The platforms (in order, once each) that do not translate guest code: a panel near 1 shows them."""
+    from ..platforms import catalog
+
+    return [p for p in dict.fromkeys(platforms) if not catalog.get(p).translated]
+
+
+# the claims whose threshold a figure draws: a platform within a bound of the baseline
+THRESHOLD_KINDS = ("overhead_at_most", "equivalent")
+
+
+def claim_thresholds(s, ids, benchmark: str, platforms, where: dict | None = None) -> dict[tuple, list[str]]:
+    """The thresholds of the testable claims among ``ids`` (their patterns, fnmatch) that bound the
+    overhead of one of ``platforms`` on ``benchmark`` (:data:`THRESHOLD_KINDS`), read from claims.yaml
+    through claims.load_claims: (kind, threshold) -> the claims' ids. ``where``: a panel's parameters; a
+    claim whose ``where`` names one of them with another value is left out."""
+    import fnmatch
+
+    from .. import claims
+
+    found: dict[tuple, list[str]] = {}
+    for claim in claims.load_claims(Path(s.reference_dir) / "claims.yaml"):
+        check = claim.get("check") or {}
+        if (not claim.get("testable") or check.get("kind") not in THRESHOLD_KINDS or check.get("benchmark") != benchmark
+                or check.get("platform") not in set(platforms) or check.get("threshold") is None
+                or not any(fnmatch.fnmatch(claim["id"], pattern) for pattern in ids)):
+            continue
+        wanted = check.get("where") or {}
+        if any(key in wanted and value not in (wanted[key] if isinstance(wanted[key], list) else [wanted[key]])
+               for key, value in (where or {}).items()):
+            continue
+        found.setdefault((check["kind"], float(check["threshold"])), []).append(claim["id"])
+    return found
+
+
+THRESHOLD_COLOUR = "#7a0177"  # a claim's bound: no platform's colour
+
+
+def near_one(ax, compared: pd.DataFrame, s, x: str, order: list, thresholds: dict, what: str = "run time",
+             higher_is_better: bool = False) -> None:
+    """The platforms of ``compared`` that do not translate guest code (containers; hardware VMs) as their
+    ratio to the baseline with its interval, a point a platform, on a linear axis around 1 where 1-10 %
+    can be read, with each claim's bound of :func:`claim_thresholds` as a line: ``overhead_at_most``
+    at 1 + threshold (a ratio of times, higher is worse; 1 - threshold where ``higher_is_better``, a
+    ratio of rates), ``equivalent`` at 1 +- threshold."""
+    shown = compared[compared["platform"].isin(untranslated(compared["platform"]))]
+    platforms = [p for p in baseline_first(shown["platform"], s.baseline) if p != s.baseline]
+    palette = plotting.platform_palette(platforms)
+    width = 0.8 / max(len(platforms), 1)
+    for i, platform in enumerate(platforms):
+        part = shown[shown["platform"] == platform].set_index(x).reindex(order)
+        pos = [j + (i - (len(platforms) - 1) / 2) * width for j in range(len(order))]
+        ax.errorbar(pos, part["ratio"], yerr=[part["ratio"] - part["ratio_ci_low"], part["ratio_ci_high"] - part["ratio"]],
+                    fmt="o", color=palette[platform], capsize=3, markersize=5, label=platform)
+        bare = (part["ratio_ci_low"].isna() | part["ratio_ci_high"].isna()).to_numpy()
+        ax.plot([p for p, b in zip(pos, bare) if b], part["ratio"][bare], "o", markersize=5,  # no interval: open
+                markerfacecolor="white", markeredgecolor=palette[platform], zorder=4)
+    if (shown["ratio"].notna() & (shown["ratio_ci_low"].isna() | shown["ratio_ci_high"].isna())).any():
+        ax.text(0.01, 0.02, "open: no interval", transform=ax.transAxes, fontsize=7, color="dimgray")
+    ax.axhline(1, color="black", linewidth=0.8)
+    said: dict[float, list[str]] = {}  # a bound's height -> the claims drawn there, in words
+    for (kind, threshold), ids in sorted(thresholds.items()):
+        worse = 1 - threshold if higher_is_better else 1 + threshold  # the bound on the worse side
+        for y in [worse] + ([2 - worse] if kind == "equivalent" else []):
+            ax.axhline(y, color=THRESHOLD_COLOUR, linestyle="--", linewidth=1)
+            said.setdefault(y, [])
+        words = f"within ±{threshold:.0%}" if kind == "equivalent" else f"at most {threshold:.0%} worse"
+        said[worse].append(f"{words} ({len(ids)} claim{'s' if len(ids) > 1 else ''})")
+    bounds = list(said)
+    for y, words in said.items():
+        if words:
+            ax.annotate("claims: " + "; ".join(words), (1, y), xycoords=("axes fraction", "data"), xytext=(-2, 2),
+                        textcoords="offset points", ha="right", va="bottom", fontsize=7, color=THRESHOLD_COLOUR)
+    values = pd.concat([shown["ratio"], shown["ratio_ci_low"], shown["ratio_ci_high"]]).dropna()
+    values = values[(values > 0.5) & (values < 2)]  # an interval reaching far out is cut at the panel's edge
+    low, high = min([0.95, *values, *bounds]), max([1.05, *values, *bounds])
+    pad = (high - low) * 0.1
+    ax.set_ylim(low - pad, high + pad)
+    ax.set_xlim(-0.5, len(order) - 0.5)
+    ax.set_xticks(range(len(order)), labels=order)
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _p=None: f"{v:.2f}"))
+    ax.set_ylabel(f"{what} / {s.baseline}\n(linear, no translation)")
 
 
 def ratio_rows(groups, base_of, s, **fields) -> list[dict]:

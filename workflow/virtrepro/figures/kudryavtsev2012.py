@@ -10,8 +10,9 @@ import pandas as pd
 from .. import claims, plotting, rawlog, results
 from ..platforms.catalog import FULL_VM, get
 from .registry import Drawn, figure
-from .common import (NO_INTERVAL_MARK, OVERHEAD, SYMLOG_PERCENT, baseline_first, compare, comparable, footnote,
-                     no_comparison, no_interval_text, note_below, npb_missing, published_panel, short_why, symlog_overhead)
+from .common import (NO_INTERVAL_MARK, OVERHEAD, baseline_first, compare, comparable, footnote, log_worse,
+                     no_comparison, no_interval_text, note_below, npb_missing, published_panel, short_why, times_axis,
+                     with_times)
 
 PAPER = "kudryavtsev2012"
 NPB_BY = ["param_kernel", "param_class", "param_nodes", "param_procs"]
@@ -46,9 +47,10 @@ def npb_figure(table, s, kernels: list[str], title: str) -> Drawn:
             plotting.unavailable(ax, f"{kernel.upper()}: not run")
             continue
         part = part[part["param_nodes"] == part["param_nodes"].min()]  # one instance, as the paper's single-node points
-        ax.axhspan(1, 5, color="tab:green", alpha=0.15, label="paper: 1-5 % (NUMA)")
-        ax.axhspan(10, 60, color="tab:red", alpha=0.10, label="paper: 10-60 % (no NUMA)")
-        plotting.grouped_bars(ax, part, "procs", "overhead_percent", "overhead_ci_low", "overhead_ci_high",
+        ax.axhspan(*log_worse([1, 5], False), color="tab:green", alpha=0.15, label="paper: 1-5 % (NUMA)")
+        ax.axhspan(*log_worse([10, 60], False), color="tab:red", alpha=0.10, label="paper: 10-60 % (no NUMA)")
+        part = with_times(part, False)  # run times
+        plotting.grouped_bars(ax, part, "procs", "times", "times_low", "times_high",
                               order=sorted(part["procs"].unique()), hue_order=baseline_first(part["platform"], s.baseline),
                               no_interval=NO_INTERVAL_MARK)
         ax.axhline(0, color="black", linewidth=0.8)
@@ -56,9 +58,8 @@ def npb_figure(table, s, kernels: list[str], title: str) -> Drawn:
         ax.set_title(f"{kernel.upper()} class {part['param_class'].iloc[0]}")
         ax.set_xlabel("MPI processes")
         drawn.append(part)
-    drawn_values = pd.concat([part[["overhead_percent", "overhead_ci_high"]] for part in drawn]) if drawn else None
     # the axis is shared: its scale and label once
-    symlog_overhead(axes[0][0], s, drawn_values.max().max() if drawn else None)
+    times_axis(axes[0][0], s)
     for ax in axes[0][1:]:
         ax.set_ylabel("")
     if drawn:  # right of the last panel: inside, it covers bars of its own and of the panel beside it
@@ -72,10 +73,11 @@ def npb_figure(table, s, kernels: list[str], title: str) -> Drawn:
 
 
 # what npb_figure's captions say of its axis and its bars without an interval
-SYMLOG_AXIS = f"symmetric-log axis (linear within ±{SYMLOG_PERCENT} %)"
+SYMLOG_AXIS = "log axis of how many times longer than the baseline, named in factors (common.times_axis)"
 MARKED = f"A bar without an interval is marked {NO_INTERVAL_MARK} and the note below says why."
-NPB_CLAIMS = ["kudryavtsev2012-numa-kvm-overhead-1-5pct-npb", "kudryavtsev2012-no-numa-*", "kudryavtsev2012-mg8-*",
-              "kudryavtsev2012-vm-run-times-more-scattered", "kudryavtsev2012-numa-overhead-varies-slightly"]
+NPB_CLAIMS = ["kudryavtsev2012-numa-kvm-overhead-1-5pct-npb", "kudryavtsev2012-numa-overhead-varies-slightly",
+              "kudryavtsev2012-no-numa-*", "kudryavtsev2012-mg8-*",
+              "kudryavtsev2012-vm-run-times-more-scattered"]
 
 
 @figure(PAPER, "fig1-npb-cg-ft-mg-is", title="Kudryavtsev 2012 Fig. 1", benchmarks=["npb_mpi"], claims=NPB_CLAIMS,
@@ -103,9 +105,9 @@ HPCC = {"hpl_gflops": "HPL", "single_stream_triad": "STREAM single", "star_strea
 @figure(PAPER, "fig3-hpcc", title="Kudryavtsev 2012 Fig. 3", benchmarks=["hpcc"],
         claims=["kudryavtsev2012-numa-kvm-overhead-1-5pct-stream", "kudryavtsev2012-numa-kvm-overhead-1-5pct-randomaccess",
                 "kudryavtsev2012-randomaccess-ep-*"],
-        caption='HPCC overhead against the baseline platform (positive = worse): HPL, STREAM triad single and EP, '
-                'RandomAccess single, EP and MPI, PingPong latency and bandwidth, with Fieller confidence intervals '
-                "at 97 %; the paper's ranges as bands.")
+        caption='HPCC against the baseline platform, how many times worse (a latency\'s ratio, a rate\'s ratio inverted, '
+                'on one log scale): HPL, STREAM triad single and EP, RandomAccess single, EP and MPI, PingPong latency '
+                "and bandwidth, with confidence intervals at 97 %; the paper's ranges as bands.")
 def fig3(table, s) -> Drawn:
     hpcc = results.view(table, "hpcc", metric=list(HPCC))
     fig, ax = plt.subplots(figsize=(10, 4))
@@ -116,20 +118,23 @@ def fig3(table, s) -> Drawn:
         hpcc = hpcc.assign(higher_is_better=[claims.higher_is_better(m, u) for m, u in zip(hpcc["metric"], hpcc["unit"])])
         compared = compare(hpcc, s, ["metric"], higher_is_better="higher_is_better")
         compared["test"] = compared["metric"].map(HPCC)
-        ax.axhspan(1, 5, color="tab:green", alpha=0.15, label="paper: 1-5 % (NUMA)")
+        # the paper's overheads of rates (every HPCC test in its bands is one): as times worse
+        ax.axhspan(*log_worse([1, 5], True), color="tab:green", alpha=0.15, label="paper: 1-5 % (NUMA)")
         order = [t for t in HPCC.values() if t in set(compared["test"])]
         if "RandomAccess EP" in order:
             i = order.index("RandomAccess EP")
-            ax.fill_between([i - 0.45, i + 0.45], 45, 50, color="tab:red", alpha=0.3, label="paper: RandomAccess EP 45-50 % (no NUMA)")
+            ax.fill_between([i - 0.45, i + 0.45], *log_worse([45, 50], True), color="tab:red", alpha=0.3,
+                            label="paper: RandomAccess EP 45-50 % (no NUMA)")
         # each run against the baseline's mean: how few runs an interval rests on
         base = hpcc[hpcc["platform"] == s.baseline].groupby("metric")["value"].mean()
         runs = hpcc[hpcc["platform"] != s.baseline].assign(test=lambda f: f["metric"].map(HPCC))
         ratio = runs["value"] / runs["metric"].map(base)
         runs["overhead_percent"] = ((1 - ratio) * 100).where(runs["higher_is_better"], (ratio - 1) * 100)
-        plotting.grouped_bars(ax, compared, "test", "overhead_percent", "overhead_ci_low", "overhead_ci_high", order=order,
-                              points=runs)
+        runs["times"] = log_worse(runs["overhead_percent"], runs["higher_is_better"].astype(bool))
+        compared = with_times(compared)  # latencies and rates on one measure
+        plotting.grouped_bars(ax, compared, "test", "times", "times_low", "times_high", order=order, points=runs)
         ax.axhline(0, color="black", linewidth=0.8)
-        symlog_overhead(ax, s)  # the paper's 1-5 % band and a TCG VM's hundreds of per cent on one axis
+        times_axis(ax, s)  # the paper's 1-5 % band and a TCG VM's tens of times on one axis
         ax.tick_params(axis="x", labelrotation=20)
         ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     ax.set_title(f"HPCC (Fig. 3) on testbed {s.testbed!r}")

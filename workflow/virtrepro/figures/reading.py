@@ -121,11 +121,12 @@ class Notebook:
         return reading
 
     def answer(self) -> "Reading":
-        """The summary's answer first: per subsystem, the papers' overheads then and ours now, with the
-        verdicts of the claims on it (figures.summary.answer), for every paper's claims."""
+        """The summary's answer first: what the data can carry (claims per paper decided, not comparable,
+        ..., and why, from the verdicts' table: figures.summary.opening), then per subsystem the papers'
+        overheads then and ours now, with the verdicts of the claims on it (figures.summary.answer)."""
         from . import summary
 
-        return Reading(summary.answer(self.table, self.setting, self.verdicts("")))
+        return Reading(summary.opening(self.setting) + "\n" + summary.answer(self.table, self.setting, self.verdicts("")))
 
     def published(self, columns: list[str], width: int = 60) -> str:
         """The paper's published numbers (data/reference/<paper>.csv) that the text states."""

@@ -12,7 +12,8 @@ from .. import plotting, results
 from ..benchmarks.npb import process_count_problem
 from ..platforms.catalog import BASELINE, has
 from ..regimes import WHERE, size_bytes
-from .registry import Drawn, figure
+from .registry import Drawn, figure, get
+from .common import claim_thresholds, compare, near_one, netperf_rows, untranslated
 from .common import NETPERF_SIZE, NETPERF_TOPOLOGY, PUBLISHED_GREY, at_size, ci_label, footnote, lines_with_bands, netperf, note_below, \
     no_interval_text, npb_ratio_bars, paper_figure_parameters, published_panel, published_rows, scale_parameters, \
     short_why, stand_in_present, summarize
@@ -45,7 +46,9 @@ def paper_percentages(paper: pd.DataFrame) -> str:
 
 
 FIG2_CAPTION = ("netperf latency and TCP throughput per platform between two instances of it on one host (no wire; "
-                "the paper's: two servers over Gigabit Ethernet), the paper's throughput as reference lines (log scales).")
+                "the paper's: two servers over Gigabit Ethernet), the paper's throughput as reference lines (log scales); "
+                "under them, the platforms that do not translate guest code relative to the baseline on linear axes "
+                "around 1, with the bounds of the claims on latency (c) and throughput (d).")
 
 
 @figure(PAPER, "fig2-netperf-latency-throughput", title="Regola 2010 Fig. 2", benchmarks=["netperf"],
@@ -55,7 +58,23 @@ FIG2_CAPTION = ("netperf latency and TCP throughput per platform between two ins
 def fig2(table, s) -> Drawn:
     latency, throughput = netperf(table, s)
     paper = paper_netperf(s)
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
+    fig, grid = plt.subplots(2, 2, figsize=(12, 8), gridspec_kw={"height_ratios": [3, 2]})
+    axes = grid[0]
+    # under each panel, the platforms that do not translate guest code against the baseline, near 1, with the
+    # bounds of the figure's claims on that test (a few per cent cannot be read on a log axis)
+    tested = get(PAPER, "fig2-netperf-latency-throughput").claims
+    for ax, metric, test, what, higher in [(grid[1][0], "half_round_trip_latency", "TCP_RR", "latency", False),
+                                           (grid[1][1], "throughput", "TCP_STREAM", "throughput", True)]:
+        near = compare(netperf_rows(table, metric), s, [NETPERF_SIZE], higher_is_better=higher)
+        if near.empty:
+            plotting.unavailable(ax, f"{what} relative to {s.baseline!r} needs {s.baseline!r} runs")
+            continue
+        near = near.assign(**{NETPERF_SIZE: near[NETPERF_SIZE].astype(int).astype(str)})
+        order = [str(x) for x in sorted(near[NETPERF_SIZE].astype(int).unique())]
+        near_one(ax, near, s, NETPERF_SIZE, order,
+                 claim_thresholds(s, tested, "netperf", untranslated(near["platform"]), {"test": test}), what, higher)
+        ax.set_xlabel(NETPERF_SIZE)
+        ax.set_title(f"({'c' if not higher else 'd'}) {what} near 1, with the claims' bounds", fontsize="small")
     bare = []
     for ax, summary, title, quantity in [(axes[0], latency, "(a) latency (half round trip)", "half round trip latency, us"),
                                          (axes[1], throughput, "(b) TCP throughput", "TCP throughput, Mbit/s")]:
@@ -269,26 +288,43 @@ def fig4_5(table, s) -> Drawn:
                          for k in missing}, dtype=object)
         for reason, kernels in why.groupby(why):
             absent.setdefault((", ".join(k.upper() for k in kernels.index), reason), []).append(str(nodes))
-    fig, axes = plt.subplots(1, max(2, len(chosen)), figsize=(5 * max(2, len(chosen)), 4), squeeze=False)
-    axes = axes[0]
+    columns = max(2, len(chosen))
+    if chosen:  # under each panel, the platforms that do not translate on a linear axis with the claims' bounds
+        fig, grid = plt.subplots(2, columns, figsize=(5 * columns, 7), squeeze=False, gridspec_kw={"height_ratios": [3, 2]})
+        axes, zooms = grid[0], grid[1]
+    else:
+        fig, axes = plt.subplots(1, columns, figsize=(5 * columns, 4), squeeze=False)
+        axes, zooms = axes[0], [None] * columns
     numbers = {}
+    tested = get(PAPER, "fig4-5-npb-relative-time").claims
     if not chosen:  # the paper's own numbers, and why ours are missing
         for ax, name in zip(axes, ["npb_omp", "npb_mpi"]):
             shown = published_panel(ax, s, PAPER, name, short_why(s, name))
             numbers[f"published: {name}"] = shown[["platform_in_paper", "parameters", "value"]]
     drawn = []
-    for ax, (title, part) in zip(axes, chosen):
+    for ax, zoom, (title, part) in zip(axes, zooms, chosen):
         compared = npb_ratio_bars(ax, part, s, "running time")
         if compared.empty:
             plotting.unavailable(ax, f"needs {s.baseline!r} and another platform")
+            zoom.set_axis_off()
             continue
         ax.set_title(title)
+        ax.set_xlabel("")
+        benchmark = part["benchmark"].iloc[0]
+        where = {"threads": int(part["param_threads"].iloc[0])} if benchmark == "npb_omp" else {}
+        near_one(zoom, compared, s, "kernel", [t.get_text() for t in ax.get_xticklabels()],
+                 claim_thresholds(s, tested, benchmark, untranslated(compared["platform"]), where), "running time")
+        zoom.set_xlabel("NPB kernel.class")
         drawn.append(compared)
         numbers[f"{title}: running time / {s.baseline}"] = compared.pivot_table(index="kernel", columns="platform",
                                                                                  values="ratio")
     fig.suptitle(f"Regola 2010 Figs. 4-5 redrawn on testbed {s.testbed!r}", y=1.04)
     if chosen:
         fig.tight_layout()
+        if drawn:  # one legend for the panels, right of them: which colour is which platform
+            handles = max((ax.get_legend_handles_labels() for ax in axes), key=lambda hl: len(hl[1]))
+            axes[-1].legend(*handles, title="platform", fontsize="small",
+                            loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
         largest = max(int(npb[c].max()) for c in ("param_threads", "param_procs") if c in npb.columns and npb[c].notna().any())
         note_below(fig, f"ours: NPB {npb_scale(npb)}, at most {largest} threads or processes; {paper_npb_scale(s)}."
                    + "".join(f" (5) on {' and '.join(nodes)} instance(s): no {kernels} ({reason})."

@@ -10,6 +10,7 @@ import pandas as pd
 
 from .. import claims, conditions, metric_catalog, plotting, results, stats
 from ..platforms import catalog as platform_catalog
+from .common import log_worse, times_axis, times_text
 from .registry import Drawn, figure
 
 PAPER = "summary"
@@ -22,6 +23,9 @@ SUBSYSTEMS = list(SUBSYSTEM_LABELS.values())
 FAMILY = {p.name: platform_catalog.FAMILY_LABELS[p.family] for p in platform_catalog.PLATFORMS
           if p.family != platform_catalog.NATIVE}
 CONTAINER, FULL_VM = (platform_catalog.FAMILY_LABELS[f] for f in (platform_catalog.CONTAINER, platform_catalog.FULL_VM))
+# a platform that translates guest code (QEMU TCG) is no hypervisor: it is drawn apart, never as today's full VM
+TRANSLATED = "binary translation"
+PANEL = {p.name: TRANSLATED if p.translated else FAMILY[p.name] for p in platform_catalog.PLATFORMS if p.name in FAMILY}
 TODAY, THEN = "today (ours)", "then (papers)"
 ERA_COLORS = {THEN: "#bbbbbb", TODAY: "#3b6ea5"}
 EMPTY_SLOT = {THEN: "none published", TODAY: "not measured"}  # what a slot without numbers means
@@ -51,9 +55,10 @@ def today(table: pd.DataFrame, baseline: str) -> pd.DataFrame:
                 compared = stats.compare_to_baseline(part, baseline, by=variant + labels,
                                                      higher_is_better="higher_is_better")
             rows.append(compared.assign(subsystem=SUBSYSTEM[(bench, metric)], benchmark=bench, metric=metric))
-    out = pd.concat(rows) if rows else pd.DataFrame(columns=["platform", "subsystem", "overhead_percent", "benchmark", "metric"])
+    out = pd.concat(rows) if rows else pd.DataFrame(columns=["platform", "subsystem", "overhead_percent", "benchmark", "metric", "higher_is_better"])
     out = out[out["platform"].isin(list(FAMILY)) & out["overhead_percent"].notna()]
-    return out.assign(family=out["platform"].map(FAMILY), era=TODAY)
+    return out.assign(family=out["platform"].map(FAMILY), panel=out["platform"].map(PANEL), era=TODAY,
+                      times=log_worse(out["overhead_percent"], out["higher_is_better"].astype(bool)))
 
 
 def paper_subsystem(benchmark: str, metric: str) -> str | None:
@@ -112,8 +117,10 @@ def then(reference_dir: str | Path) -> pd.DataFrame:
         family = PAPER_FAMILY.get(row["platform_in_paper"])
         subsystem = paper_subsystem(row["benchmark"], row["metric"])
         if family and subsystem and value is not None:
-            out.append({"paper": row["paper"], "platform": row["platform_in_paper"], "family": family,
-                        "subsystem": subsystem, "overhead_percent": value, "era": THEN})
+            higher = claims.higher_is_better(row["metric"])
+            out.append({"paper": row["paper"], "platform": row["platform_in_paper"], "family": family, "panel": family,
+                        "subsystem": subsystem, "overhead_percent": value, "era": THEN,
+                        "higher_is_better": higher, "times": log_worse(value, higher)})
 
     for csv in sorted(Path(reference_dir).glob("*.csv")):
         published = pd.read_csv(csv)
@@ -125,60 +132,78 @@ def then(reference_dir: str | Path) -> pd.DataFrame:
             p = dict(kv.split("=", 1) for kv in row["parameters"].split(";") if "=" in kv)
             if p.get("baseline") in PAPER_NATIVE:
                 add(row, paper_overhead(p["relative"], float(row["value"]), claims.higher_is_better(row["metric"])))
-    return pd.DataFrame(out, columns=["paper", "platform", "family", "subsystem", "overhead_percent", "era"])
+    return pd.DataFrame(out, columns=["paper", "platform", "family", "panel", "subsystem", "overhead_percent", "era",
+                                      "higher_is_better", "times"])
 
 
 @figure(PAPER, "overview-overhead-then-now", title="Overview", benchmarks=sorted({b for b, _ in SUBSYSTEM}),
-        caption="overhead against native by platform family (container, full VM) and subsystem (CPU, memory, disk, "
-                "network, MPI): the papers' published relative numbers (then) beside our comparisons on this testbed (today); dots "
-                'are single comparisons, bars their median, n under each subsystem their counts (then / today), an empty '
-                'slot says why; symmetric-log axis, positive = worse. The footer names the machines measured on.')
+        caption="how many times worse than native each platform family is per subsystem (CPU, memory, disk, network, "
+                "MPI): containers and hardware-assisted VMs, the papers' published relative numbers (then) beside our "
+                "comparisons on this testbed (today); binary translation (QEMU TCG, no hypervisor: none of the papers "
+                "measured one) in a panel of its own, never beside the papers' hypervisors. Dots are single comparisons, "
+                "bars their median, n under each subsystem their counts, an empty slot says why. Times and throughputs "
+                "on one log scale (a time ratio, a throughput ratio inverted: twice the time and half the throughput are "
+                "the same bar); each panel has its own scale. The footer names the machines measured on.")
 def overview(table, s) -> Drawn:
     ours = today(table, s.baseline)
-    columns = ["family", "subsystem", "era", "overhead_percent"]
-    both = pd.concat([ours[columns], then(s.reference_dir)[columns]])
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    for ax, family in zip(axes, [CONTAINER, FULL_VM]):
-        part = both[both["family"] == family]
+    columns = ["panel", "subsystem", "era", "times"]
+    both = pd.concat([ours[columns], then(s.reference_dir)[columns]]).dropna(subset=["times"])
+    panels = [(CONTAINER, list(ERA_COLORS)), (FULL_VM, list(ERA_COLORS)), (TRANSLATED, [TODAY])]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), gridspec_kw={"width_ratios": [5, 5, 3.2]})
+    for ax, (panel, eras) in zip(axes, panels):
+        part = both[both["panel"] == panel]
+        measured = sorted(ours.loc[ours["panel"] == panel, "platform"].unique())
+        if panel == TRANSLATED:
+            ax.set_title(f"binary translation, not a hypervisor\n(ours: {', '.join(measured) or 'none'}; "
+                         "no paper measured one)", fontsize="small")
+        else:
+            ax.set_title(f"{panel}: the papers' then, ours today\n(ours: {', '.join(measured) or 'none'})",
+                         fontsize="small")
         if part.empty:
-            plotting.unavailable(ax, f"no {family} numbers")
+            plotting.unavailable(ax, f"no {panel} numbers")
             continue
-        med = part.groupby(["subsystem", "era"], as_index=False)["overhead_percent"].median()
-        plotting.grouped_bars(ax, med, "subsystem", "overhead_percent", hue="era", order=SUBSYSTEMS,
-                              hue_order=list(ERA_COLORS), colors=ERA_COLORS)
-        counts = part.groupby(["subsystem", "era"])["overhead_percent"].size()
-        for i, era in enumerate(ERA_COLORS):
+        med = part.groupby(["subsystem", "era"], as_index=False)["times"].median()
+        colours = {era: ERA_COLORS[era] for era in eras}
+        plotting.grouped_bars(ax, med, "subsystem", "times", hue="era", order=SUBSYSTEMS, hue_order=eras, colors=colours)
+        counts = part.groupby(["subsystem", "era"])["times"].size()
+        width = 0.8 / len(eras)
+        for i, era in enumerate(eras):
+            offset = (i - (len(eras) - 1) / 2) * width
             dots = part[part["era"] == era]
-            ax.scatter([SUBSYSTEMS.index(x) + (i - 0.5) * 0.4 for x in dots["subsystem"]], dots["overhead_percent"],
-                       s=10, color="black", zorder=3)
+            ax.scatter([SUBSYSTEMS.index(x) + offset for x in dots["subsystem"]], dots["times"], s=10, color="black", zorder=3)
             for x, subsystem in enumerate(SUBSYSTEMS):  # an empty slot says why it is empty
                 if (subsystem, era) not in counts.index:
-                    ax.text(x + (i - 0.5) * 0.4, 0, EMPTY_SLOT[era], ha="center", va="bottom", rotation=90,
-                            fontsize="x-small", color="#666666")
+                    why = ("no hardware-assisted VM here" if panel == FULL_VM and era == TODAY and not measured
+                           else EMPTY_SLOT[era])
+                    ax.text(x + offset, 0.03, why, ha="center", va="bottom", rotation=90, fontsize="x-small",
+                            color="#666666", transform=ax.get_xaxis_transform())
         ax.axhline(0, color="black", linewidth=0.8)
-        ax.set_yscale("symlog", linthresh=10)
+        low, high = part["times"].min(), part["times"].max()
+        pad = max(high - low, 0.1) * 0.08
+        ax.set_ylim(min(low, 0) - pad, max(high, 0) + pad)
         ax.set_xlim(-0.5, len(SUBSYSTEMS) - 0.5)
         # how many comparisons each bar is the median of, under its subsystem (not over the dots)
         ax.set_xticks(range(len(SUBSYSTEMS)), labels=[
-            f"{x}\n" + "/".join(str(counts.get((x, era), 0)) for era in ERA_COLORS) for x in SUBSYSTEMS])
-        ax.set_xlabel("subsystem, n = comparisons " + " / ".join(era.split(" ")[0] for era in ERA_COLORS),
-                      fontsize="small")
-        measured = sorted(ours.loc[ours["family"] == family, "platform"].unique())
-        ax.set_title(f"{family} (ours: {', '.join(plotting.platform_label(p) for p in measured) or 'none'})", fontsize="small")
-    axes[0].set_ylabel(f"overhead vs {s.baseline} (%), positive = worse")
-    axes[1].legend(fontsize="small")
-    fig.suptitle(f"Overhead by platform family and subsystem: the papers vs testbed {s.testbed!r}")
-    overview_numbers = both.groupby(["family", "subsystem", "era"])["overhead_percent"].agg(["count", "median", "min", "max"])
-    return Drawn(fig, {"overhead (%) by family, subsystem and era": overview_numbers,
-                       "today, per benchmark": ours.groupby(["family", "subsystem", "benchmark"])["overhead_percent"].median()
-                       .unstack("family")}, digits=1)
+            f"{x}\n" + "/".join(str(counts.get((x, era), 0)) for era in eras) for x in SUBSYSTEMS])
+        ax.set_xlabel("subsystem, n = comparisons " + " / ".join(era.split(" ")[0] for era in eras), fontsize="small")
+        times_axis(ax, s)
+        if ax is not axes[0]:
+            ax.set_ylabel("")
+        ax.legend(fontsize="x-small", loc="upper left")
+    fig.suptitle(f"How many times worse than {s.baseline}, by platform family and subsystem: the papers vs testbed {s.testbed!r}")
+    fig.tight_layout()
+    overview_numbers = both.assign(factor=2.0 ** both["times"]).groupby(["panel", "subsystem", "era"])["factor"].agg(
+        ["count", "median", "min", "max"])
+    return Drawn(fig, {"times worse than the baseline by panel, subsystem and era": overview_numbers,
+                       "today, per benchmark (times worse)": ours.assign(factor=2.0 ** ours["times"]).groupby(
+                           ["panel", "subsystem", "benchmark"])["factor"].median().unstack("panel")}, digits=3)
 
 
 @figure(PAPER, "testbeds-side-by-side", title="Testbeds side by side", benchmarks=sorted({b for b, _ in SUBSYSTEM}),
-        caption="overhead against native by subsystem and platform on this testbed and on each testbed of the "
+        caption="how many times worse than native by subsystem and platform (a time's ratio, a throughput's "
+                "inverted, on one log scale) on this testbed and on each testbed of the "
                 "notebook's compare_testbeds parameter (their tables in the same data directory), one panel a "
-                "testbed: bars are the median comparison, dots single comparisons, n their count; symmetric-log "
-                "axis, positive = worse. Each testbed is compared with its own native runs, never another's.")
+                "testbed: bars are the median comparison, dots single comparisons, n their count. Each testbed is compared with its own native runs, never another's.")
 def testbeds(table, s) -> Drawn:
     names = [s.testbed, *s.compare_testbeds]
     tables = {s.testbed: table, **{name: results.load(name, s.data_dir) for name in s.compare_testbeds}}
@@ -192,22 +217,23 @@ def testbeds(table, s) -> Drawn:
         if part.empty:
             plotting.unavailable(ax, f"no comparison with {s.baseline!r} on testbed {name!r}")
             continue
-        med = part.groupby(["subsystem", "platform"], as_index=False)["overhead_percent"].median()
+        med = part.groupby(["subsystem", "platform"], as_index=False)["times"].median()
         shown = [x for x in SUBSYSTEMS if x in set(part["subsystem"])]
-        plotting.grouped_bars(ax, med, "subsystem", "overhead_percent", order=shown,
+        plotting.grouped_bars(ax, med, "subsystem", "times", order=shown,
                               hue_order=[p for p in platforms if p in set(part["platform"])],
                               points=part[part["subsystem"].isin(shown)], points_label="one comparison")
         counts = part.groupby("subsystem").size()
         ax.set_xticks(range(len(shown)), labels=[f"{x}\n(n={counts[x]})" for x in shown])
         ax.axhline(0, color="black", linewidth=0.8)
-        ax.set_yscale("symlog", linthresh=10)
+        times_axis(ax, s)
         ax.legend(fontsize="small")
-    axes[0][0].set_ylabel(f"overhead vs {s.baseline} (%), positive = worse")
+    for ax in axes[0][1:]:
+        ax.set_ylabel("")
     plotting.tidy_legends(fig)
     fig.suptitle("The same comparisons on each testbed" + ("" if s.compare_testbeds else
                  " (set the notebook's compare_testbeds to add others)"))
-    numbers = ours.groupby(["subsystem", "platform", "testbed"])["overhead_percent"].median().unstack("testbed")
-    return Drawn(fig, {f"median overhead vs {s.baseline} (%) by subsystem, platform and testbed": numbers}, digits=1)
+    numbers = (2.0 ** ours.groupby(["subsystem", "platform", "testbed"])["times"].median()).unstack("testbed")
+    return Drawn(fig, {f"median times worse than {s.baseline} by subsystem, platform and testbed": numbers}, digits=3)
 
 
 # the answer's paragraphs: (heading, the overview's subsystem or None, the declared subsystems of the claims in it)
@@ -237,7 +263,8 @@ def claim_subsystem(benchmark, metric) -> str | None:
 
 
 def _median_text(values: pd.Series) -> str:
-    return f"{values.median():+.0f} % (median of {len(values)})"
+    """The median of log factors (common.log_worse) in words: "1.05x worse (median of 12)"."""
+    return f"{times_text(2.0 ** values.median())} (median of {len(values)})"
 
 
 def answer(table: pd.DataFrame, s, verdicts: pd.DataFrame) -> str:
@@ -248,21 +275,11 @@ def answer(table: pd.DataFrame, s, verdicts: pd.DataFrame) -> str:
     subsystems = [claim_subsystem(b, m) for b, m in zip(verdicts["benchmark"], verdicts["metric"])]
     verdicts = verdicts.assign(subsystem=subsystems)
     scales = " and ".join(sorted(table["scale"].dropna().unique())) if "scale" in table.columns else "unrecorded"
-    holds = verdicts["verdict"].str.startswith("holds")  # " (analogue)": decided on a stand-in of another kind
-    fails = verdicts["verdict"].str.startswith("does not hold")
-    untestable = int((verdicts["verdict"] == "not testable here").sum())
-    # outside the claims' conditions, or from an analogue whose bias could produce the verdict (virtrepro.conditions)
-    incomparable = int((verdicts["verdict"] == conditions.NOT_COMPARABLE).sum())
-    uninformative = int((verdicts["verdict"] == conditions.NOT_INFORMATIVE).sum())
     lines = [
-        f"**The answer, on testbed `{s.testbed}`** ({scales} scale; overhead = how much worse than "
-        f"`{s.baseline}`, in percent, positive = worse; medians over the comparisons of each kind). Of the "
-        f"{len(verdicts)} claims, {int(holds.sum() + fails.sum())} are decided here ({int(holds.sum())} hold, "
-        f"{int(fails.sum())} do not); {untestable} are not testable "
-        f"on this stack (Xen, InfiniBand, specific hardware), {incomparable} are not comparable here (measured "
-        f"outside the conditions the paper's statement was made in, or by a stand-in that differs in the trait "
-        f"it is about), {uninformative} are not informative (decided by an analogue whose bias could produce the "
-        "verdict), and the rest are inconclusive or not measured, each with its reason in the list below.",
+        f"**The answer, on testbed `{s.testbed}`** ({scales} scale; how many times worse or better than "
+        f"`{s.baseline}`: a time's ratio, a throughput's ratio inverted, so that twice the time and half the "
+        "throughput read alike; medians over the comparisons of each kind), per subsystem, "
+        "with the verdicts of its claims (each with its reason in the list below):",
         "",
     ]
     if scales == "quick":
@@ -272,9 +289,11 @@ def answer(table: pd.DataFrame, s, verdicts: pd.DataFrame) -> str:
         if overview_name is not None:
             was = past[past["subsystem"] == overview_name]
             now = ours[ours["subsystem"] == overview_name]
-            then_text = "; ".join(f"{family}s {_median_text(part['overhead_percent'])}"
+            then_text = "; ".join(f"{family}s {_median_text(part['times'])}"
                                   for family, part in was.groupby("family")) or "no relative number"
-            now_text = "; ".join(f"{plotting.platform_label(platform)} {_median_text(part['overhead_percent'])}"
+            now_text = "; ".join(f"{plotting.platform_label(platform)}"
+                                 f"{', not a hypervisor,' if PANEL.get(platform) == TRANSLATED else ''}"
+                                 f" {_median_text(part['times'])}"
                                  for platform, part in now.groupby("platform")) or "nothing measured"
             said.append(f"The papers: {then_text}. Here: {now_text}.")
         mine = verdicts[verdicts["subsystem"].isin(declared)]
@@ -316,3 +335,142 @@ def interleaved(s) -> str:
             lines.append(f"  {row['platform']:>8} / {s.baseline} {row['metric']} ({better} is better): "
                          f"{row['ratio']:.3f} {interval}, above 1 in {row['above']} of {row['rounds']} rounds")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# The summary's opening: what the data can carry, read from the verdicts' table
+# (data/tables/<testbed>.claims.csv, the workflow's claims_table job: the table is the door into analysis)
+# ---------------------------------------------------------------------------
+
+# the opening's columns: what a claim's verdict (claims.VERDICTS) makes of it, in this order
+HOLDS, FAILS = "holds", "does not hold"
+OPENING = (HOLDS, FAILS, "not comparable", "not informative", "inconclusive", "not measured", "not testable")
+OPENING_OF = {conditions.NOT_COMPARABLE: "not comparable", conditions.NOT_INFORMATIVE: "not informative",
+              "not measured": "not measured", "not testable here": "not testable"}
+
+# the main reasons, from a claim's note (the table's ``reason``): per column, (pattern, words) in order,
+# the first that matches counts; ``{0}`` in the words is the pattern's first group
+REASONS = {
+    "not comparable": [
+        (r"may not stand in", "the stand-in differs in the trait the statement is about (analogue table)"),
+        (r"no wire between them", "network measured on one host; the statement is about a network between machines"),
+        (r"NPB class [^;(]*\(the statement: class", "NPB at a smaller problem class than the statement's"),
+        (r"\(the statement: beyond the caches", "measured in a cache; the statement is about disk or memory"),
+        (r"processes or threads \(the statement", "fewer processes or threads than the statement's"),
+        (r"machine\(s\) \(the statement", "fewer machines than the statement's"),
+        (r"a scalability statement needs", "too few process counts for a scalability statement"),
+    ],
+    "not informative": [(r"analogue's bias \(([^)]*)\) could produce", "an analogue's bias ({0}) could produce the verdict")],
+    "inconclusive": [
+        (r"^inconclusive \((.*)\)$", "{0}"),  # matched against the verdict itself
+    ],
+    "not measured": [(r"^no working KVM", "no working KVM on this testbed"), (r"^no (\S+) runs", "no {0} runs at the statement's variant")],
+    "not testable": [
+        (r"Xen|Palacios|Kitten|EC2|dedicated host partition|'block level'",
+         "a platform this stack does not have (Xen, Palacios/Kitten, EC2, KVM on a host partition)"),
+        (r"InfiniBand|HCA", "InfiniBand hardware"),
+        (r"not among our benchmarks|SPEC MPI2007|licensed", "a benchmark not among ours (SPEC MPI2007, MIT GCM)"),
+        (r"kernels|guest configurations|tuned", "compares specific kernels or guest configurations"),
+        (r"summary|prediction|recommendation|a cause|not a measurement|doubts",
+         "not one measurement (a summary, prediction, recommendation, cause or anomaly)"),
+    ],
+}
+OTHER_REASON = "other (each claim's note says)"
+
+
+def opening_column(verdict: str) -> str:
+    """The opening's column of a verdict of claims.VERDICTS ("holds (analogue)" is "holds")."""
+    if verdict in OPENING_OF:
+        return OPENING_OF[verdict]
+    for column in (HOLDS, FAILS, "inconclusive"):
+        if verdict == column or verdict.startswith(column + " ("):
+            return column
+    raise ValueError(verdict)
+
+
+def opening_reason(column: str, verdict: str, reason: str, interval: bool = False) -> str | None:
+    """The main reason of a claim in ``column`` (:data:`REASONS`), None for a decided one; a plain
+    "inconclusive" is one whose ``interval`` straddles the threshold, or one without an interval."""
+    import re
+
+    if column in (HOLDS, FAILS):
+        return None
+    if verdict == "inconclusive":
+        return "the interval straddles the threshold" if interval else "no interval at this n"
+    text = verdict if column == "inconclusive" else str(reason or "")
+    for pattern, words in REASONS[column]:
+        found = re.search(pattern, text)
+        if found:
+            return words.format(*found.groups())
+    return OTHER_REASON
+
+
+def claims_csv(s) -> Path:
+    return Path(s.data_dir) / "tables" / f"{s.testbed}.claims.csv"
+
+
+def read_verdicts(path: str | Path) -> pd.DataFrame:
+    """The verdicts' table with each claim's opening column and main reason; a verdict the table should
+    not hold is the file's error (VirtreproError naming it and the claim)."""
+    from ..errors import VirtreproError
+
+    table = pd.read_csv(path, keep_default_na=False, dtype=str)
+    missing = {"claim_id", "paper", "verdict", "reason"} - set(table.columns)
+    if missing:
+        raise VirtreproError(f"{path}: no column {', '.join(sorted(missing))} (written by python -m virtrepro.claims)")
+    columns = []
+    for ident, verdict in zip(table["claim_id"], table["verdict"]):
+        try:
+            columns.append(opening_column(verdict))
+        except ValueError:
+            raise VirtreproError(f"{path}: claim {ident}: unknown verdict {verdict!r} (known: "
+                                 f"{', '.join(claims.VERDICTS)})") from None
+    table["column"] = columns
+    interval = [bool(low and high) for low, high in zip(table.get("ci_low", ""), table.get("ci_high", ""))]
+    table["why"] = [opening_reason(*row) for row in zip(table["column"], table["verdict"], table["reason"], interval)]
+    return table
+
+
+def opening_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Claims per paper (rows, then "all papers") and opening column (:data:`OPENING`, with "total")."""
+    counts = pd.crosstab(verdicts["paper"], verdicts["column"]).reindex(columns=list(OPENING), fill_value=0)
+    counts.loc["all papers"] = counts.sum()
+    counts["total"] = counts.sum(axis=1)
+    return counts
+
+
+def opening(s) -> str:
+    """The summary's first paragraph, as Markdown: per paper, how many claims are decided (holds / does
+    not hold, on the paper's platform or an analogue), not comparable, not informative, inconclusive,
+    not measured and not testable, and the main reasons, counted from ``<data_dir>/tables/<testbed>.claims.csv``."""
+    path = claims_csv(s)
+    if not path.exists():
+        return (f"**What the data can carry:** no verdicts' table `tables/{path.name}` for testbed `{s.testbed}` yet "
+                f"(the workflow's claims_table job writes it: `python -m virtrepro.claims --data-dir {s.data_dir} "
+                f"--testbed {s.testbed} --claims <claims.yaml>`).\n")
+    verdicts = read_verdicts(path)
+    counts = opening_counts(verdicts)
+    every = counts.loc["all papers"]
+    analogue = int(verdicts["verdict"].str.endswith(claims.ANALOGUE_SUFFIX).sum())
+    decided = int(every[HOLDS] + every[FAILS])
+    lines = [
+        f"**What the data can carry** (the verdicts' table `tables/{path.name}`): of the papers' {int(every['total'])} "
+        f"claims, **{decided} are decided** on testbed `{s.testbed}` ({int(every[HOLDS])} hold, {int(every[FAILS])} "
+        f"{'does' if every[FAILS] == 1 else 'do'} not{f'; {analogue} of them on an analogue of the paper platform' if analogue else ''}), "
+        f"{int(every['not comparable'])} are not comparable here (measured outside the conditions the statement was "
+        f"made in), {int(every['not informative'])} not informative (an analogue whose bias could produce the "
+        f"verdict), {int(every['inconclusive'])} inconclusive, {int(every['not measured'])} not measured and "
+        f"{int(every['not testable'])} not testable on this stack.",
+        "",
+        "| paper | " + " | ".join(counts.columns) + " |",
+        "|---|" + "---:|" * len(counts.columns),
+        *(f"| {paper} | " + " | ".join(str(int(n)) for n in row) + " |" for paper, row in counts.iterrows()),
+        "",
+        "Why, the main reasons (claims per reason):",
+        "",
+    ]
+    for column in OPENING[2:]:
+        why = verdicts.loc[verdicts["column"] == column, "why"].value_counts()
+        if len(why):
+            lines.append(f"- **{column}** ({int(why.sum())}): " + "; ".join(f"{reason} ({n})" for reason, n in why.items()) + ".")
+    return "\n".join(lines) + "\n"
