@@ -39,6 +39,8 @@ for _paper in config["notebooks"]:
             f"notebook_{_paper}"
         input:
             table=f"{DATA}/tables/{TESTBED}.parquet",
+            # the verdicts (the summary opens with them; the papers' notebooks list their claims)
+            claims=f"{DATA}/tables/{TESTBED}.claims.csv",
             notebook=str(Path(workflow.basedir) / "notebooks" / f"{_paper}.ipynb"),
         output:
             executed=f"{DATA}/executed/{TESTBED}/{_paper}.ipynb",
