@@ -105,8 +105,8 @@ def interval_method(samples, parametric: str, normality_alpha: float = NORMALITY
         if all(x.size >= MIN_N_BCA for x in samples):
             return "bca", f"a sample departs from normality (Shapiro-Wilk p = {shown}): BCa bootstrap"
         return "none", (
-            f"a sample departs from normality (Shapiro-Wilk p = {shown}) and n < {MIN_N_BCA}: "
-            "no interval that does not assume normality keeps its coverage at this n"
+            f"a sample departs from normality (Shapiro-Wilk p = {shown}) and n < {MIN_N_BCA}: no interval "
+            "of the ratio of means drawn (the verdicts use the Hodges-Lehmann interval, in the claims table)"
         )
     note = "normal-theory interval (assumes normality)"
     if any(_constant(x) for x in samples):

@@ -37,8 +37,9 @@ RATIO_PANELS = (
 )
 LOG_AXIS_SPAN = 10  # ratios spanning more than this factor are drawn on a log axis
 CROWDED = 8  # a ratio panel with more cases than this writes them smaller
-NO_INTERVAL = ("A bar without whiskers has no interval: one of its samples departs from normality and has "
-               "fewer than 20 runs, too few for a bootstrap (virtrepro.stats.ratio_ci).")
+NO_INTERVAL = ("A bar without whiskers has no interval of its ratio of means drawn: one of its samples departs "
+               "from normality and has fewer than 20 runs, too few for this figure's bootstrap "
+               "(virtrepro.stats.ratio_ci; the verdicts use the Hodges-Lehmann interval instead).")
 # the variant's ``cpu`` parameter in words (benchmarks/lmbench.py: where its programs ran)
 PLACEMENT = {"one": "every program on one CPU", "any": "CPUs left to the scheduler"}
 
