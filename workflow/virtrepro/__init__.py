@@ -30,6 +30,6 @@ if _sys.argv[:1] == ["-m"]:
     # `python -m virtrepro.<module>` (Python sets argv[0] to "-m" until it has found the module):
     # a Ctrl-C while the module imports its dependencies is the line "interrupted" and status 130,
     # as it is once the module's cli.run has started (which puts Python's own handler back)
-    from .cli import interrupts_exit_130
+    from .cli import exits_130_while_importing
 
-    interrupts_exit_130()
+    exits_130_while_importing()

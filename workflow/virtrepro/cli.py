@@ -81,7 +81,8 @@ def run(main: Callable[[list[str]], int | None], argv: list[str] | None = None, 
     argv = list(sys.argv[1:] if argv is None else argv)
     if debug_flag:
         argv = strip_debug(argv)
-    if signal.getsignal(signal.SIGINT) is _interrupted and threading.current_thread() is threading.main_thread():
+    if (signal.getsignal(signal.SIGINT) in (_interrupted, _interrupted_while_importing)
+            and threading.current_thread() is threading.main_thread()):
         signal.signal(signal.SIGINT, signal.default_int_handler)  # the package's import-time handler (__init__)
     try:
         status = main(argv)
@@ -160,6 +161,20 @@ def _interrupted(signum, frame) -> NoReturn:
     _INTERRUPTED.append(signum)
     os.write(2, b"interrupted\n")  # not print(): the signal may arrive inside a print to stderr
     raise SystemExit(INTERRUPTED_STATUS)
+
+
+def exits_130_while_importing() -> None:
+    """Ctrl-C while ``python -m virtrepro.<module>`` imports its dependencies: the line ``interrupted``
+    and status 130 at once (``os._exit``), before any of its work began. Not an exception: one raised
+    inside an extension module's initialisation (numpy's) comes out as that module's ImportError.
+    The module's :func:`run` puts Python's own handler back. Nothing changes with debug on."""
+    if not debug_enabled():
+        signal.signal(signal.SIGINT, _interrupted_while_importing)
+
+
+def _interrupted_while_importing(signum, frame) -> NoReturn:
+    os.write(2, b"interrupted\n")
+    os._exit(INTERRUPTED_STATUS)
 
 
 def end_if_interrupted() -> None:
