@@ -420,11 +420,17 @@ def test_ratio_of_overheads_reads_each_metric_in_its_worse_direction():
     assert row["value"] == pytest.approx((10.5 / 10) / (100 / 80) - 1) and row["verdict"] == "does not hold"
 
 
-def test_ratio_of_overheads_needs_versus(tmp_path):
+@pytest.mark.parametrize("paper_platform, check, lacks", [
+    ("OpenVZ", "kind: ratio_of_overheads, benchmark: b, metric: time, platform: lxc, baseline: native, threshold: 0",
+     "versus"),
+    ("KVM", "kind: trend, benchmark: b, metric: time, platform: qemu-kvm, baseline: native, over: procs, direction: flat",
+     "threshold"),
+])
+def test_a_kind_refuses_a_claim_without_the_key_it_needs(tmp_path, paper_platform, check, lacks):
+    """ratio_of_overheads needs its versus selection; a flat trend its threshold."""
     bad = tmp_path / "claims.yaml"
-    bad.write_text("- {id: a, paper: x, paper_platform: OpenVZ, testable: true, check: {kind: ratio_of_overheads, "
-                   "benchmark: b, metric: time, platform: lxc, baseline: native, threshold: 0}}\n")
-    with pytest.raises(ValueError, match="lacks versus"):
+    bad.write_text(f"- {{id: a, paper: x, paper_platform: {paper_platform}, testable: true, check: {{{check}}}}}\n")
+    with pytest.raises(ValueError, match=f"lacks {lacks}"):
         claims.load_claims(bad)
 
 

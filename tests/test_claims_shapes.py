@@ -192,11 +192,3 @@ def test_trend_flat_is_an_equivalence_bound_on_the_slope():
     assert evaluate("trend", growing, threshold=0.05, **flat)["verdict"] == "does not hold"
     row = evaluate("trend", growing, threshold=0.15, **flat)  # the bound inside the interval
     assert row["ci_low"] < 0.15 < row["ci_high"] and row["verdict"] == "inconclusive"
-
-
-def test_trend_flat_needs_a_threshold(tmp_path):
-    bad = tmp_path / "claims.yaml"
-    bad.write_text("- {id: a, paper: x, paper_platform: KVM, testable: true, check: {kind: trend, benchmark: b, "
-                   "metric: time, platform: qemu-kvm, baseline: native, over: procs, direction: flat}}\n")
-    with pytest.raises(ValueError, match="lacks threshold"):
-        claims.load_claims(bad)
