@@ -59,7 +59,9 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   ``inconclusive`` (an interval straddles the threshold, or there is no interval: a value of 0;
   too few values for any interval is ``inconclusive (too few repetitions)``). A decided claim whose
   deciding comparisons, re-estimated within each part of the run order, lie on opposite sides of
-  the threshold is ``inconclusive (drift between parts)`` (:func:`_part_consistency`). ``not measured`` when
+  the threshold is ``not comparable here`` (drift between parts: platform and time are confounded,
+  :func:`_part_consistency`), as is one measured in a cache where the paper measured a disk or
+  memory (:func:`_regime_gate`). ``not measured`` when
   the benchmark, metric, platform or selected variant has no runs on the testbed (the note says
   which), ``not testable here`` for claims marked ``testable: false`` (with their reason). The row
   shows the strongest counterexample, or else the worst comparison.
@@ -102,29 +104,18 @@ SHAPE_KINDS = {"trend": ("worsens", "improves", "flat"), "spread": ("larger", "s
 # and one whose records are a guest faster than native without a recorded cause is not a verdict.
 ANALOGUE_SUFFIX = " (analogue)"
 UNEXPLAINED_FASTER = "inconclusive (guest faster than native: unexplained)"
-VERDICTS = ("holds", "does not hold", "holds" + ANALOGUE_SUFFIX, "does not hold" + ANALOGUE_SUFFIX, "inconclusive",
-            UNEXPLAINED_FASTER, "not measured", "not testable here")  # fmt: skip
-
-# a disk or memory claim decided on data measured in a cache is not decided (_regime_gate)
-VERDICTS = (*VERDICTS[: VERDICTS.index("inconclusive") + 1], regimes.CACHE_VERDICT,
-            *VERDICTS[VERDICTS.index("inconclusive") + 1 :])  # fmt: skip
-
 # a claim left undecided because a comparison has no interval at its n (3 + 3 at 95 %) is TOO_FEW; a
 # trend or spread (normal-theory methods) with fewer than MIN_REPETITIONS repetitions a side too
 # (issue 16: at n = 3 a nominal 95 % t interval covers about 80 % of the time)
 MIN_REPETITIONS = 5
 TOO_FEW = "inconclusive (too few repetitions)"
-VERDICTS = (*VERDICTS[: VERDICTS.index("inconclusive") + 1], TOO_FEW, *VERDICTS[VERDICTS.index("inconclusive") + 1 :])
+# Every verdict, in the order of the counts. A claim tested outside its conditions, on data measured
+# in a cache (_regime_gate) or on parts of the run order that decide opposite ways (_part_consistency)
+# is conditions.NOT_COMPARABLE; one whose analogue's bias could produce it conditions.NOT_INFORMATIVE.
+VERDICTS = ("holds", "does not hold", "holds" + ANALOGUE_SUFFIX, "does not hold" + ANALOGUE_SUFFIX, "inconclusive",
+            TOO_FEW, UNEXPLAINED_FASTER, conditions.NOT_INFORMATIVE, conditions.NOT_COMPARABLE, "not measured",
+            "not testable here")  # fmt: skip
 
-# a claim decided on pooled data whose deciding comparisons lie on opposite sides of the threshold in
-# the two parts of the run order is not decided (_part_consistency; rounds, issue 40, are the real fix)
-DRIFT = "inconclusive (drift between parts)"
-VERDICTS = (*VERDICTS[: VERDICTS.index(TOO_FEW) + 1], DRIFT, *VERDICTS[VERDICTS.index(TOO_FEW) + 1 :])
-
-# a verdict from an analogue whose bias could produce it, and a claim tested outside the conditions it
-# was made in, decide nothing (virtrepro.conditions)
-VERDICTS = (*VERDICTS[: VERDICTS.index("not measured")], conditions.NOT_INFORMATIVE, conditions.NOT_COMPARABLE,
-            *VERDICTS[VERDICTS.index("not measured") :])  # fmt: skip
 
 def higher_is_better(metric: str, unit: str | None = None, benchmark: str | None = None) -> bool:
     """Whether a larger value of ``metric`` is better: its declaration in
@@ -534,20 +525,47 @@ def _in_part(pair: _Pair, part: int) -> _Pair | None:
     return _Pair(pair.label, *sides)
 
 
-def _part_values(pairs: list[_Pair], hib: bool) -> dict[int, float]:
-    """The relative difference of a :func:`_relative_ci` row (its ``pairs``, one or the aggregate's
-    variants) estimated within each part of the run order on its own: the same point estimate
-    (:func:`stats.hl_ratio_estimate`) on the records of that part, on both sides. A part in which a
+def _parts_in(frames) -> list[int]:
+    """The parts of the run order (1, 2) that records of ``frames`` (tables or :class:`_Pair` part arrays) name."""
+    found = set()
+    for frame in frames:
+        found |= {int(v) for v in (_part_of(frame) if isinstance(frame, pd.DataFrame) else frame) if v == v}
+    return sorted(found)
+
+
+def _part_ratios(weighted: list[tuple[_Pair, float]]) -> dict[int, float]:
+    """The point estimate of :func:`stats.hl_ratio_estimate` over the shifts of ``weighted`` (pair,
+    power) restricted to each part of the run order on its own, on both sides. A part in which a
     sample of some pair has fewer than 2 values is left out."""
-    found = sorted({int(v) for pair in pairs if pair.parts for side in pair.parts for values in side.values()
-                    for v in values if v == v})  # fmt: skip
+    found = _parts_in(values for pair, _ in weighted if pair.parts for side in pair.parts for values in side.values())
     out = {}
     for part in found:
-        kept = [_in_part(pair, part) for pair in pairs]
-        if all(k is not None for k in kept):
-            estimate = stats.hl_ratio_estimate([t for k in kept for t in _shifts(k, 1.0 / len(pairs))])
+        kept = [(_in_part(pair, part), power) for pair, power in weighted]
+        if all(k is not None for k, _ in kept):
+            estimate = stats.hl_ratio_estimate([t for k, power in kept for t in _shifts(k, power)])
             if estimate == estimate:
-                out[part] = _to_relative(estimate, hib)
+                out[part] = estimate
+    return out
+
+
+def _part_values(pairs: list[_Pair], hib: bool) -> dict[int, float]:
+    """The relative difference of a :func:`_relative_ci` row (its ``pairs``, one or the aggregate's
+    variants) estimated within each part of the run order on its own (:func:`_part_ratios`)."""
+    return {part: _to_relative(r, hib) for part, r in _part_ratios([(p, 1.0 / len(pairs)) for p in pairs]).items()}
+
+
+def _by_part_of_frames(sides: list[pd.DataFrame], estimate) -> dict[int, float]:
+    """``estimate`` (a function of the sides' records) on the records of each part of the run order
+    on its own; a part where it fails or gives NaN is left out."""
+    out = {}
+    for part in _parts_in(sides):
+        kept = [side[_part_of(side) == part] for side in sides]
+        try:
+            value = estimate(kept)
+        except (ValueError, KeyError, ZeroDivisionError, np.linalg.LinAlgError, StopIteration):
+            continue
+        if value == value:
+            out[part] = value
     return out
 
 
@@ -624,21 +642,26 @@ def _holding_side(kind: str, value: float, threshold: float) -> bool:
         return value >= threshold
     if kind == "equivalent":
         return abs(value) <= threshold
+    if kind == "between":  # a saturation size inside the claim's sizes
+        return threshold[0] <= value <= threshold[1]
     return value <= -threshold  # better (an order: better with threshold 0)
 
 
 def _part_consistency(verdict: str, rows: list[dict]) -> tuple[str, str | None]:
-    """:data:`DRIFT`, with the per-part estimates, for a decided claim whose deciding comparisons do
+    """``not comparable here`` (conditions.NOT_COMPARABLE: platform and time are confounded), with the
+    per-part estimates, for a decided claim whose deciding comparisons do
     not decide the same way in each part of the run order (the records' ``part``: A B C D D C B A
     measures every platform in two parts, and a platform's values can drift between them).
 
     Each comparison that decides the verdict (every one for ``holds``; those that do not hold for
     ``does not hold``) is re-estimated within each part on its own (:func:`_part_values`); it drifts
     when the parts' point estimates lie on opposite sides of its threshold (0 for an order). ``holds``
-    becomes :data:`DRIFT` when any deciding comparison drifts, ``does not hold`` when every
+    is not comparable when any deciding comparison drifts, ``does not hold`` when every
     counterexample does (one that stays makes the claim fail by itself). Only the estimates' sides
-    are looked at, and only to refuse a decision, never to make one; comparisons without per-part
-    records (a ratio of overheads, a table without ``part``) and undecided verdicts are left as they are."""
+    are looked at, and only to refuse a decision, never to make one. Every kind is re-estimated: a
+    relative difference, a ratio of overheads, a trend's slope, a spread difference and a saturation
+    size (its part's size inside or outside the claim's sizes); comparisons without per-part records
+    (a table without ``part``) and undecided verdicts are left as they are."""
     if verdict not in ("holds", "does not hold"):
         return verdict, None
     deciding = [r for r in rows if r.get("verdict") == verdict]
@@ -653,12 +676,17 @@ def _part_consistency(verdict: str, rows: list[dict]) -> tuple[str, str | None]:
     if not drifting or (verdict == "does not hold" and len(drifting) < len(deciding)):
         return verdict, None
     row, kind, threshold, values = drifting[0]
-    bound = (-threshold if kind in ("better", "order") else threshold) + 0.0  # no "-0.0"
-    shown = ", ".join(f"part {part} {_percent(value)}" for part, value in sorted(values.items()))
+    if kind == "between":  # a saturation size, not a relative difference
+        shown = ", ".join(f"part {part} {_text(value)}" for part, value in sorted(values.items()))
+        pooled, side = _text(row["value"]), f"inside and outside {_text(threshold[0])}..{_text(threshold[1])}"
+    else:
+        bound = (-threshold if kind in ("better", "order") else threshold) + 0.0  # no "-0.0"
+        shown = ", ".join(f"part {part} {_percent(value)}" for part, value in sorted(values.items()))
+        pooled, side = _percent(row["value"]), f"on opposite sides of {_percent(bound)}"
     where = f" ({row['label']})" if row["label"] else ""
     more = f" and {len(drifting) - 1} more comparison{'s' if len(drifting) > 2 else ''}" if len(drifting) > 1 else ""
-    return DRIFT, (f"drift between parts{where}{more}: '{verdict}' pooled ({_percent(row['value'])}), but within each "
-                   f"part of the run order the estimate lies on opposite sides of {_percent(bound)}: {shown}")
+    return conditions.NOT_COMPARABLE, (f"drift between parts{where}{more}: '{verdict}' pooled ({pooled}), but within each "
+                                       f"part of the run order the estimate lies {side}: {shown}")
 
 
 def _badness(kind: str, value: float) -> float:
@@ -775,7 +803,7 @@ def _trend_rows(table: pd.DataFrame, check: dict, names: list[str], level: float
     if len(steps) < 2:
         raise NotMeasured(f"no second {check['over']} value run on {' and '.join(names)} (a trend needs two or more)")
     index = {s: i for i, s in enumerate(steps)}
-    stepped = [{(k, index[s]): v for (k, s), v in c.items() if s in index} for c in cells]
+    stepped = [_stepped(c, index) for c in cells]
     variants = sorted({k for k, _ in stepped[0]})
     groups = [variants] if check.get("aggregate") == "mean" else [[v] for v in variants]
     sign = -1.0 if higher_is_better(check["metric"], sides[0]["unit"].iloc[0], check["benchmark"]) else 1.0
@@ -783,8 +811,9 @@ def _trend_rows(table: pd.DataFrame, check: dict, names: list[str], level: float
     # flat: the change per step stays within +-threshold (log bound b), i.e. the interval inside (-b, b)
     bound = math.log1p(float(check["threshold"])) if check["direction"] == "flat" else None
     rows = []
+    test = {"worsens": ("overhead_at_least", 0.0), "improves": ("better", 0.0)}.get(check["direction"])
     for group in groups:
-        pick = [{c: v for c, v in side.items() if c[0] in group} for side in stepped]
+        pick = [_picked(side, group) for side in stepped]
         est = stats.log_slope(pick[0], pick[1] if len(pick) > 1 else None, level)
         p_worse = est.p_value(0.0, "greater" if sign > 0 else "less")
         p_better = est.p_value(0.0, "less" if sign > 0 else "greater")
@@ -800,21 +829,28 @@ def _trend_rows(table: pd.DataFrame, check: dict, names: list[str], level: float
                      "n_platform": sum(len(v) for v in pick[0].values()),
                      "n_baseline": sum(len(v) for v in pick[1].values()) if len(pick) > 1 else 0,
                      "ci_method": "ols-log", "ci_note": "" if est.tested else est.note,
-                     "p_hold": _two_sided(p_hold), "p_fail": _two_sided(p_fail)})  # fmt: skip
+                     "p_hold": _two_sided(p_hold), "p_fail": _two_sided(p_fail),
+                     "test": test or ("equivalent", float(check["threshold"])),
+                     "by_part": lambda group=group: _by_part_of_frames(sides, lambda kept: math.expm1(sign * stats.log_slope(
+                         *([_picked(_stepped(_cells(k, dims, over_col), index), group) for k in kept] + [None])[:2],
+                         level).estimate))})  # fmt: skip
     return rows, []
+
+
+def _stepped(cells: dict, index: dict) -> dict:
+    """``cells`` keyed by (variant, step number) for the steps of ``index``."""
+    return {(k, index[s]): v for (k, s), v in cells.items() if s in index}
+
+
+def _picked(stepped: dict, group: list) -> dict:
+    return {c: v for c, v in stepped.items() if c[0] in group}
 
 
 def _spread_rows(table: pd.DataFrame, check: dict, names: list[str], level: float) -> tuple[list[dict], list[str]]:
     """``spread``: the platform's relative scatter against the baseline's (Brown-Forsythe,
     :func:`stats.spread_difference`), per paired variant or pooled (``aggregate: mean``)."""
     sides, dims, _ = _shape_sides(table, check, names)
-    keyed = []
-    for side in sides:
-        keys = list(zip(*[_column_text(side, d) for d in dims])) if dims else [()] * len(side)
-        groups: dict = {}
-        for key, value in zip(keys, side["value"].to_numpy(float)):
-            groups.setdefault(key, []).append(value)
-        keyed.append(groups)
+    keyed = [_keyed(side, dims) for side in sides]
     variants = sorted(set(keyed[0]) & set(keyed[1]))
     if not variants:
         raise NotMeasured(f"no {check['benchmark']} variant run on both {names[0]} and {names[1]}")
@@ -828,8 +864,20 @@ def _spread_rows(table: pd.DataFrame, check: dict, names: list[str], level: floa
         rows.append({"label": label, "value": est.estimate, "ci_low": est.low, "ci_high": est.high,
                      "n_platform": sum(len(keyed[0][v]) for v in group), "n_baseline": sum(len(keyed[1][v]) for v in group),
                      "ci_method": "brown-forsythe", "ci_note": "" if est.tested else est.note,
-                     "p_hold": _two_sided(p_up if larger else p_down), "p_fail": _two_sided(p_down if larger else p_up)})  # fmt: skip
+                     "p_hold": _two_sided(p_up if larger else p_down), "p_fail": _two_sided(p_down if larger else p_up),
+                     "test": ("overhead_at_least" if larger else "better", 0.0),
+                     "by_part": lambda group=group: _by_part_of_frames(sides, lambda kept: stats.spread_difference(
+                         *[[_keyed(k, dims)[v] for v in group] for k in kept], level).estimate)})  # fmt: skip
     return rows, []
+
+
+def _keyed(side: pd.DataFrame, dims: list[str]) -> dict:
+    """``{variant key: values}`` of one side's records."""
+    keys = list(zip(*[_column_text(side, d) for d in dims])) if dims else [()] * len(side)
+    groups: dict = {}
+    for key, value in zip(keys, side["value"].to_numpy(float)):
+        groups.setdefault(key, []).append(value)
+    return groups
 
 
 def saturation_bounds(samples: list, gain: float, level: float = 0.95) -> dict:
@@ -873,7 +921,17 @@ def _saturation_rows(table: pd.DataFrame, check: dict, names: list[str], level: 
         verdict = "holds" if low <= first and last <= high else "does not hold" if last < low or first > high else "inconclusive"
         gains = ", ".join(f"{a}->{b} {100 * g:+.0f}%" for a, b, g in zip(steps, steps[1:], got["gains"]))
         label = (_variant_label(dims, key) + ", " if _variant_label(dims, key) else "") + f"{check['over']} {steps[0]}..{steps[-1]}"
-        rows.append({"label": label, "value": sizes[got["estimate"]], "ci_low": first, "ci_high": last,  # sizes
+        def by_part(key=key, steps=steps, sizes=sizes):
+            def size(kept):
+                part_cells = _cells(kept[0], dims, over_col)
+                samples = [part_cells[(key, s)] for s in steps]
+                if any(len(x) < 2 for x in samples):
+                    raise ValueError("fewer than 2 values at a size")
+                return sizes[saturation_bounds(samples, float(check["gain"]), level)["estimate"]]
+            return _by_part_of_frames([side], size)
+
+        rows.append({"test": ("between", (low, high)), "by_part": by_part,
+                     "label": label, "value": sizes[got["estimate"]], "ci_low": first, "ci_high": last,  # sizes
                      "n_platform": sum(len(cells[(key, s)]) for s in steps), "n_baseline": 0, "ci_method": "hl-moses-steps",
                      "ci_note": f"saturation size {_text(sizes[got['estimate']])} (bounds {_text(first)}..{_text(last)}) "
                                 f"against {_text(low)}..{_text(high)}; gains per step: {gains}",
@@ -925,11 +983,12 @@ def _ratio_of_overheads_rows(table, check: dict, names: list[str], level: float,
     selections, the two independent: they must not share records). ``value`` is q - 1 (positive: the first overhead is the larger);
     holds when q's interval lies above 1 + threshold, does not hold when it lies below."""
     plat_name, base_name = names
-    shifts, sizes, labels = [], [0, 0], []
+    shifts, sizes, labels, weighted = [], [0, 0], [], []
     for sign, selection in ((1.0, check), (-1.0, versus_selection(check))):
         pairs, hib = _selection(table, selection, plat_name, base_name)
         power = sign * (-1.0 if hib else 1.0) / len(pairs)
         shifts += [t for pair in pairs for t in _shifts(pair, power)]
+        weighted += [(pair, power) for pair in pairs]
         sizes[0] += sum(_n(p.plat) for p in pairs)
         sizes[1] += sum(_n(p.base) for p in pairs)
         shown = _where_text(selection.get("where"))
@@ -938,7 +997,8 @@ def _ratio_of_overheads_rows(table, check: dict, names: list[str], level: float,
     bound = 1.0 + float(check["threshold"])
     row = {"label": " vs ".join(labels), "value": ci.estimate - 1.0, "ci_low": ci.low - 1.0, "ci_high": ci.high - 1.0,
            "n_platform": sizes[0], "n_baseline": sizes[1], "ci": ci, "ci_method": ci.method, "ci_note": ci.note,
-           "too_few": ci.too_few,
+           "too_few": ci.too_few, "test": ("overhead_at_least", float(check["threshold"])),
+           "by_part": lambda: {part: q - 1.0 for part, q in _part_ratios(weighted).items()},
            "p_hold": _two_sided(ci.p_value(bound, "greater")), "p_fail": _two_sided(ci.p_value(bound, "less"))}  # fmt: skip
     return [row], []
 
@@ -1187,13 +1247,15 @@ def listing(verdicts: pd.DataFrame, width: int = 100) -> str:
 def _regime_gate(verdict: str, table: pd.DataFrame, check: dict, platforms: list[str]) -> tuple[str, str | None]:
     """A number measured in a cache is not a disk or memory number: a verdict whose records (on any of
     ``platforms``) were not measured where the paper measured (the table's ``regime`` against its
-    ``measures``, :mod:`virtrepro.regimes`) is :data:`regimes.CACHE_VERDICT`, with the reason."""
+    ``measures``, :mod:`virtrepro.regimes`) answers another question: it is not comparable here
+    (conditions.NOT_COMPARABLE), with the reason."""
     if "regime" not in _views(table).table.columns:
         return verdict, None
     used = pd.concat([_records(table, check, name) for name in platforms])
     if "measures" not in used.columns:
         return verdict, None
-    return regimes.gate_verdict(verdict, used["measures"].dropna().unique(), used["regime"].dropna().unique())
+    why = regimes.gate_reason(verdict, used["measures"].dropna().unique(), used["regime"].dropna().unique())
+    return (conditions.NOT_COMPARABLE, why) if why else (verdict, None)
 
 
 # ---------------------------------------------------------------------------
@@ -1339,7 +1401,7 @@ def load_causes(path: str | Path = CAUSES_PATH) -> list[dict]:
 
 def _guard(table: pd.DataFrame, level: float, causes: list[dict], margin: float = GUARD_MARGIN) -> list[dict]:
     """Every (guest platform, benchmark, metric, variant) whose relative difference against native
-    (Fieller interval at ``level``, positive = worse) lies entirely below ``-margin``, with the table
+    (the Hodges-Lehmann ratio's exact Mann-Whitney interval at ``level``, positive = worse) lies entirely below ``-margin``, with the table
     records of the guest's side and the recorded cause ("" when none)."""
     out = []
     baseline = platform_catalog.BASELINE
@@ -1363,7 +1425,7 @@ def _guard(table: pd.DataFrame, level: float, causes: list[dict], margin: float 
             native = base.loc[base["key"] == key, "value"].to_numpy(float)
             if len(native) < 2 or len(guest) < 2:
                 continue
-            res = stats.overhead(native, guest["value"].to_numpy(float), hib, level=level, method="fieller")
+            res = stats.overhead(native, guest["value"].to_numpy(float), hib, level=level)
             high = res["overhead_ci_high"] / 100
             if not high < -margin:
                 continue

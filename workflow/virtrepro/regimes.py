@@ -148,18 +148,13 @@ def mismatch(measures: str, regimes) -> str | None:
     return f"measured {' / '.join(WHERE[r] if r in WHERE else r for r in found)}, not {WHERE.get(measures, measures)}"
 
 
-# the verdict of a claim whose data was not measured where the paper measured (the note says exactly where)
-CACHE_VERDICT = "inconclusive (measured in the page cache / CPU cache, not on disk / in memory)"
-
-
-def gate_verdict(verdict: str, measures, regimes) -> tuple[str, str | None]:
-    """A decided verdict (``holds`` / ``does not hold``, also a qualified one) on data that was not
-    measured where the paper measured (``measures``: the papers' regimes of the records, ``regimes``:
-    ours) becomes :data:`CACHE_VERDICT`, with the reason; other verdicts are kept."""
-    if not verdict.startswith(("holds", "does not hold")):
-        return verdict, None
+def gate_reason(verdict: str, measures, regimes) -> str | None:
+    """Why a verdict (``holds`` / ``does not hold`` / ``inconclusive``, also a qualified one) on data
+    that was not measured where the paper measured (``measures``: the papers' regimes of the records,
+    ``regimes``: ours) answers another question, or None: the claim is then not comparable here
+    (:mod:`virtrepro.conditions`), with this reason."""
+    if not verdict.startswith(("holds", "does not hold", "inconclusive")):
+        return None
     paper = {m for m in measures if isinstance(m, str) and m}
     why = [w for w in (mismatch(m, regimes) for m in sorted(paper)) if w]
-    if not why:
-        return verdict, None
-    return CACHE_VERDICT, "; ".join(why)
+    return "; ".join(why) or None

@@ -23,25 +23,16 @@ method's, Rochon, Kieser and Kopp 2012; Shapiro-Wilk p-values are still recorded
   rounding bound on the log scale, so their coverage holds for the true values behind the print
   (the comment block before :func:`printed_resolution`).
 
-**Means, for figures and summaries**: ``mean_ci``/``location_ci``/``summarize`` describe one sample
-per group; ``ratio_ci`` is the interval for a ratio of means (or a product of powers of means), used
-by ``overhead`` and the figures; ``welch_test``, ``holm``, ``outliers``, ``tost_p`` and
-``compare_to_baseline`` compare a platform with a baseline (conventions are stated in the comment
-block before ``ratio_ci``). These keep the rule below (:func:`interval_method`):
-
-* every sample is checked for normality with Shapiro-Wilk when it has at least 3 values and is not
-  constant (the p-value is recorded); a sample "departs from normality" when that p-value is below
-  ``normality_alpha`` (0.05). Values tied at the printed resolution (``[1, 1, 2]``) depart too.
-* no departure: the normal-theory interval, which says so (``t`` for a mean, ``fieller`` for a ratio
-  of two means, ``delta-log`` for a product of powers of means);
-* a departure and every sample with at least :data:`MIN_N_BCA` (20) values: BCa bootstrap
-  (``scipy.stats.bootstrap``), seeded per call;
-* a departure at smaller n: the median's order-statistic interval for one sample
-  (``median-order``; no interval when n is too small for the level), and no interval (``none``) for a
-  ratio of means.
-* a constant sample carries no information about its variance: when every sample is constant there
-  is no interval and no test (``none``, and the note says so); when only some are, their variance is
-  taken as 0 (below the printed resolution) and the note says so.
+**The figures' and summaries' intervals** use the same methods, so a whisker and a verdict never
+disagree by construction: ``overhead`` and ``compare_to_baseline`` (a platform against a baseline,
+one Holm family per call) give the Hodges-Lehmann ratio with its exact Mann-Whitney interval
+(:func:`hl_ratio_ci`), ``location_ci``/``summarize`` a sample's median with its order-statistic
+interval (:func:`median_order_ci`), ``paired_rounds`` the signed-rank interval of paired rounds
+(:func:`hl_paired_ci`), ``drift_between_parts`` a part's ratio to the other's (:func:`hl_ratio_ci`).
+Each says its achieved confidence in ``ci_note``; where n is too small for any interval at the level
+there is none (``ci_method`` ``none``), never a guess. ``mean_ci`` (a Student-t interval of a mean,
+normal theory, said so) serves the repetition rule's width (:mod:`virtrepro.adaptive`) only.
+Shapiro-Wilk p-values are reported as a description and decide nothing.
 """
 
 from __future__ import annotations
@@ -56,10 +47,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.weightstats import DescrStatsW, ttost_ind
+from statsmodels.stats.weightstats import DescrStatsW
 
-NORMALITY_ALPHA = 0.05
-MIN_N_BCA = 20  # BCa only where every sample has at least this many values
 N_RESAMPLES = 9999
 CONSTANT_NOTE = "all samples are constant: no information about their variance, no interval and no test"
 
@@ -86,41 +75,6 @@ def seed_for(seed: int, *labels) -> list[int]:
     """A generator seed of its own for one group or variant: ``[seed, crc32(label), ...]``, so that
     adding a variant never changes another's resamples."""
     return [int(seed)] + [zlib.crc32(str(label).encode()) for label in labels]
-
-
-def interval_method(samples, parametric: str, normality_alpha: float = NORMALITY_ALPHA) -> tuple[str, str]:
-    """The interval method for ``samples`` under the module's rule, and a note saying why.
-
-    ``parametric`` is the normal-theory method's name (``t``, ``fieller``, ``delta-log``); the
-    result is it, ``bca``, or ``none`` (with the reason in the note).
-    """
-    if any(x.size < 2 for x in samples):
-        return "none", "fewer than 2 values in a sample: no interval"
-    if all(_constant(x) for x in samples):
-        return "none", CONSTANT_NOTE
-    pvals = [shapiro_p(x) for x in samples]
-    departing = [p for p in pvals if p < normality_alpha]
-    if departing:
-        shown = ", ".join(f"{p:.3g}" for p in departing)
-        if all(x.size >= MIN_N_BCA for x in samples):
-            return "bca", f"a sample departs from normality (Shapiro-Wilk p = {shown}): BCa bootstrap"
-        return "none", (
-            f"a sample departs from normality (Shapiro-Wilk p = {shown}) and n < {MIN_N_BCA}: no interval "
-            "of the ratio of means drawn (the verdicts use the Hodges-Lehmann interval, in the claims table)"
-        )
-    note = "normal-theory interval (assumes normality)"
-    if any(_constant(x) for x in samples):
-        note += "; a constant sample's variance is taken as 0 (below the printed resolution)"
-    return parametric, note
-
-
-def _bca(samples, statistic, level: float, seed, n_resamples: int = N_RESAMPLES, alternative="two-sided", previous=None):
-    """scipy.stats.bootstrap, BCa, each sample resampled independently."""
-    return scipy_stats.bootstrap(
-        tuple(samples), statistic, n_resamples=0 if previous is not None else n_resamples, paired=False,
-        confidence_level=level, alternative=alternative, method="BCa", vectorized=True,
-        bootstrap_result=previous, rng=np.random.default_rng(seed),
-    )  # fmt: skip
 
 
 def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
@@ -159,15 +113,10 @@ def median_order_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     return float(x[best - 1]), float(x[n - best]), float(coverage[best - 1])
 
 
-def location_ci(
-    values, level: float = 0.95, normality_alpha: float = NORMALITY_ALPHA, seed=0, n_resamples: int = N_RESAMPLES
-) -> dict:
-    """n, mean, median, std and one interval for the sample's location, by the module's rule.
-
-    ``ci_method``: ``t`` (mean; assumes normality), ``bca`` (mean; n >= 20, normality rejected),
-    ``median-order`` (median; normality rejected at n < 20), ``none``; ``ci_of`` names the estimand
-    (``mean``/``median``), ``ci_note`` says why, ``shapiro_p`` is the recorded diagnostic.
-    """
+def location_ci(values, level: float = 0.95) -> dict:
+    """n, mean, median, std and the median's distribution-free interval (:func:`median_order_ci`:
+    order statistics, exact coverage for any continuous distribution, stated in ``ci_note``; none
+    below 6 values at 95 %). ``ci_of`` names the estimand (``median``), ``shapiro_p`` is a description."""
     x = _clean(values)
     nan = float("nan")
     out = {
@@ -178,38 +127,23 @@ def location_ci(
     if x.size == 0:
         out["ci_note"] = "no values"
         return out
-    method, note = interval_method([x], "t", normality_alpha)
-    out["ci_note"] = note
-    if method == "t":
-        _, out["ci_low"], out["ci_high"] = mean_ci(x, level)
-        out.update(ci_method="t", ci_of="mean")
-    elif method == "bca":
-        res = _bca([x], lambda a, axis=-1: np.mean(a, axis=axis), level, seed, n_resamples)
-        out.update(ci_method="bca", ci_of="mean", ci_low=float(res.confidence_interval.low),
-                   ci_high=float(res.confidence_interval.high))  # fmt: skip
-    elif note.startswith("a sample departs"):
-        low, high, coverage = median_order_ci(x, level)
-        out.update(ci_method="median-order", ci_of="median", ci_low=low, ci_high=high)
-        out["ci_note"] = (
-            f"departs from normality (Shapiro-Wilk p = {out['shapiro_p']:.3g}): order-statistic interval "
-            + (f"of the median, coverage {coverage:.1%}" if low == low else f"of the median impossible at n = {x.size} (at most {coverage:.1%})")
-        )
+    low, high, coverage = median_order_ci(x, level)
+    if low == low:
+        out.update(ci_method="median-order", ci_of="median", ci_low=low, ci_high=high,
+                   ci_note=f"order-statistic interval of the median, achieved confidence {coverage:.1%}")  # fmt: skip
+    else:
+        out["ci_note"] = f"no {level:.0%} interval of the median at n = {x.size} (at most {coverage:.1%})"
     return out
 
 
-def summarize(
-    frame: pd.DataFrame, by: list[str], level: float = 0.95, value: str = "value",
-    normality_alpha: float = NORMALITY_ALPHA, seed: int = 0,
-) -> pd.DataFrame:  # fmt: skip
+def summarize(frame: pd.DataFrame, by: list[str], level: float = 0.95, value: str = "value") -> pd.DataFrame:
     """Per group, over the group's non-NaN values: n, mean, std, median, the Shapiro-Wilk p-value
-    and one location interval by the module's rule (:func:`location_ci`): columns ``ci_low``,
-    ``ci_high``, ``ci_method``, ``ci_of``, ``ci_note``, ``level``. Each group's bootstrap (if any)
-    has its own seed (:func:`seed_for`)."""
+    (a description) and the median's interval (:func:`location_ci`): columns ``ci_low``, ``ci_high``,
+    ``ci_method``, ``ci_of``, ``ci_note``, ``level``."""
     rows = []
     for key, group in frame.groupby(by, sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        res = location_ci(group[value], level, normality_alpha, seed_for(seed, key))
-        rows.append({**dict(zip(by, key)), **res, "level": level})
+        rows.append({**dict(zip(by, key)), **location_ci(group[value], level), "level": level})
     columns = [*by, "n", "mean", "std", "median", "shapiro_p", "ci_method", "ci_of", "ci_low", "ci_high", "ci_note", "level"]
     return pd.DataFrame(rows, columns=columns)
 
@@ -222,7 +156,8 @@ def summarize(
 #
 # - "baseline" is the reference sample (e.g. native), "platform" the sample
 #   under test (e.g. a VM or container).
-# - ratio = mean(platform) / mean(baseline).
+# - ratio = the Hodges-Lehmann ratio platform / baseline (hl_ratio_ci: exp of the median of all
+#   log x_i - log y_j), with its exact Mann-Whitney interval.
 # - overhead_percent is positive when the platform is WORSE than the baseline,
 #   whatever the metric's direction:
 #       higher is better (throughput, bandwidth, FLOP/s): (1 - ratio) * 100
@@ -234,13 +169,6 @@ def summarize(
 # - NaN values are removed before any computation; an interval or p-value that
 #   cannot be computed is NaN, never a made-up number.
 # - alpha = 1 - level everywhere.
-
-_UNBOUNDED_NOTE = (
-    "Fieller interval unbounded: the baseline mean is not significantly different "
-    "from 0 at this level (g = t^2 * var(mean_b) / mean_b^2 >= 1), so the ratio "
-    "has no finite confidence interval"
-)
-
 
 def _ratio_to_overhead(ratio: float, higher_is_better: bool) -> float:
     return (1.0 - ratio) * 100.0 if higher_is_better else (ratio - 1.0) * 100.0
@@ -255,43 +183,13 @@ def _overhead_interval(low: float, high: float, higher_is_better: bool) -> tuple
     return (min(a, b), max(a, b))
 
 
-def fieller_interval(
-    mean_b: float, var_mean_b: float, mean_p: float, var_mean_p: float, t: float
-) -> tuple[float, float, bool]:
-    """Fieller interval for mean_p / mean_b with independent means.
-
-    ``var_mean_*`` are the variances of the sample means (s^2 / n) and ``t`` the
-    two-sided critical value. The interval is the set of R with
-    ``(mean_p - R*mean_b)^2 <= t^2 * (var_mean_p + R^2 * var_mean_b)``, i.e. the
-    roots of ``a R^2 + b R + c = 0`` with ``a = mean_b^2 - t^2 var_mean_b``,
-    ``b = -2 mean_b mean_p`` and ``c = mean_p^2 - t^2 var_mean_p``.
-    Returns ``(low, high, bounded)``; when ``a <= 0`` the set is not a finite
-    interval and ``(nan, nan, False)`` is returned.
-    """
-    a = mean_b**2 - t**2 * var_mean_b
-    if not a > 0:
-        return float("nan"), float("nan"), False
-    b = -2.0 * mean_b * mean_p
-    c = mean_p**2 - t**2 * var_mean_p
-    disc = max(b * b - 4.0 * a * c, 0.0)  # = 4 t^2 (a var_mean_p + mean_p^2 var_mean_b) >= 0
-    root = np.sqrt(disc)
-    return float((-b - root) / (2 * a)), float((-b + root) / (2 * a)), True
-
-
-def _satterthwaite(weights, sizes) -> float:
-    """Welch-Satterthwaite df of a sum of variance terms ``weights`` from samples of ``sizes``; terms
-    that are 0 (constant samples) drop out."""
-    w = np.asarray(weights, dtype=float)
-    n = np.asarray(sizes, dtype=float)
-    keep = w > 0
-    return float(w[keep].sum() ** 2 / np.sum(w[keep] ** 2 / (n[keep] - 1)))
-
-
 @dataclass(frozen=True)
 class RatioCI:
-    """A ratio ``R = prod mean(x_i)^c_i``, its interval at ``level`` and one-sided p-values.
+    """A ratio (two samples', paired rounds', or a product of such ratios), its interval at ``level``
+    and one-sided p-values.
 
-    ``method``: ``fieller``, ``delta-log``, ``bca`` or ``none`` (no interval; ``note`` says why).
+    ``method``: ``hl-moses``, ``hl-signed-rank``, ``bootstrap-hl`` or ``none`` (no interval; ``note``
+    says why).
     :meth:`p_value` inverts the same method, so a bound of the two-sided interval is where
     the one-sided p-value is ``(1 - level) / 2``.
     """
@@ -323,221 +221,49 @@ def _t_p(stat: float, df: float, alternative: str) -> float:
     return float(scipy_stats.t.sf(stat, df) if alternative == "greater" else scipy_stats.t.cdf(stat, df))
 
 
-def ratio_ci(
-    terms, level: float = 0.95, method: str = "auto", normality_alpha: float = NORMALITY_ALPHA,
-    seed=0, n_resamples: int = N_RESAMPLES,
-) -> RatioCI:  # fmt: skip
-    """Interval for ``R = prod_i mean(x_i)^c_i`` over independent samples; ``terms`` is a list of
-    ``(values, c_i)``. ``[(platform, 1), (baseline, -1)]`` is a ratio of two means; four terms a
-    ratio of ratios (a speed-up or isolation efficiency against the baseline's); the terms of k
-    such ratios with ``c_i / k`` their geometric mean (a summary across variants or benchmarks is a
-    geometric mean of ratios, never an arithmetic mean of ratios).
+def overhead(baseline_values, platform_values, higher_is_better: bool, level: float = 0.95) -> dict:
+    """The ratio platform / baseline (:func:`hl_ratio_ci`: Hodges-Lehmann with the exact Mann-Whitney
+    interval), the overhead in percent and their intervals.
 
-    ``method="auto"`` follows the module's rule: ``fieller`` for a ratio of two means (see
-    :func:`overhead`), ``delta-log`` otherwise: on the log scale ``theta = sum c_i log m_i`` with
-    ``var = sum c_i^2 s_i^2 / (n_i m_i^2)``, a Student-t quantile with Welch-Satterthwaite df of
-    those terms, bounds ``exp(theta +- t se)`` (every mean must be positive); ``bca`` where a sample
-    departs from normality and every n >= 20; ``none`` below. ``"fieller"``, ``"delta-log"`` and
-    ``"bca"`` force a method (``bca`` still needs n >= 20).
-    """
-    if method not in ("auto", "fieller", "delta-log", "bca"):
-        raise ValueError(f"unknown method {method!r}; use 'auto', 'fieller', 'delta-log' or 'bca'")
-    if not 0 < level < 1:
-        raise ValueError("level must be in (0, 1)")
-    samples = [_clean(v) for v, _ in terms]
-    powers = np.array([float(c) for _, c in terms])
-    if any(x.size == 0 for x in samples):
-        raise ValueError("every sample needs at least one non-NaN value")
-    nan = float("nan")
-    means = np.array([x.mean() for x in samples])
-    two = len(terms) == 2 and tuple(powers) == (1.0, -1.0)
-    shapiro = tuple(shapiro_p(x) for x in samples)
-
-    def result(estimate, method_used, note, low=nan, high=nan, df=nan, unbounded=False, p=None):
-        return RatioCI(float(estimate), float(low), float(high), method_used, note, float(df), level, unbounded, shapiro, p)
-
-    if two:
-        estimate = means[0] / means[1] if means[1] != 0 else nan
-        if means[1] == 0:
-            return result(nan, "none", "baseline mean is 0: ratio undefined")
-    else:
-        if not np.all(means > 0):
-            return result(nan, "none", "a mean is 0 or negative: no relative difference on the log scale")
-        estimate = float(np.exp(np.sum(powers * np.log(means))))
-    parametric = "fieller" if two else "delta-log"
-    chosen, note = interval_method(samples, parametric, normality_alpha)
-    if method != "auto" and not (note.startswith("fewer") or note == CONSTANT_NOTE):
-        if method == "fieller" and not two:
-            raise ValueError("Fieller's interval is for a ratio of two means")
-        if method == "bca" and not all(x.size >= MIN_N_BCA for x in samples):
-            return result(estimate, "none", f"BCa needs at least {MIN_N_BCA} values in every sample")
-        chosen = method
-        note = "BCa bootstrap" if method == "bca" else "normal-theory interval (assumes normality)"
-    if chosen == "none":
-        return result(estimate, "none", note)
-    alpha = 1.0 - level
-    sizes = np.array([x.size for x in samples], dtype=float)
-    var_means = np.array([x.var(ddof=1) for x in samples]) / sizes
-    if chosen == "fieller":
-        (m_p, m_b), (v_p, v_b) = means, var_means
-        ratio = estimate
-        if v_p + ratio**2 * v_b > 0:
-            df = _satterthwaite([v_p, ratio**2 * v_b], sizes)
-        else:  # the ratio is 0 and the platform constant (NPB times printed as 0.00 s): the baseline's df,
-            df = float(sizes[1] - 1)  # the limit of Welch-Satterthwaite as the platform's term vanishes
-        t = float(scipy_stats.t.ppf(1 - alpha / 2, df))
-        low, high, bounded = fieller_interval(m_b, v_b, m_p, v_p, t)
-        if not bounded:
-            note = _UNBOUNDED_NOTE
-
-        def p_fieller(r0, alternative):
-            se = np.sqrt(v_p + r0**2 * v_b)
-            stat = (m_p - r0 * m_b) / se * np.sign(m_b) if se > 0 else nan
-            return _t_p(stat, df, alternative)
-
-        return result(estimate, "fieller", note, low, high, df, not bounded, p_fieller)
-    if chosen == "delta-log":
-        theta = float(np.sum(powers * np.log(means)))
-        weights = powers**2 * var_means / means**2
-        se = float(np.sqrt(weights.sum()))
-        df = _satterthwaite(weights, sizes)
-        t = float(scipy_stats.t.ppf(1 - alpha / 2, df))
-
-        def p_delta(r0, alternative):
-            if r0 <= 0:
-                return 0.0 if alternative == "greater" else 1.0
-            return _t_p((theta - np.log(r0)) / se, df, alternative)
-
-        return result(estimate, "delta-log", note, np.exp(theta - t * se), np.exp(theta + t * se), df, False, p_delta)
-
-    # BCa: scipy.stats.bootstrap with the statistic itself, each sample resampled independently
-    def statistic(*xs, axis=-1):
-        return np.prod([np.mean(x, axis=axis) ** c for x, c in zip(xs, powers)], axis=0)
-
-    res = _bca(samples, statistic, level, seed, n_resamples)
-    if not np.all(np.isfinite(res.bootstrap_distribution)):
-        return result(estimate, "none", "a resampled denominator mean is 0: no bootstrap interval", unbounded=True)
-
-    def p_bca(r0, alternative):
-        # the one-sided BCa bound at confidence 1 - p equals r0: find p by bisection
-        side = "greater" if alternative == "greater" else "less"
-
-        def bound(p):
-            ci = _bca(samples, statistic, 1 - p, seed, previous=res, alternative=side).confidence_interval
-            return ci.low if side == "greater" else ci.high
-
-        lo, hi = 1e-6, 1 - 1e-6
-        excluded = (lambda b: b > r0) if side == "greater" else (lambda b: b < r0)
-        if excluded(bound(lo)):
-            return lo
-        if not excluded(bound(hi)):
-            return 1.0
-        for _ in range(30):
-            mid = (lo + hi) / 2
-            lo, hi = (lo, mid) if excluded(bound(mid)) else (mid, hi)
-        return hi
-
-    ci = res.confidence_interval
-    return result(estimate, "bca", note, ci.low, ci.high, nan, False, p_bca)
-
-
-def overhead(
-    baseline_values,
-    platform_values,
-    higher_is_better: bool,
-    level: float = 0.95,
-    method: str = "auto",
-    n_resamples: int = N_RESAMPLES,
-    seed=0,
-    normality_alpha: float = NORMALITY_ALPHA,
-) -> dict:
-    """Ratio of means platform/baseline, overhead in percent, and their CI.
-
-    Conventions
-    -----------
-    ``ratio = mean(platform) / mean(baseline)``. ``overhead_percent`` is
-    positive when the platform is worse than the baseline:
-    ``(1 - ratio) * 100`` if ``higher_is_better`` (throughput), else
-    ``(ratio - 1) * 100`` (times, latencies). So +10 means "10 % worse" for
-    both kinds of metric, and -10 means "10 % better".
-
-    Methods (:func:`ratio_ci`; ``method="auto"`` chooses by the module's rule)
-    -------
-    ``"fieller"`` (both samples consistent with normality): Fieller's theorem for two independent
-    samples with unequal variances. With ``v_b = s_b^2/n_b`` and ``v_p = s_p^2/n_p``
-    the interval is ``{R : (mean_p - R mean_b)^2 <= t^2 (v_p + R^2 v_b)}``
-    (see :func:`fieller_interval`). ``t`` is the ``1 - alpha/2`` Student-t
-    quantile with Welch-Satterthwaite degrees of freedom for the linear
-    combination ``mean_p - R mean_b`` evaluated at the point estimate
-    ``R = ratio``::
-
-        df = (v_p + R^2 v_b)^2 / (v_p^2/(n_p-1) + R^4 v_b^2/(n_b-1))
-
-    (the plug-in choice used e.g. by the R package mratios; a constant sample's term drops out).
-    If ``g = t^2 v_b / mean_b^2 >= 1`` the baseline mean is not significantly
-    different from 0, the confidence set is unbounded, and the bounds are
-    NaN with ``ci_unbounded = True`` and an explanation in ``ci_note``.
-
-    ``"bca"``: a sample departs from normality and both have n >= 20: ``scipy.stats.bootstrap``
-    (BCa) of the ratio of means, seeded with ``seed``. ``"none"``: no interval (fewer than 2 values,
-    both samples constant, or a departure from normality at n < 20); ``ci_note`` says why.
-
-    Returns a dict with keys: ``n_baseline, n_platform, mean_baseline,
-    mean_platform, ratio, ratio_ci_low, ratio_ci_high, overhead_percent,
-    overhead_ci_low, overhead_ci_high, ci_unbounded, ci_note, df, level,
-    method, shapiro_p_baseline, shapiro_p_platform, higher_is_better``. ``method`` is the
-    interval's method; ``df`` is NaN unless it is ``fieller``.
-    ``overhead_ci_low <= overhead_ci_high`` always (for higher-is-better
-    metrics the low overhead bound comes from the high ratio bound).
-    """
-    base = _clean(baseline_values)
-    plat = _clean(platform_values)
+    ``overhead_percent`` is positive when the platform is worse than the baseline: ``(1 - ratio) *
+    100`` if ``higher_is_better`` (throughput), else ``(ratio - 1) * 100`` (times, latencies), so
+    +10 means "10 % worse" for both kinds of metric. ``overhead_ci_low <= overhead_ci_high`` always.
+    No interval (``method`` ``none``, ``too_few``) where the sizes allow none at ``level`` (3 + 3 at
+    95 %), and none for a value that is not positive; ``ci_note`` says why, or the achieved confidence.
+    Returns a dict with keys ``n_baseline, n_platform, mean_baseline, mean_platform, ratio,
+    ratio_ci_low, ratio_ci_high, overhead_percent, overhead_ci_low, overhead_ci_high, ci_note, level,
+    method, achieved, too_few, shapiro_p_baseline, shapiro_p_platform, higher_is_better`` and ``ci``
+    (the :class:`RatioCI`, for p-values)."""
+    base, plat = _clean(baseline_values), _clean(platform_values)
     if base.size == 0 or plat.size == 0:
         raise ValueError("both samples need at least one non-NaN value")
-    ci = ratio_ci([(plat, 1), (base, -1)], level, method, normality_alpha, seed, n_resamples)
+    ci = hl_ratio_ci(plat, base, level)
     o_low, o_high = _overhead_interval(ci.low, ci.high, higher_is_better)
     return {
-        "n_baseline": int(base.size),
-        "n_platform": int(plat.size),
-        "mean_baseline": float(base.mean()),
-        "mean_platform": float(plat.mean()),
-        "ratio": ci.estimate,
-        "ratio_ci_low": ci.low,
-        "ratio_ci_high": ci.high,
+        "n_baseline": int(base.size), "n_platform": int(plat.size),
+        "mean_baseline": float(base.mean()), "mean_platform": float(plat.mean()),
+        "ratio": ci.estimate, "ratio_ci_low": ci.low, "ratio_ci_high": ci.high,
         "overhead_percent": _ratio_to_overhead(ci.estimate, higher_is_better),
-        "overhead_ci_low": o_low,
-        "overhead_ci_high": o_high,
-        "ci_unbounded": ci.unbounded,
-        "ci_note": ci.note,
-        "df": ci.df,
-        "level": level,
-        "method": ci.method,
-        "shapiro_p_platform": ci.shapiro[0],
-        "shapiro_p_baseline": ci.shapiro[1],
-        "higher_is_better": bool(higher_is_better),
-    }
+        "overhead_ci_low": o_low, "overhead_ci_high": o_high, "ci_note": ci.note, "level": level,
+        "method": ci.method, "achieved": ci.achieved, "too_few": ci.too_few,
+        "shapiro_p_platform": ci.shapiro[0] if ci.shapiro else float("nan"),
+        "shapiro_p_baseline": ci.shapiro[1] if ci.shapiro else float("nan"),
+        "higher_is_better": bool(higher_is_better), "ci": ci,
+    }  # fmt: skip
 
 
-def welch_test(baseline_values, platform_values) -> dict:
-    """Welch's unequal-variance two-sample t-test (two-sided), via scipy; assumes normality.
+def rank_p(ci: RatioCI, r0: float = 1.0) -> float:
+    """Two-sided p-value of the ratio ``r0`` from a rank interval's inversion (twice the smaller
+    one-sided p, at most 1); NaN without an interval."""
+    p = 2.0 * min(ci.p_value(r0, "greater"), ci.p_value(r0, "less"))
+    return min(1.0, p) if p == p else float("nan")
 
-    The statistic is oriented platform minus baseline:
-    ``t = (mean_p - mean_b) / sqrt(s_p^2/n_p + s_b^2/n_b)`` with
-    Welch-Satterthwaite degrees of freedom
-    ``df = (v_p + v_b)^2 / (v_p^2/(n_p-1) + v_b^2/(n_b-1))``, ``v = s^2/n``.
-    NaN values are removed first; with fewer than 2 values in a sample, or two constant samples
-    (no information about the variance: scipy would return t = inf, p = 0 and a made-up df = 1),
-    the result is NaN and ``note`` says why. Returns ``{"statistic", "p_value", "df", "note"}``.
-    """
-    base = _clean(baseline_values)
-    plat = _clean(platform_values)
-    nan = float("nan")
-    if base.size < 2 or plat.size < 2:
-        return {"statistic": nan, "p_value": nan, "df": nan, "note": "fewer than 2 values in a sample: no test"}
-    if _constant(base) and _constant(plat):
-        return {"statistic": nan, "p_value": nan, "df": nan, "note": CONSTANT_NOTE}
-    res = scipy_stats.ttest_ind(plat, base, equal_var=False)
-    return {"statistic": float(res.statistic), "p_value": float(res.pvalue), "df": float(res.df), "note": ""}
+
+def equivalence_p(ci: RatioCI, margin: float) -> float:
+    """Two one-sided tests of the ratio against ``1 - margin`` and ``1 + margin`` (the larger of the
+    two one-sided p-values: below alpha when the 1 - 2 alpha interval lies inside the margin)."""
+    p = (ci.p_value(1.0 + margin, "less"), ci.p_value(1.0 - margin, "greater"))
+    return max(p) if p == p and all(x == x for x in p) else float("nan")
 
 
 def holm(p_values) -> np.ndarray:
@@ -598,27 +324,6 @@ def outliers(values, rule: str = "none", k: float | None = None) -> np.ndarray:
     return mask
 
 
-def tost_p(baseline_values, platform_values, margin: float = 0.05) -> float:
-    """TOST equivalence p-value, relative margin of the baseline mean (assumes normality).
-
-    Null: ``|mean_p - mean_b| >= margin * |mean_b|``; alternative: the
-    difference lies strictly inside ``(-margin*|mean_b|, +margin*|mean_b|)``.
-    Welch version: ``statsmodels.stats.weightstats.ttost_ind(platform,
-    baseline, low, upp, usevar="unequal")``. The margin uses the observed
-    baseline mean as if it were known (the usual practical simplification).
-    NaN when a sample has fewer than 2 values, both samples are constant (no information about
-    the variance) or the statistic is undefined.
-    """
-    base = _clean(baseline_values)
-    plat = _clean(platform_values)
-    if base.size < 2 or plat.size < 2 or (_constant(base) and _constant(plat)):
-        return float("nan")
-    delta = margin * abs(float(base.mean()))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = ttost_ind(plat, base, -delta, delta, usevar="unequal")[0]
-    return float(p)
-
-
 VERDICTS = ("equivalent", "worse", "better", "inconclusive")
 
 
@@ -632,10 +337,6 @@ def compare_to_baseline(
     level: float = 0.95,
     margin: float = 0.05,
     platform: str = "platform",
-    method: str = "auto",
-    n_resamples: int = N_RESAMPLES,
-    seed: int = 0,
-    normality_alpha: float = NORMALITY_ALPHA,
     outlier_rule: str = "none",
     outlier_k: float | None = None,
 ) -> pd.DataFrame:
@@ -646,162 +347,104 @@ def compare_to_baseline(
     adjusted p-value wherever that figure is drawn (``holm_family_size`` says how many tests the
     family had). Claims have their own families (:mod:`virtrepro.claims`).
 
-    For each group of ``by`` (all rows form one group when ``by`` is empty or
-    None) and each platform (column ``platform``) other than ``baseline``,
-    one row with:
+    For each group of ``by`` (all rows form one group when ``by`` is empty or None) and each
+    platform (column ``platform``) other than ``baseline``, one row with:
 
     - the ``by`` columns, ``platform``, ``baseline``;
-    - ``n_baseline, n_platform, mean_baseline, mean_platform`` (after NaN and
-      outlier removal) and ``dropped_baseline, dropped_platform``: how many
-      values the outlier rule removed (0 when ``outlier_rule="none"``, the
-      default: nothing is dropped unless the caller asks for it; the rule is
-      applied to each platform's sample within the group separately);
-    - ``ratio, ratio_ci_low, ratio_ci_high, overhead_percent,
-      overhead_ci_low, overhead_ci_high, ci_unbounded, ci_method, ci_note,
-      shapiro_p_baseline, shapiro_p_platform`` from :func:`overhead` (same conventions: overhead
-      > 0 means the platform is worse; ``ci_method`` names the interval, each row's bootstrap
-      seeded on its own with :func:`seed_for`);
-    - ``welch_p`` (two-sided, :func:`welch_test`) and ``holm_p``: Holm
-      adjustment over all rows returned by this call (rows with NaN p are
-      left out of the family), ``holm_family_size``;
-    - ``tost_p``: equivalence p-value for the margin ``margin * |mean_baseline|``
-      (:func:`tost_p`; not multiplicity-adjusted);
+    - ``n_baseline, n_platform, mean_baseline, mean_platform`` (after NaN and outlier removal) and
+      ``dropped_baseline, dropped_platform``: how many values the outlier rule removed (0 when
+      ``outlier_rule="none"``, the default; the rule is applied to each sample on its own);
+    - ``ratio, ratio_ci_low, ratio_ci_high, overhead_percent, overhead_ci_low, overhead_ci_high,
+      ci_method, ci_note, achieved, shapiro_p_baseline, shapiro_p_platform`` from :func:`overhead`
+      (the Hodges-Lehmann ratio and its exact Mann-Whitney interval; overhead > 0 means worse);
+    - ``p_value``: the two-sided Mann-Whitney p of a ratio of 1 (:func:`rank_p`) and ``holm_p``, its
+      Holm adjustment over all rows of this call (rows without a p are left out), ``holm_family_size``;
+    - ``tost_p``: the equivalence p for a ratio within ``1 +- margin`` (:func:`equivalence_p`; not
+      multiplicity-adjusted);
     - ``significant``: ``holm_p < alpha``;
-    - ``verdict``, with ``alpha = 1 - level``, decided in this order:
+    - ``verdict``, with ``alpha = 1 - level``: ``"equivalent"`` if ``tost_p < alpha`` (the only way
+      to a "no relevant overhead" statement; a difference can be equivalent and significant), else
+      ``"worse"`` / ``"better"`` if ``holm_p < alpha`` (in the direction of the ratio), else
+      ``"inconclusive"`` (also with no interval at this n). A non-significant test alone never
+      yields "equivalent".
 
-      0. ``"inconclusive"`` when a sample departs from normality at n < 20 or both samples are
-         constant (``ci_method`` is ``none``; ``ci_note`` says why): the t-tests' assumptions
-         do not hold, whatever their p-values;
-      1. ``"equivalent"`` if ``tost_p < alpha``: the difference is shown to
-         lie within +/- margin. This is the ONLY way this function supports
-         a "no relevant overhead" claim. A difference can be both
-         equivalent and significant (tiny but real); ``significant`` and the
-         overhead columns still show it.
-      2. ``"worse"`` / ``"better"`` if ``holm_p < alpha``; the direction is
-         that of ``overhead_percent`` (worse = lower throughput or longer
-         time). "worse"/"better" is used rather than "slower"/"faster" so the
-         wording is right for both metric directions.
-      3. ``"inconclusive"`` otherwise, including when p-values are NaN
-         (too few values, missing baseline in the group). A non-significant
-         t-test alone never yields "equivalent".
-
-    ``higher_is_better`` is a bool for the whole frame, or the name of a
-    boolean column (it must be constant within each group and platform pair).
-    Groups where the baseline has no values still produce rows (verdict
-    ``"inconclusive"``, ``ci_note`` says why).
+    ``higher_is_better`` is a bool for the whole frame, or the name of a boolean column (constant
+    within each group and platform pair). Groups where a side has no values still produce rows
+    (verdict ``"inconclusive"``, ``ci_note`` says why).
     """
     if outlier_rule not in (None, "none", "iqr", "mad"):
         raise ValueError(f"unknown outlier rule {outlier_rule!r}")
     by = list(by or [])
     alpha = 1.0 - level
     data = frame[frame[platform].notna()]
-    if by:
-        groups = data.groupby(by, sort=True, dropna=False)
-    else:
-        groups = [((), data)]
+    groups = data.groupby(by, sort=True, dropna=False) if by else [((), data)]
 
     def sample(group: pd.DataFrame, name) -> tuple[np.ndarray, int]:
         values = _clean(group.loc[group[platform] == name, value])
         flagged = outliers(values, outlier_rule, outlier_k)
         return values[~flagged], int(flagged.sum())
 
-    def direction(group: pd.DataFrame) -> bool:
-        if isinstance(higher_is_better, str):
-            flags = group[higher_is_better].dropna().unique()
-            if len(flags) != 1:
-                raise ValueError(
-                    f"column {higher_is_better!r} must hold one value per group, got {list(flags)}"
-                )
-            return bool(flags[0])
-        return bool(higher_is_better)
-
     rows = []
     for key, group in groups:
         key = key if isinstance(key, tuple) else (key,)
         base, base_dropped = sample(group, baseline)
-        others = sorted(p for p in group[platform].unique() if p != baseline)
-        for other in others:
+        for other in sorted(p for p in group[platform].unique() if p != baseline):
             plat, plat_dropped = sample(group, other)
-            both = pd.concat([group[group[platform] == baseline], group[group[platform] == other]])
-            hib = direction(both)
-            row = {**dict(zip(by, key)), platform: other, "baseline": baseline}
-            if base.size and plat.size:
-                res = overhead(base, plat, hib, level=level, method=method, n_resamples=n_resamples,
-                               seed=seed_for(seed, *key, other), normality_alpha=normality_alpha)  # fmt: skip
-            else:
-                nan = float("nan")
-                res = {
-                    "n_baseline": int(base.size), "n_platform": int(plat.size),
-                    "mean_baseline": float(base.mean()) if base.size else nan,
-                    "mean_platform": float(plat.mean()) if plat.size else nan,
-                    "ratio": nan, "ratio_ci_low": nan, "ratio_ci_high": nan,
-                    "overhead_percent": nan, "overhead_ci_low": nan, "overhead_ci_high": nan,
-                    "ci_unbounded": False, "method": "none", "shapiro_p_baseline": shapiro_p(base),
-                    "shapiro_p_platform": shapiro_p(plat),
-                    "ci_note": "no values for the baseline" if not base.size else "no values for the platform",
-                }  # fmt: skip
-            row.update(
-                {
-                    "n_baseline": res["n_baseline"],
-                    "n_platform": res["n_platform"],
-                    "dropped_baseline": base_dropped,
-                    "dropped_platform": plat_dropped,
-                    "mean_baseline": res["mean_baseline"],
-                    "mean_platform": res["mean_platform"],
-                    "higher_is_better": hib,
-                    "ratio": res["ratio"],
-                    "ratio_ci_low": res["ratio_ci_low"],
-                    "ratio_ci_high": res["ratio_ci_high"],
-                    "overhead_percent": res["overhead_percent"],
-                    "overhead_ci_low": res["overhead_ci_low"],
-                    "overhead_ci_high": res["overhead_ci_high"],
-                    "ci_unbounded": res["ci_unbounded"],
-                    "ci_method": res["method"],
-                    "ci_note": res["ci_note"],
-                    "shapiro_p_baseline": res["shapiro_p_baseline"],
-                    "shapiro_p_platform": res["shapiro_p_platform"],
-                    "welch_p": welch_test(base, plat)["p_value"],
-                    "tost_p": tost_p(base, plat, margin),
-                    "_untestable": res["method"] == "none" and (
-                        res["ci_note"] == CONSTANT_NOTE or res["ci_note"].startswith("a sample departs")
-                    ),
-                }
-            )
+            hib = _direction(pd.concat([group[group[platform] == baseline], group[group[platform] == other]]),
+                             higher_is_better)
+            row = {**dict(zip(by, key)), platform: other, "baseline": baseline, "dropped_baseline": base_dropped,
+                   "dropped_platform": plat_dropped, "higher_is_better": hib}  # fmt: skip
+            row.update(_compared(base, plat, hib, level, margin))
             rows.append(row)
-
     columns = [
-        *by, platform, "baseline", "n_baseline", "n_platform", "dropped_baseline",
-        "dropped_platform", "mean_baseline", "mean_platform", "higher_is_better", "ratio",
-        "ratio_ci_low", "ratio_ci_high", "overhead_percent", "overhead_ci_low",
-        "overhead_ci_high", "ci_unbounded", "ci_method", "ci_note", "shapiro_p_baseline",
-        "shapiro_p_platform", "welch_p", "holm_p", "holm_family_size", "tost_p",
+        *by, platform, "baseline", "n_baseline", "n_platform", "dropped_baseline", "dropped_platform",
+        "mean_baseline", "mean_platform", "higher_is_better", "ratio", "ratio_ci_low", "ratio_ci_high",
+        "overhead_percent", "overhead_ci_low", "overhead_ci_high", "ci_method", "ci_note", "achieved",
+        "shapiro_p_baseline", "shapiro_p_platform", "p_value", "holm_p", "holm_family_size", "tost_p",
         "significant", "verdict", "level", "margin", "outlier_rule",
     ]  # fmt: skip
-    derived = ("holm_p", "holm_family_size", "significant", "verdict", "level", "margin", "outlier_rule")
-    out = pd.DataFrame(rows, columns=[c for c in columns if c not in derived] + ["_untestable"])
-    out["holm_p"] = holm(out["welch_p"].to_numpy()) if len(out) else []
-    out["holm_family_size"] = int(out["welch_p"].notna().sum())
+    out = pd.DataFrame(rows, columns=[c for c in columns if c not in _DERIVED])
+    out["holm_p"] = holm(out["p_value"].to_numpy(float)) if len(out) else []
+    out["holm_family_size"] = int(out["p_value"].notna().sum())
     out["significant"] = out["holm_p"] < alpha
-    verdicts = []
-    for tost, sig, m_b, m_p, hib, untestable in zip(
-        out["tost_p"], out["significant"], out["mean_baseline"], out["mean_platform"], out["higher_is_better"],
-        out["_untestable"],
-    ):  # fmt: skip
-        # direction from the means, so it does not depend on the sign of the baseline mean
-        worse = (m_p < m_b) if hib else (m_p > m_b)
-        if untestable:
-            verdicts.append("inconclusive")
-        elif tost < alpha:
-            verdicts.append("equivalent")
-        elif sig and m_p != m_b:
-            verdicts.append("worse" if worse else "better")
-        else:
-            verdicts.append("inconclusive")
-    out["verdict"] = verdicts
-    out["level"] = level
-    out["margin"] = margin
-    out["outlier_rule"] = outlier_rule or "none"
+    out["verdict"] = [
+        "equivalent" if tost < alpha else ("better" if ratio_better else "worse") if sig else "inconclusive"
+        for tost, sig, ratio_better in zip(out["tost_p"], out["significant"], out["overhead_percent"] < 0)
+    ]
+    out["level"], out["margin"], out["outlier_rule"] = level, margin, outlier_rule or "none"
     return out[columns]
+
+
+_DERIVED = ("holm_p", "holm_family_size", "significant", "verdict", "level", "margin", "outlier_rule")
+
+
+def _direction(rows: pd.DataFrame, higher_is_better: bool | str) -> bool:
+    if isinstance(higher_is_better, str):
+        flags = rows[higher_is_better].dropna().unique()
+        if len(flags) != 1:
+            raise ValueError(f"column {higher_is_better!r} must hold one value per group, got {list(flags)}")
+        return bool(flags[0])
+    return bool(higher_is_better)
+
+
+def _compared(base: np.ndarray, plat: np.ndarray, hib: bool, level: float, margin: float) -> dict:
+    """One comparison's columns of :func:`compare_to_baseline` (NaN, with the reason, without values)."""
+    nan = float("nan")
+    if not (base.size and plat.size):
+        return {"n_baseline": int(base.size), "n_platform": int(plat.size),
+                "mean_baseline": float(base.mean()) if base.size else nan,
+                "mean_platform": float(plat.mean()) if plat.size else nan,
+                "ratio": nan, "ratio_ci_low": nan, "ratio_ci_high": nan, "overhead_percent": nan,
+                "overhead_ci_low": nan, "overhead_ci_high": nan, "ci_method": "none", "achieved": nan,
+                "ci_note": "no values for the baseline" if not base.size else "no values for the platform",
+                "shapiro_p_baseline": shapiro_p(base), "shapiro_p_platform": shapiro_p(plat),
+                "p_value": nan, "tost_p": nan}  # fmt: skip
+    res = overhead(base, plat, hib, level)
+    ci = res.pop("ci")
+    res["ci_method"] = res.pop("method")
+    for key in ("level", "too_few", "higher_is_better"):
+        res.pop(key)
+    return {**res, "p_value": rank_p(ci), "tost_p": equivalence_p(ci, margin)}
 
 
 def drift_between_parts(table: pd.DataFrame, platform: str, level: float = 0.95) -> pd.DataFrame:
@@ -811,8 +454,8 @@ def drift_between_parts(table: pd.DataFrame, platform: str, level: float = 0.95)
     over (platform, part) (:func:`virtrepro.config.run_sequence`): for the first platform (the
     baseline) the two parts are the furthest apart in time, so a drift of the host over the run
     shows there first. One row per group with both parts: ``n_part1, n_part2, mean_part1,
-    mean_part2`` and ``ratio`` (part 2 / part 1) with its interval (:func:`ratio_ci`; NaN where the
-    data carry none, with ``ci_note``). Logs measured before the parts existed (``part`` empty)
+    mean_part2`` and ``ratio`` (part 2 / part 1, :func:`hl_ratio_ci`) with its interval (NaN where
+    the data carry none at this n, with ``ci_note``). Logs measured before the parts existed (``part`` empty)
     are left out; an empty frame when none has both parts."""
     columns = ["benchmark", "variant", "metric", "n_part1", "n_part2", "mean_part1", "mean_part2",
                "ratio", "ratio_ci_low", "ratio_ci_high", "ci_method", "ci_note"]
@@ -825,7 +468,7 @@ def drift_between_parts(table: pd.DataFrame, platform: str, level: float = 0.95)
         second = group.loc[group["part"] == 2, "value"].to_numpy(dtype=float)
         if first.size == 0 or second.size == 0 or np.nanmean(first) <= 0:
             continue
-        interval = ratio_ci([(second, 1), (first, -1)], level=level, seed=seed_for(0, benchmark, variant, metric))
+        interval = hl_ratio_ci(second, first, level)
         rows.append({"benchmark": benchmark, "variant": variant, "metric": metric,
                      "n_part1": int(np.isfinite(first).sum()), "n_part2": int(np.isfinite(second).sum()),
                      "mean_part1": float(np.nanmean(first)), "mean_part2": float(np.nanmean(second)),
@@ -840,11 +483,10 @@ def paired_rounds(table: pd.DataFrame, baseline: str, level: float = 0.95) -> pd
     Repetition r of every platform ran back to back (round r), so the ratio platform / baseline of
     one round is a paired comparison made seconds apart: a drift of the host slower than a round
     cancels in it. Per platform, benchmark, variant, metric and labels, over the rounds both have:
-    ``rounds``, ``above`` (rounds whose ratio exceeds 1), ``ratio`` (the geometric mean of the
-    rounds' ratios) and its interval, the Student-t interval of the mean log ratio, under the
-    module's rule (:func:`interval_method`: the log ratios' normality is checked; a departure gives
-    BCa at 20 rounds or more and no interval, ``none``, below). Ratios are of the metric's values,
-    whatever its direction. Rounds with a value that is not positive are left out (no log)."""
+    ``rounds``, ``above`` (rounds whose ratio exceeds 1), ``ratio`` (the Hodges-Lehmann estimate of
+    the rounds' log ratios) and its exact signed-rank interval (:func:`hl_paired_ci`; none below 6
+    rounds at 95 %, ``ci_note`` says why or its achieved confidence). Ratios are of the metric's
+    values, whatever its direction. Rounds with a value that is not positive are left out (no log)."""
     columns = ["platform", "benchmark", "variant", "metric", "labels", "rounds", "above", "ratio",
                "ratio_ci_low", "ratio_ci_high", "ci_method", "ci_note"]
     keys = ["benchmark", "variant", "metric", "labels"]
@@ -857,18 +499,10 @@ def paired_rounds(table: pd.DataFrame, baseline: str, level: float = 0.95) -> pd
             both = group[(group[platform] > 0) & (group[baseline] > 0)]
             if both.empty:
                 continue
-            logs = np.log(both[platform].to_numpy(float) / both[baseline].to_numpy(float))
-            method, note = interval_method([logs], "t")
-            low = high = float("nan")
-            if method == "t":
-                _, low, high = mean_ci(logs, level)
-            elif method == "bca":
-                found = _bca([logs], np.mean, level, seed_for(0, platform, *key)).confidence_interval
-                low, high = float(found.low), float(found.high)
-            rows.append({"platform": platform, **dict(zip(keys, key)), "rounds": int(logs.size),
-                         "above": int((logs > 0).sum()), "ratio": float(np.exp(logs.mean())),
-                         "ratio_ci_low": float(np.exp(low)), "ratio_ci_high": float(np.exp(high)),
-                         "ci_method": method, "ci_note": note})
+            ci = hl_paired_ci(both[platform].to_numpy(float), both[baseline].to_numpy(float), level)
+            rows.append({"platform": platform, **dict(zip(keys, key)), "rounds": len(both),
+                         "above": int((both[platform] > both[baseline]).sum()), "ratio": ci.estimate,
+                         "ratio_ci_low": ci.low, "ratio_ci_high": ci.high, "ci_method": ci.method, "ci_note": ci.note})
     return pd.DataFrame(rows, columns=columns)
 
 

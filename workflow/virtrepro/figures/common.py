@@ -14,7 +14,7 @@ from ..platform_names import STAND_INS
 
 # the columns of stats.compare_to_baseline a reader wants to see
 OVERHEAD = ["platform", "n_platform", "overhead_percent", "overhead_ci_low", "overhead_ci_high", "verdict"]
-TESTS = ["platform", "n_platform", "ratio", "overhead_percent", "welch_p", "holm_p", "tost_p", "verdict"]
+TESTS = ["platform", "n_platform", "ratio", "overhead_percent", "p_value", "holm_p", "tost_p", "verdict"]
 
 
 def comparable(frame: pd.DataFrame, baseline: str) -> bool:
@@ -32,12 +32,9 @@ def baseline_first(platforms, baseline: str) -> list:
 
 
 def ci_label(s, summary: pd.DataFrame | None = None) -> str:
-    """What the bars and intervals show; where ``summary`` (stats.summarize) holds an interval of
-    the median (a sample not normal at small n), it says that this interval is drawn around the
-    median and marked (plotting.grouped_bars)."""
-    label = f"mean with {s.confidence:.0%} CI"
-    if summary is not None and "ci_of" in summary.columns and (summary["ci_of"] == "median").any():
-        label += "\n(of the median, marked, where a sample is not normal)"
+    """What the bars and intervals show: a summary's (stats.summarize) median with its order-statistic
+    interval (none below 6 runs at 95 %). ``summary`` is accepted for the callers' symmetry."""
+    label = f"median with {s.confidence:.0%} CI (order statistics)"
     return label
 
 
@@ -249,18 +246,14 @@ def compare(frame: pd.DataFrame, s, by: list[str], higher_is_better=True, **kw) 
     """stats.compare_to_baseline at the setting's level and margin; no rows without a comparison."""
     if not comparable(frame, s.baseline):
         return pd.DataFrame(columns=by + list(dict.fromkeys(OVERHEAD + TESTS + ["ratio_ci_low", "ratio_ci_high", "mean_baseline"])))
-    import warnings
-
-    with warnings.catch_warnings():  # identical runs (NPB's 2-decimal times): scipy says so, naming its file's path
-        warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
-        return stats.compare_to_baseline(frame, s.baseline, by=by, higher_is_better=higher_is_better,
-                                         level=s.confidence, margin=kw.pop("margin", s.margin), **kw)
+    return stats.compare_to_baseline(frame, s.baseline, by=by, higher_is_better=higher_is_better,
+                                     level=s.confidence, margin=kw.pop("margin", s.margin), **kw)
 
 
 def summarize(frame: pd.DataFrame, by: list[str], s, value: str = "value") -> pd.DataFrame:
     """stats.summarize at the setting's level; the empty summary's columns for no rows."""
     if frame.empty:
-        return pd.DataFrame(columns=by + ["n", "mean", "ci_low", "ci_high"])
+        return pd.DataFrame(columns=by + ["n", "mean", "median", "ci_low", "ci_high"])
     return stats.summarize(frame, by=by, level=s.confidence, value=value)
 
 
@@ -286,32 +279,28 @@ def netperf(table: pd.DataFrame, s) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def at_size(summary: pd.DataFrame, pick) -> tuple[int, pd.Series]:
-    """The size ``pick`` (min or max) of a netperf summary and the mean per platform at it."""
+    """The size ``pick`` (min or max) of a netperf summary and the median per platform at it."""
     size = pick(summary["message size (bytes)"])
-    return size, summary[summary["message size (bytes)"] == size].set_index("platform")["mean"]
+    return size, summary[summary["message size (bytes)"] == size].set_index("platform")["median"]
 
 
 def lines_with_bands(ax, summary: pd.DataFrame, x: str, errorbars: bool = False) -> list[str]:
-    """One line per platform through a summary's means over ``x``, each point's interval as a band or
-    an error bar; an interval of the median (``ci_of`` "median": a sample not normal at small n) is
-    drawn around the median, marked, as plotting.grouped_bars draws it, never as the mean's. Returns
-    the points that have no interval, in words."""
+    """One line per platform through a summary's medians over ``x``, each point's interval (of the
+    median, stats.location_ci) as a band or an error bar. Returns the points that have no interval,
+    in words."""
     palette = plotting.platform_palette(sorted(summary["platform"].unique()))
     bare = []
     for platform, group in summary.groupby("platform"):
         group = group.sort_values(x)
         colour = palette[platform]
-        ax.plot(group[x], group["mean"], marker="o", color=colour, label=platform)
+        ax.plot(group[x], group["median"], marker="o", color=colour, label=platform)
         bounded = group["ci_low"].notna() & group["ci_high"].notna()
-        of_median = group["ci_of"].eq("median") if "ci_of" in group.columns else pd.Series(False, index=group.index)
-        centre = group["median"].where(of_median, group["mean"]) if "median" in group.columns else group["mean"]
-        of_mean = bounded & ~of_median
-        if not errorbars:  # the mean's intervals as a band
-            ax.fill_between(group[x], group["ci_low"], group["ci_high"], where=of_mean.to_numpy(), color=colour, alpha=0.2)
-        for marked, part in ((False, of_mean if errorbars else of_mean & False), (True, bounded & of_median)):
-            if part.any():
-                ax.errorbar(group[x][part], centre[part], yerr=[(centre - group["ci_low"])[part], (group["ci_high"] - centre)[part]],
-                            fmt="_" if marked else "none", color=colour, ecolor=colour, capsize=3, markersize=12)
+        if errorbars and bounded.any():
+            centre = group["median"]
+            ax.errorbar(group[x][bounded], centre[bounded], fmt="none", color=colour, ecolor=colour, capsize=3,
+                        yerr=[(centre - group["ci_low"])[bounded], (group["ci_high"] - centre)[bounded]])
+        elif bounded.any():
+            ax.fill_between(group[x], group["ci_low"], group["ci_high"], where=bounded.to_numpy(), color=colour, alpha=0.2)
         bare += [f"{plotting.platform_label(platform)} at {size:g} (n = {n})" for size, n in zip(group[x][~bounded], group["n"][~bounded])]
     return bare
 
@@ -323,7 +312,8 @@ def npb_kernel_class(kernel: str, cls: str) -> str:
 
 def npb_ratio_bars(ax, part: pd.DataFrame, s, what: str = "run time") -> pd.DataFrame:
     """NPB run time of each platform relative to the baseline's per kernel and class (its tick:
-    :func:`npb_kernel_class`), with Fieller intervals of the ratio (stats.compare_to_baseline), a bar
+    :func:`npb_kernel_class`): the Hodges-Lehmann ratio with its exact Mann-Whitney interval
+    (stats.compare_to_baseline), a bar
     without one marked :data:`NO_INTERVAL_MARK`, on a log axis (a binary-translating VM's tens of times
     beside the containers' ones); the comparisons drawn (no rows without the baseline)."""
     compared = compare(part, s, ["param_kernel", "param_class"], higher_is_better=False)
@@ -344,7 +334,7 @@ def npb_ratio_bars(ax, part: pd.DataFrame, s, what: str = "run time") -> pd.Data
         ax.set_ylim(low, high)
     plotting.note_no_ratio(ax, compared.loc[compared["mean_baseline"] == 0, "kernel"].unique(), s.baseline)
     ax.set_xlabel("NPB kernel.class")
-    ax.set_ylabel(f"{what} / {s.baseline} (log scale),\nratio of means with {s.confidence:.0%} CI")
+    ax.set_ylabel(f"{what} / {s.baseline} (log scale),\nHodges-Lehmann ratio, {s.confidence:.0%} CI")
     return compared
 
 

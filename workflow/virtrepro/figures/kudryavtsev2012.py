@@ -10,9 +10,9 @@ import pandas as pd
 from .. import claims, plotting, rawlog, results
 from ..platforms.catalog import FULL_VM, get
 from .registry import Drawn, figure
-from .common import (NO_INTERVAL_MARK, OVERHEAD, baseline_first, compare, comparable, footnote, log_worse,
-                     no_comparison, no_interval_text, note_below, npb_missing, published_panel, short_why, times_axis,
-                     with_times)
+from .common import (NO_INTERVAL_MARK, OVERHEAD, baseline_first, claim_thresholds, compare, comparable, footnote,
+                     log_worse, near_one, no_comparison, no_interval_text, note_below, npb_missing, published_panel,
+                     short_why, times_axis, untranslated, with_times)
 
 PAPER = "kudryavtsev2012"
 NPB_BY = ["param_kernel", "param_class", "param_nodes", "param_procs"]
@@ -39,24 +39,38 @@ def npb_figure(table, s, kernels: list[str], title: str) -> Drawn:
         plotting.unavailable(ax, why)
         ax.set_title(f"{title} on testbed {s.testbed!r}")
         return Drawn(fig, {"overhead": why})
-    fig, axes = plt.subplots(1, len(kernels), figsize=(3.2 * len(kernels), 3.6), sharey=True, squeeze=False)
+    zoomed = [p for p in untranslated(compared["platform"]) if p != s.baseline]  # a row near 1 for them
+    rows = 2 if zoomed else 1
+    fig, axes = plt.subplots(rows, len(kernels), figsize=(3.2 * len(kernels), 3.6 * rows), sharey="row", squeeze=False)
     drawn = []
-    for ax, kernel in zip(axes[0], kernels):
+    for i, kernel in enumerate(kernels):
+        ax = axes[0][i]
         part = compared[compared["param_kernel"] == kernel]
         if part.empty:
             plotting.unavailable(ax, f"{kernel.upper()}: not run")
+            if zoomed:
+                plotting.unavailable(axes[1][i], f"{kernel.upper()}: not run")
             continue
         part = part[part["param_nodes"] == part["param_nodes"].min()]  # one instance, as the paper's single-node points
         ax.axhspan(*log_worse([1, 5], False), color="tab:green", alpha=0.15, label="paper: 1-5 % (NUMA)")
         ax.axhspan(*log_worse([10, 60], False), color="tab:red", alpha=0.10, label="paper: 10-60 % (no NUMA)")
         part = with_times(part, False)  # run times
+        order = sorted(part["procs"].unique())
         plotting.grouped_bars(ax, part, "procs", "times", "times_low", "times_high",
-                              order=sorted(part["procs"].unique()), hue_order=baseline_first(part["platform"], s.baseline),
+                              order=order, hue_order=baseline_first(part["platform"], s.baseline),
                               no_interval=NO_INTERVAL_MARK)
         ax.axhline(0, color="black", linewidth=0.8)
         plotting.note_no_ratio(ax, part.loc[part["mean_baseline"] == 0, "procs"].unique(), s.baseline, "processes")
         ax.set_title(f"{kernel.upper()} class {part['param_class'].iloc[0]}")
         ax.set_xlabel("MPI processes")
+        if zoomed:
+            near_one(axes[1][i], part, s, "procs", order,
+                     claim_thresholds(s, NPB_CLAIMS, "npb_mpi", zoomed, where={"kernel": kernel}))
+            axes[1][i].axhspan(1.01, 1.05, color="tab:green", alpha=0.15)  # the paper's bands, as ratios
+            axes[1][i].axhspan(1.10, 1.60, color="tab:red", alpha=0.10)
+            axes[1][i].set_xlabel("MPI processes")
+            if i:
+                axes[1][i].set_ylabel("")
         drawn.append(part)
     # the axis is shared: its scale and label once
     times_axis(axes[0][0], s)
@@ -73,7 +87,8 @@ def npb_figure(table, s, kernels: list[str], title: str) -> Drawn:
 
 
 # what npb_figure's captions say of its axis and its bars without an interval
-SYMLOG_AXIS = "log axis of how many times longer than the baseline, named in factors (common.times_axis)"
+SYMLOG_AXIS = ("log axis of how many times longer than the baseline, named in factors (common.times_axis); below, "
+               "the platforms that do not translate guest code on a linear axis around 1, where 1-5 % can be read")
 MARKED = f"A bar without an interval is marked {NO_INTERVAL_MARK} and the note below says why."
 NPB_CLAIMS = ["kudryavtsev2012-numa-kvm-overhead-1-5pct-npb", "kudryavtsev2012-numa-overhead-varies-slightly",
               "kudryavtsev2012-no-numa-*", "kudryavtsev2012-mg8-*",
@@ -82,7 +97,7 @@ NPB_CLAIMS = ["kudryavtsev2012-numa-kvm-overhead-1-5pct-npb", "kudryavtsev2012-n
 
 @figure(PAPER, "fig1-npb-cg-ft-mg-is", title="Kudryavtsev 2012 Fig. 1", benchmarks=["npb_mpi"], claims=NPB_CLAIMS,
         caption='NPB (MPI) CG, FT, MG and IS run-time overhead against the baseline platform per process count, one '
-                "panel per kernel, with Fieller confidence intervals at the paper's 97 % level; the paper's 1-5 % "
+                "panel per kernel, the Hodges-Lehmann ratio with its exact Mann-Whitney interval at the paper's 97 % level; the paper's 1-5 % "
                 f'(NUMA guest) and 10-60 % (no NUMA) ranges as bands; {SYMLOG_AXIS}. {MARKED} When NPB was not run, '
                 'the panel says why.')
 def fig1(table, s) -> Drawn:
@@ -90,8 +105,8 @@ def fig1(table, s) -> Drawn:
 
 
 @figure(PAPER, "fig2-npb-ep-lu", title="Kudryavtsev 2012 Fig. 2", benchmarks=["npb_mpi"], claims=NPB_CLAIMS,
-        caption='NPB (MPI) EP and LU run-time overhead against the baseline platform per process count, with Fieller '
-                f'confidence intervals at 97 %; {SYMLOG_AXIS}. {MARKED} When NPB was not run, the panel says why.')
+        caption='NPB (MPI) EP and LU run-time overhead against the baseline platform per process count, the Hodges-Lehmann '
+                f'ratio with its exact Mann-Whitney interval at 97 %; {SYMLOG_AXIS}. {MARKED} When NPB was not run, the panel says why.')
 def fig2(table, s) -> Drawn:
     return npb_figure(table, s, ["ep", "lu"], "NPB EP, LU (Fig. 2)")
 

@@ -35,8 +35,8 @@ def _short(platform: str) -> str:
 
 @figure(PAPER, "fig4-cpu-overhead", title="Kumar 2013 thesis Figs. 4.1-4.4", benchmarks=["sysbench_cpu"],
         claims=["kumar2013-cpu-*"],
-        caption='sysbench CPU events per second per platform with one thread and with every core, mean with Student-t'
-                ' confidence intervals.')
+        caption='sysbench CPU events per second per platform with one thread and with every core, median with its'
+                ' order-statistic interval.')
 def cpu_overhead(table, s) -> Drawn:
     cpu = results.view(table, "sysbench_cpu", metric="events_per_second")
     summary = summarize(cpu, ["platform", "threads"], s)
@@ -50,21 +50,21 @@ def cpu_overhead(table, s) -> Drawn:
             return [f"{t} thread{'s' if t > 1 else ''}" for t in counts]
 
         shown = summary.assign(x=named(summary["threads"]))
-        plotting.grouped_bars(ax, shown, "x", "mean", "ci_low", "ci_high", hue_order=baseline_first(summary["platform"], s.baseline),
-                              order=named(threads), points=cpu.assign(x=named(cpu["threads"]), mean=cpu["value"]))
+        plotting.grouped_bars(ax, shown, "x", "median", "ci_low", "ci_high", hue_order=baseline_first(summary["platform"], s.baseline),
+                              order=named(threads), points=cpu.assign(x=named(cpu["threads"]), median=cpu["value"]))
         ax.set_ylabel("sysbench cpu events/s")
         ax.legend(title="platform")
     # which benchmark: fig4-1-4-4-cpu-vcpus draws the same thesis figures from cpu_scaling
     ax.set_title(f"sysbench cpu{_primes(cpu)}, one thread and every core, per platform (thesis Figs. 4.1-4.4)\n"
                  f"on testbed {s.testbed!r}; bars: {ci_label(s, summary).replace(chr(10), ' ')}", fontsize="medium")
     compared = compare(cpu, s, ["threads"])
-    return Drawn(fig, {"events per second": summary[["platform", "threads", "n", "mean", "ci_low", "ci_high"]],
+    return Drawn(fig, {"events per second": summary[["platform", "threads", "n", "median", "ci_low", "ci_high"]],
                        f"overhead vs {s.baseline} (%)": compared[["threads"] + OVERHEAD]}, digits=1)
 
 
 @figure(PAPER, "fig4-8-network-bandwidth", title="Kumar 2013 thesis Fig. 4.8", benchmarks=["iperf3"],
-        claims=[], caption='iperf3 TCP bandwidth between two instances of each platform (receiver side), mean with Student-t '
-                'confidence intervals.')
+        claims=[], caption='iperf3 TCP bandwidth between two instances of each platform (receiver side), median with its '
+                'order-statistic interval.')
 def network(table, s) -> Drawn:
     net = results.view(table, "iperf3", metric="throughput")
     net = net[net["side"] == "receiver"] if "side" in net.columns else net
@@ -75,8 +75,8 @@ def network(table, s) -> Drawn:
         summary = summarize(net, ["platform", "num_streams"], s)
         order = baseline_first(summary["platform"], s.baseline)
         part = summary.set_index("platform").reindex(order)
-        ax.bar(order, part["mean"], color=[plotting.platform_palette(order)[p] for p in order],
-               yerr=[part["mean"] - part["ci_low"], part["ci_high"] - part["mean"]], capsize=4)
+        ax.bar(order, part["median"], color=[plotting.platform_palette(order)[p] for p in order],
+               yerr=[part["median"] - part["ci_low"], part["ci_high"] - part["median"]], capsize=4)
         ax.set_ylabel(f"iperf3 TCP throughput (Mbit/s), {ci_label(s)}")
     ax.set_title(f"Network bandwidth per platform (thesis Fig. 4.8) on testbed {s.testbed!r}")
     return Drawn(fig, {f"overhead vs {s.baseline} (%)": compare(net, s, ["num_streams"])[["num_streams"] + OVERHEAD]},
@@ -112,7 +112,7 @@ def where_measured(records: pd.DataFrame) -> str:
         claims=["kumar2013-disk-*"],
         caption="sysbench fileio sequential read and write (4.9) and random read/write (4.10) in each platform's own "
                 'file system, and a disk copy with dd (4.11: write with ``conv=fdatasync``, read back with '
-                '``iflag=direct``); mean MiB/s (dd: MB/s) with confidence intervals; each panel\'s title says where '
+                '``iflag=direct``); median MiB/s (dd: MB/s) with order-statistic intervals; each panel\'s title says where '
                 'its numbers were measured (sysbench fileio: in the page cache, not on disk).')
 def disk(table, s) -> Drawn:
     fig, axes = panels(3, 14, 4)
@@ -124,9 +124,9 @@ def disk(table, s) -> Drawn:
             plotting.unavailable(ax, f"no runs on testbed {s.testbed!r}")
             continue
         part = summarize(records, ["platform", "operation"], s)
-        plotting.grouped_bars(ax, part, "operation", "mean", "ci_low", "ci_high", order=sorted(part["operation"].unique()),
+        plotting.grouped_bars(ax, part, "operation", "median", "ci_low", "ci_high", order=sorted(part["operation"].unique()),
                               hue_order=baseline_first(part["platform"], s.baseline),
-                              points=records.assign(mean=records["value"]))
+                              points=records.assign(median=records["value"]))
         ax.legend(title="platform")
         ax.set_ylabel(records["unit"].iloc[0])  # what the bars are: the suptitle, once for all panels
         summaries.append(part)
@@ -265,7 +265,7 @@ def step_resolutions(life: pd.DataFrame) -> str:
 @figure(PAPER, "tables5-operational-flexibility", title="Kumar 2013 thesis Tables 5.1-5.3 as a figure", benchmarks=["lifecycle"],
         claims=["kumar2013-lifecycle-*"],
         caption='seconds to provision (from a prepared guest image), boot, reboot, clone and destroy a guest of each '
-                'platform (log scale), mean with Student-t confidence intervals; below it, what each step times and how '
+                'platform (log scale), median with its order-statistic interval; below it, what each step times and how '
                 'finely the end of each polled step was found.')
 def lifecycle(table, s) -> Drawn:
     life = results.view(table, "lifecycle")
@@ -277,10 +277,10 @@ def lifecycle(table, s) -> Drawn:
     else:
         shown = summary[summary["metric"].isin(STEPS)]
         # an interval reaching 0 or below ends at the foot of the log axis
-        shown = shown.assign(ci_low=shown["ci_low"].where(shown["ci_low"] > 0, shown["mean"] / 100))
-        plotting.grouped_bars(ax, shown, "metric", "mean", "ci_low", "ci_high", order=STEPS,
+        shown = shown.assign(ci_low=shown["ci_low"].where(shown["ci_low"] > 0, shown["median"] / 100))
+        plotting.grouped_bars(ax, shown, "metric", "median", "ci_low", "ci_high", order=STEPS,
                               hue_order=sorted(shown["platform"].unique()), missing="not applicable",
-                              points=life[life["metric"].isin(STEPS)].assign(mean=lambda f: f["value"]))
+                              points=life[life["metric"].isin(STEPS)].assign(median=lambda f: f["value"]))
         ax.set_yscale("log")
         ax.set_xlabel("step")
         ax.set_ylabel("seconds (log scale)")
@@ -299,8 +299,8 @@ def lifecycle(table, s) -> Drawn:
         numbers["what each step times"] = "\n".join(f"{step}: {what}" for step, what in STEP_TIMED.items())
         if timed:
             numbers["resolution of the steps' end (the harness polls for it)"] = timed
-        numbers[f"mean seconds per step (n per cell: {summary['n'].min()} to {summary['n'].max()})"] = (
-            summary.pivot_table(index="platform", columns="metric", values="mean").reindex(columns=STEPS))
+        numbers[f"median seconds per step (n per cell: {summary['n'].min()} to {summary['n'].max()})"] = (
+            summary.pivot_table(index="platform", columns="metric", values="median").reindex(columns=STEPS))
     fig.suptitle(f"Operational flexibility (thesis Tables 5.1-5.3) on testbed {s.testbed!r}")
     return Drawn(fig, numbers)
 
@@ -327,7 +327,7 @@ def cpu_scaling(table, s) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 @figure(PAPER, "fig4-1-4-4-cpu-vcpus", title="Kumar 2013 thesis Figs. 4.1-4.4", benchmarks=["cpu_scaling"],
         claims=[], caption='sysbench cpu with 1, 2, 4 and 8 vCPUs (threads = vCPUs), events per second of each platform relative'
-                ' to native at the same count, with Fieller confidence intervals; a hatched bar (if any) ran oversubscribed.')
+                ' to native at the same count (Hodges-Lehmann ratio, exact Mann-Whitney interval); a hatched bar (if any) ran oversubscribed.')
 def cpu_vcpus(table, s) -> Drawn:
     scaling, relative = cpu_scaling(table, s)
     fig, axes = panels(len(VCPU_COUNTS), 12, 3.8)
@@ -419,8 +419,8 @@ def memory_working_set(runs: pd.DataFrame, s) -> tuple[pd.DataFrame, str]:
 
 @figure(PAPER, "fig4-5-4-7-memory", title="Kumar 2013 thesis Figs. 4.5-4.7", benchmarks=["memory_scaling"],
         claims=[], caption="sysbench memory throughput of each operation the scale ran (x axis) in guests with memory below,"
-                ' equal to and above the host\'s (containers: memory limit), relative to native, with Fieller confidence'
-                ' intervals; below the figure, the block size and where it lives (a block in the CPU caches does not'
+                ' equal to and above the host\'s (containers: memory limit), relative to native (Hodges-Lehmann'
+                ' ratio, exact Mann-Whitney interval); below the figure, the block size and where it lives (a block in the CPU caches does not'
                 ' exercise the guest\'s memory size) and the operations not run.')
 def memory(table, s) -> Drawn:
     relative = memory_scaling(table, s)
@@ -547,7 +547,7 @@ def capped_alone(table, s) -> pd.DataFrame:
         caption='isolation efficiency (victim performance beside a neighbour stressing the same resource / the victim'
                 ' alone under the same limits) for CPU, memory, network and disk, with resource limits off and on'
                 ' (the legend gives the limits, which cap the victim alone too: each panel says by how much), with'
-                ' Fieller confidence intervals; native has no limits to turn on.')
+                ' the Hodges-Lehmann ratio and its exact Mann-Whitney interval; native has no limits to turn on.')
 def isolation(table, s) -> Drawn:
     efficiency, each_run = isolation_efficiency(table, s), isolation_runs(table)
     capped = capped_alone(table, s)

@@ -3,7 +3,8 @@ native. One function draws it (:func:`lmbench_figure`), registered as figure ``l
 the ``microbenchmarks`` notebook, which draws it and says what it shows.
 
 Panels: system call latency, context switch latency and memory bandwidth as each platform's
-ratio to the baseline's mean (intervals from :func:`virtrepro.stats.ratio_ci`; a log axis when the
+ratio to the baseline (the Hodges-Lehmann ratio with its exact Mann-Whitney interval,
+:func:`virtrepro.stats.hl_ratio_ci`, as the verdicts use; a log axis when the
 ratios span more than a factor of ten), and lat_mem_rd's load latency over array sizes, one line
 per platform (the cache and memory staircase), with the testbed host's cache sizes as its runs'
 sidecars record them marked: where the largest array stays within the last-level cache as the
@@ -37,9 +38,8 @@ RATIO_PANELS = (
 )
 LOG_AXIS_SPAN = 10  # ratios spanning more than this factor are drawn on a log axis
 CROWDED = 8  # a ratio panel with more cases than this writes them smaller
-NO_INTERVAL = ("A bar without whiskers has no interval of its ratio of means drawn: one of its samples departs "
-               "from normality and has fewer than 20 runs, too few for this figure's bootstrap "
-               "(virtrepro.stats.ratio_ci; the verdicts use the Hodges-Lehmann interval instead).")
+NO_INTERVAL = ("A bar without whiskers has too few runs for any interval at this level (the exact "
+               "Mann-Whitney interval needs 4 + 4 at 95 %; virtrepro.stats.hl_ratio_ci).")
 # the variant's ``cpu`` parameter in words (benchmarks/lmbench.py: where its programs ran)
 PLACEMENT = {"one": "every program on one CPU", "any": "CPUs left to the scheduler"}
 
@@ -73,8 +73,8 @@ def _platforms(rows: pd.DataFrame) -> list[str]:
 
 
 def ratios(rows: pd.DataFrame, metric: str, labels: tuple, baseline: str, level: float = 0.95) -> pd.DataFrame:
-    """Each platform's mean of ``metric`` over the baseline's, per case (a combination of ``labels``),
-    with its interval: columns platform, case labels, ratio, low, high, method."""
+    """Each platform's Hodges-Lehmann ratio of ``metric`` to the baseline, per case (a combination of
+    ``labels``), with its exact Mann-Whitney interval: columns platform, case labels, ratio, low, high, method."""
     part = rows[rows["metric"] == metric]
     out = []
     if part.empty:  # a program the scale did not run: its labels are no columns either
@@ -87,7 +87,7 @@ def ratios(rows: pd.DataFrame, metric: str, labels: tuple, baseline: str, level:
             reference = reference[reference[name] == value]
         if reference.empty:
             continue
-        ci = stats.ratio_ci([(group["value"].to_numpy(float), 1), (reference["value"].to_numpy(float), -1)], level)
+        ci = stats.hl_ratio_ci(group["value"].to_numpy(float), reference["value"].to_numpy(float), level)
         out.append({"platform": platform, **case, "ratio": ci.estimate, "low": ci.low, "high": ci.high, "method": ci.method})
     return pd.DataFrame(out, columns=["platform", *labels, "ratio", "low", "high", "method"])
 
@@ -134,7 +134,7 @@ def _ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level, ca
         ax.tick_params(axis="x", labelsize=7)
     ax.set_title(title)
     ax.set_ylabel(f"ratio to {label(baseline)} ({better} is better)")
-    return bool(frame["low"].isna().any())  # stats.ratio_ci's none: a sample is not normal and has n < 20
+    return bool(frame["low"].isna().any())  # stats.hl_ratio_ci's none: too few runs for the level
 
 
 # the caches marked on the staircase (a sidecar's cache_sizes names), drawn as vertical lines of this id

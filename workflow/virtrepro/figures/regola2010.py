@@ -136,7 +136,7 @@ def disk_tables(table, s) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.
     disk = disk.assign(**{"MB/s": disk["value"] / 1024},
                        configuration=[configuration(*row) for row in zip(disk["platform"], disk["disk"], disk["cache"])])
     summary = summarize(disk, ["configuration", "metric"], s, value="MB/s")
-    ours = summary.pivot_table(index="configuration", columns="metric", values="mean").reindex(columns=list(OPS)).rename(columns=OPS)
+    ours = summary.pivot_table(index="configuration", columns="metric", values="median").reindex(columns=list(OPS)).rename(columns=OPS)
     published = pd.read_csv(Path(s.reference_dir) / "regola2010.csv")
     # Table II's native rows are Table I's
     published = published[~((published["source"] == "Table II") & (published["platform_in_paper"] == BASELINE))]
@@ -196,10 +196,10 @@ def table2(table, s) -> Drawn:
         [(op, who) for op in OPS.values() for who in ("ours", "paper")]]
     fig, axes = plt.subplots(1, 2, figsize=(13, 0.5 * len(side_by_side) + 2.4), gridspec_kw={"wspace": 0.6})
     rows = side_by_side.index
-    # each of our cells: the mean over its interval (no spread shown would hide how many runs it rests on)
+    # each of our cells: the median over its interval (no spread shown would hide how many runs it rests on)
     cells = summary.assign(operation=summary["metric"].map(OPS), text=[
         f"{m:.0f}" + (f"\n[{lo:.0f}, {hi:.0f}]" if lo == lo and hi == hi else "")
-        for m, lo, hi in zip(summary["mean"], summary["ci_low"], summary["ci_high"])])
+        for m, lo, hi in zip(summary["median"], summary["ci_low"], summary["ci_high"])])
     ours_text = cells.pivot(index="configuration", columns="operation", values="text").reindex(index=rows, columns=list(OPS.values()))
     norm = plt.matplotlib.colors.LogNorm(vmin=1, vmax=max(1e4, float(ours.max().max())))
     n = f"{summary['n'].min()}" if summary["n"].min() == summary["n"].max() else f"{summary['n'].min()}-{summary['n'].max()}"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -50,10 +49,7 @@ def today(table: pd.DataFrame, baseline: str) -> pd.DataFrame:
             part["higher_is_better"] = [claims.higher_is_better(m, u) for m, u in zip(part["metric"], part["unit"])]
             variant = [c for c in part.columns if c.startswith("param_") and part[c].notna().any()]
             labels = [c for c in ("file_size_kb", "stressor") if c in part.columns and part[c].notna().any()]
-            with warnings.catch_warnings():  # identical runs on both sides (cached reads): scipy's t-test says so
-                warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
-                compared = stats.compare_to_baseline(part, baseline, by=variant + labels,
-                                                     higher_is_better="higher_is_better")
+            compared = stats.compare_to_baseline(part, baseline, by=variant + labels, higher_is_better="higher_is_better")
             rows.append(compared.assign(subsystem=SUBSYSTEM[(bench, metric)], benchmark=bench, metric=metric))
     out = pd.concat(rows) if rows else pd.DataFrame(columns=["platform", "subsystem", "overhead_percent", "benchmark", "metric", "higher_is_better"])
     out = out[out["platform"].isin(list(FAMILY)) & out["overhead_percent"].notna()]
@@ -359,6 +355,8 @@ REASONS = {
         (r"processes or threads \(the statement", "fewer processes or threads than the statement's"),
         (r"machine\(s\) \(the statement", "fewer machines than the statement's"),
         (r"a scalability statement needs", "too few process counts for a scalability statement"),
+        (r"(^|; )measured (in the page cache|in the CPU caches)", "measured in a cache; the statement is about disk or memory"),
+        (r"drift between parts", "the two parts of the run order decide opposite ways (time confounds the platform)"),
     ],
     "not informative": [(r"analogue's bias \(([^)]*)\) could produce", "an analogue's bias ({0}) could produce the verdict")],
     "inconclusive": [

@@ -62,10 +62,10 @@ def fig1(table, s) -> Drawn:
             numbers["the paper's latencies (us)"] = published[["platform_in_paper", "parameters", "value"]]
         # below the panel: inside, it covers the bands
         ax.legend(title="platform", fontsize="x-small", ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.32))
-        numbers["one-way latency (half round trip, us), mean over repetitions"] = latency.pivot_table(
-            index=size, columns="platform", values="mean")
-        numbers["TCP_STREAM bandwidth (Mbit/s), mean over repetitions"] = bandwidth.pivot_table(
-            index=size, columns="platform", values="mean")
+        numbers["one-way latency (half round trip, us), median over repetitions"] = latency.pivot_table(
+            index=size, columns="platform", values="median")
+        numbers["TCP_STREAM bandwidth (Mbit/s), median over repetitions"] = bandwidth.pivot_table(
+            index=size, columns="platform", values="median")
         # (c) the latency of the platforms that do not translate against the baseline's, near 1 with the
         # bounds of the latency claims (a few per cent cannot be read on (a)'s log axis)
         rr = netperf_rows(table, "half_round_trip_latency")
@@ -86,10 +86,12 @@ def fig1(table, s) -> Drawn:
         if s.baseline in bw.index:
             percent = bw / bw[s.baseline] * 100
             order = baseline_first(percent.index, s.baseline)
-            # each platform's ratio of means to the baseline with its interval (Fieller), in per cent
+            # each platform's Hodges-Lehmann ratio to the baseline with its exact Mann-Whitney interval, in per cent
             stream = netperf_rows(table, "throughput")
             compared = compare(stream[stream[size] == largest], s, [size]).set_index("platform")
-            shown = pd.DataFrame({"platform": order, "x": size, "percent": percent[order].to_numpy(),
+            shown = pd.DataFrame({"platform": order, "x": size,
+                                  "percent": [100.0 if p == s.baseline else compared["ratio"].get(p, float("nan")) * 100
+                                              for p in order],
                                   "low": [100.0 if p == s.baseline else compared["ratio_ci_low"].get(p, float("nan")) * 100
                                           for p in order],
                                   "high": [100.0 if p == s.baseline else compared["ratio_ci_high"].get(p, float("nan")) * 100
@@ -107,13 +109,13 @@ def fig1(table, s) -> Drawn:
                     ax.annotate(f"paper: {paper_platform}\n{paper_value} %", (x, paper_value), textcoords="offset points",
                                 xytext=(0, 3), ha="center", va="bottom", fontsize=7,
                                 bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
-            ax.set_ylabel(f"bandwidth, % of {s.baseline}\n(ratio of means, {s.confidence:.0%} CI)")
+            ax.set_ylabel(f"bandwidth, % of {s.baseline}\n(Hodges-Lehmann ratio, {s.confidence:.0%} CI)")
             ax.set_title(f"(b) TCP_STREAM bandwidth, {largest}-byte messages")
             smallest, lat = at_size(latency, min)
             numbers["ours"] = pd.DataFrame({
                 f"{smallest}-byte latency (us)": lat,
                 f"latency / {s.baseline}": lat / lat.get(s.baseline, float("nan")),
-                f"bandwidth at {largest} B (% of {s.baseline})": percent,
+                f"bandwidth at {largest} B (% of {s.baseline})": shown.set_index("platform")["percent"],
             })
         else:
             plotting.unavailable(ax, f"bandwidth relative to {s.baseline!r} needs {s.baseline!r} runs")
@@ -147,7 +149,7 @@ def fig2(table, s) -> Drawn:
         if part.empty:
             plotting.unavailable(ax, f"no iozone {test} runs on testbed {s.testbed!r}")
             continue
-        sns.lineplot(data=part, x="file size (MB)", y="mean", hue="platform", palette=palette, marker="o", ax=ax)
+        sns.lineplot(data=part, x="file size (MB)", y="median", hue="platform", palette=palette, marker="o", ax=ax)
         for platform, group in part.groupby("platform"):
             ax.fill_between(group["file size (MB)"], group["ci_low"], group["ci_high"], color=palette[platform], alpha=0.2)
         ax.set_xscale("log", base=2)
@@ -160,8 +162,8 @@ def fig2(table, s) -> Drawn:
     footnote(fig, io)
     numbers = {}
     if len(summary):
-        means = summary.pivot_table(index=["test", "file size (MB)"], columns="platform", values="mean")
-        numbers["mean bandwidth (MB/s)"] = means
+        means = summary.pivot_table(index=["test", "file size (MB)"], columns="platform", values="median")
+        numbers["median bandwidth (MB/s)"] = means
         numbers["repetitions per point"] = f"{summary['n'].min()} to {summary['n'].max()}"
         others = [p for p in means.columns if p != s.baseline]
         if s.baseline in means.columns and others:
@@ -174,8 +176,8 @@ def fig2(table, s) -> Drawn:
         claims=["walters2008-npb-serial-*", "walters2008-npb-omp-*", "walters2008-conclusion-openvz-low-overhead-npb",
                 "walters2008-conclusion-vmware-reasonable-cpu"],
         caption="run time of each NPB kernel, at the problem class it was run (kernel.class under the bars), relative "
-                "to the baseline platform's (1 = as fast as the baseline; log scale), ratio of means with its confidence "
-                "interval (Fieller's where both samples look normal), (a) serial, (b) OpenMP on every core. A bar "
+                "to the baseline platform's (1 = as fast as the baseline; log scale), the Hodges-Lehmann ratio with its "
+                "exact Mann-Whitney interval, (a) serial, (b) OpenMP on every core. A bar "
                 f'without an interval is marked {NO_INTERVAL_MARK} and the note below says why; empty panels say why '
                 '(for example NPB not available on the testbed).')
 def fig3(table, s) -> Drawn:
@@ -239,9 +241,9 @@ def instances_against_one(summaries: dict) -> str:
     process count (the circle at its process count), per kernel, from fig4's summaries (kernel -> stats.summarize)."""
     parts = []
     for kernel, summary in summaries.items():
-        one = summary[summary["nodes"] == 1].set_index(["platform", "procs"])["mean"]
+        one = summary[summary["nodes"] == 1].set_index(["platform", "procs"])["median"]
         for (nodes, procs), group in summary[summary["nodes"] > 1].groupby(["nodes", "procs"]):
-            changes = [f"{plotting.platform_label(row.platform)} {(row.mean / one[(row.platform, procs)] - 1) * 100:+.0f} %"
+            changes = [f"{plotting.platform_label(row.platform)} {(row.median / one[(row.platform, procs)] - 1) * 100:+.0f} %"
                        for row in group.itertuples() if (row.platform, procs) in one.index]
             if changes:
                 parts.append(f"{kernel.upper()} at {procs} processes over {instances(nodes)}: {', '.join(changes)}")
@@ -286,7 +288,7 @@ def fig4_shows(mpi: pd.DataFrame, s) -> str:
 
 @figure(PAPER, FIG4, title="Walters 2008 Fig. 4 redrawn", benchmarks=["npb_mpi"],
         claims=["walters2008-npb-mpi-*", "walters2008-conclusion-vmware-unable-to-cope-mpi"],
-        caption='NPB MPI run time (mean with its confidence interval, log scale) against the number of MPI processes '
+        caption='NPB MPI run time (median with its order-statistic interval, log scale) against the number of MPI processes '
                 f'for {", ".join(k.upper() for k in FIG4_KERNELS)} at the problem class each was run (in the panel '
                 'title), per platform: circles and solid lines in one instance, squares and dashed lines across two instances '
                 'of the platform over its private network. A panel names the process counts run for other kernels '
@@ -314,10 +316,10 @@ def fig4(table, s) -> Drawn:
         summary = stats.summarize(part, by=["platform", "nodes", "procs"], level=s.confidence)
         summaries[kernel] = summary
         numbers[f"NPB {kernel.upper()} run time (s)"] = summary.pivot_table(index=["nodes", "procs"], columns="platform",
-                                                                             values="mean")
+                                                                             values="median")
         for (platform, nodes), group in summary.groupby(["platform", "nodes"]):
             marker, line = style[nodes]
-            ax.errorbar(group["procs"], group["mean"], yerr=[group["mean"] - group["ci_low"], group["ci_high"] - group["mean"]],
+            ax.errorbar(group["procs"], group["median"], yerr=[group["median"] - group["ci_low"], group["ci_high"] - group["median"]],
                         marker=marker, linestyle=line, capsize=3, color=palette[platform])
         ax.set_xscale("log", base=2)
         ax.set_xticks(run, labels=[str(p) for p in run])

@@ -19,8 +19,8 @@ STREAM = ["single_stream_copy", "single_stream_scale", "single_stream_add", "sin
 
 
 @figure(PAPER, "fig1-stream", title="Youseff 2006 Fig. 1", benchmarks=["hpcc"], claims=["youseff2006-stream-*"],
-        caption="STREAM copy, scale, add and triad bandwidth (HPCC's single-process STREAM, GB/s) per platform, mean "
-                'with Student-t confidence intervals.')
+        caption="STREAM copy, scale, add and triad bandwidth (HPCC's single-process STREAM, GB/s) per platform, median "
+                'with its order-statistic interval.')
 def fig1(table, s) -> Drawn:
     stream = results.view(table, "hpcc", metric=STREAM)
     stream = stream.assign(operation=stream["metric"].str.removeprefix("single_stream_"))
@@ -29,7 +29,7 @@ def fig1(table, s) -> Drawn:
         plotting.unavailable(ax, f"no hpcc runs on testbed {s.testbed!r}")
     else:
         summary = summarize(stream, ["platform", "operation"], s)
-        plotting.grouped_bars(ax, summary, "operation", "mean", "ci_low", "ci_high",
+        plotting.grouped_bars(ax, summary, "operation", "median", "ci_low", "ci_high",
                               hue_order=baseline_first(summary["platform"], s.baseline), order=["copy", "scale", "add", "triad"])
         ax.set_ylabel(f"GB/s, {ci_label(s, summary)}")
         ax.legend(title="platform")
@@ -53,8 +53,8 @@ BONNIE = ["putc", "put_block", "rewrite", "getc", "get_block", "seeks"]
 
 @figure(PAPER, "fig2-bonnie-relative", title="Youseff 2006 Fig. 2", benchmarks=["bonnie"], claims=["youseff2006-bonnie-*"],
         caption='Bonnie++ rates (per-character and block output, rewrite, per-character and block input, seeks) of '
-                "each platform divided by the baseline platform's mean, per file size the data's scale ran, with Fieller "
-                'intervals of the ratio; an empty slot says why it has no ratio.')
+                "each platform relative to the baseline platform's, per file size the data's scale ran: the "
+                'Hodges-Lehmann ratio with its exact Mann-Whitney interval; an empty slot says why it has no ratio.')
 def fig2(table, s) -> Drawn:
     bonnie = results.view(table, "bonnie", metric=BONNIE)
     tests = compare(bonnie, s, ["param_size", "metric"])
@@ -116,7 +116,7 @@ def empty_slots(bonnie: pd.DataFrame, baseline: str) -> list[str]:
 
 @figure(PAPER, "fig3a-npb-relative", title="Youseff 2006 Fig. 3(a)", benchmarks=["npb_mpi"], claims=["youseff2006-npb-*"],
         caption='NPB (MPI, one instance) total time and Mop/s of EP, IS, MG, LU and CG relative to the baseline platform, '
-                'per kernel, problem class and number of MPI processes, with Fieller intervals of the ratio (a log axis '
+                'per kernel, problem class and number of MPI processes, the Hodges-Lehmann ratio with its exact Mann-Whitney interval (a log axis '
                 'where the ratios span more than a factor of ten). When NPB was not run, the panel says why.')
 def fig3a(table, s) -> Drawn:
     npb = results.view(table, "npb_mpi", metric=["time", "mops_total"])
