@@ -16,7 +16,7 @@ from .platforms import catalog as platform_catalog
 from .adaptive import RepetitionRule, Target
 from .benchmarks import BENCHMARKS, Variant
 from .errors import VirtreproError
-from . import yamlfile
+from . import datalayout, yamlfile
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.yaml"
 # the papers' claims, read here as data (which variants they select, and how tightly): the rule that
@@ -262,7 +262,7 @@ class Run:
         return self.variant.benchmark
 
     def log_path(self, data_dir: str | Path) -> Path:
-        return Path(data_dir) / "raw" / self.testbed / self.platform / self.benchmark / self.variant.key / f"rep-{self.repetition}.log"
+        return datalayout.log_path(data_dir, self.testbed, self.platform, self.benchmark, self.variant.key, self.repetition)
 
 
 AUTO = platform_catalog.AUTO
@@ -337,11 +337,10 @@ class VariantPlan:
         return [self.run(rep) for rep in self.repetition_numbers()]
 
     def directory(self, data_dir: str | Path) -> Path:
-        return Path(data_dir) / "raw" / self.testbed / self.platform / self.benchmark / self.variant.key
+        return datalayout.variant_dir(data_dir, self.testbed, self.platform, self.benchmark, self.variant.key)
 
     def marker_path(self, data_dir: str | Path) -> Path:
-        return self.directory(data_dir).with_name(
-            f"{self.variant.key}.reps-{self.reps_label}.part-{self.part}of{self.parts}.json")
+        return datalayout.marker_path(self.directory(data_dir), self.reps_label, self.part, self.parts)
 
     @property
     def reps_label(self) -> str:

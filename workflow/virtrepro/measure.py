@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import dataclasses
-import glob
 import json
 import os
 import shlex
@@ -20,7 +19,7 @@ import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from . import __version__, adaptive, builds, machines, placement, rawlog
+from . import __version__, adaptive, builds, datalayout, machines, placement, rawlog
 from .platforms import catalog as platform_catalog
 from .benchmarks import BENCHMARKS, BUILT, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
 from .benchmarks.base import MPIRUN_SCHEDULED
@@ -758,7 +757,7 @@ def require_same_image(variant: VariantPlan, data_dir: str | Path) -> None:
     if not found:
         return
     path, other = found[0]
-    directory = Path(data_dir) / "raw" / variant.testbed
+    directory = datalayout.testbed_dir(data_dir, variant.testbed)
 
     def name(record: dict) -> str:
         return record["recipe"] + (f" (image.json sha256 {record['record_sha256'][:12]})" if record.get("record_sha256") else "")
@@ -786,7 +785,7 @@ def require_same_machine(variant: VariantPlan, config: dict, data_dir: str | Pat
     if not found:
         return
     path, other, facts = found[0]
-    directory = Path(data_dir) / "raw" / variant.testbed
+    directory = datalayout.testbed_dir(data_dir, variant.testbed)
     raise MeasurementError(
         f"{variant.benchmark} on testbed {variant.testbed}: {len(found)} of its {len(runs)} complete runs in "
         f"{directory} were measured on another machine ({', '.join(facts)} differ; for example {path}: "
@@ -884,10 +883,11 @@ def write_marker(variant: VariantPlan, data_dir: str | Path, decision=None) -> P
     rule's ``decision``: n, the widest relative half-width and why it stopped."""
     marker = variant.marker_path(data_dir)
     logs = _complete_logs(variant, data_dir, marker)
-    key = glob.escape(variant.variant.key)
-    for stale in marker.parent.glob(f"{key}.reps-*.json"):
-        if not stale.name.startswith(f"{variant.variant.key}.reps-{variant.reps_label}.part-"):
+    for stale in datalayout.markers_of(variant.directory(data_dir)):
+        if not datalayout.is_marker_of(stale, variant.directory(data_dir), variant.reps_label):
             stale.unlink()  # the marker of another repetition count or rule (or of the layout before parts)
+    if variant.continues or variant.rule is None:
+        write_rule_record(variant, data_dir, decision)
     rawlog.write_json(marker, {
         "testbed": variant.testbed,
         "platform": variant.platform,
@@ -912,6 +912,23 @@ def write_marker(variant: VariantPlan, data_dir: str | Path, decision=None) -> P
         except (OSError, ValueError, MeasurementError):
             pass  # left older than the directory: its job runs again and checks it
     return marker
+
+
+def write_rule_record(variant: VariantPlan, data_dir: str | Path, decision=None) -> Path | None:
+    """Keep the rule that decided a variant beside its logs when their sidecars do not say it: a rule
+    given to a variant measured at a fixed count whose logs already meet it measures nothing, and
+    the table's stopping facts (:func:`results.recorded_rule`) come from the raw data alone. Removed
+    again when the variant has no rule (a fixed count), or its latest log's sidecar names the rule."""
+    path = datalayout.rule_record_path(variant.directory(data_dir))
+    latest = variant.run(decision.n - 1).log_path(data_dir) if decision is not None and decision.n else None
+    said = latest is not None and (rawlog.complete_sidecar(latest) or {}).get("repetition_rule") is not None
+    if decision is None or said:
+        path.unlink(missing_ok=True)
+        return None
+    rawlog.write_json(path, {"testbed": variant.testbed, "platform": variant.platform,
+                             "benchmark": variant.benchmark, "variant": variant.variant.key,
+                             "repetition_rule": variant.rule.as_dict()})
+    return path
 
 
 def _complete_logs(variant: VariantPlan, data_dir: str | Path, marker: Path) -> dict[str, str]:

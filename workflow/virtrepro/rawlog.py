@@ -39,9 +39,10 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
+from . import datalayout
 from .parsers.errors import ParseError
 
-LOG_NAME = re.compile(r"^rep-(\d+)\.log$")
+LOG_NAME = datalayout.LOG_NAME
 
 # The sidecar's record of its log's bytes (these names are used nowhere else as text): the sha256
 # (hex) and the size, and when they were taken: {"taken": TAKEN_AT_COMMIT} when the run was
@@ -76,8 +77,7 @@ class LinkedLogError(RawLogError):
     """A raw log that is a symbolic link: a log is the file its run wrote, not a pointer to one."""
 
 
-def sidecar_path(log: Path) -> Path:
-    return Path(log).with_suffix(".json")
+sidecar_path = datalayout.sidecar_path
 
 
 def read_sidecar(log: Path) -> dict:
@@ -144,9 +144,9 @@ def has_digest(sidecar: dict) -> bool:
 
 def _record_command(log: Path) -> str:
     """The command that records the digests of committed logs of ``log``'s data directory."""
-    parts = Path(log).parts
-    if len(parts) >= 6 and parts[-6] == "raw":  # <data>/raw/<testbed>/<platform>/<benchmark>/<variant>/rep-<k>.log
-        return f"{RECORD_COMMAND} --data {Path(log).parents[5]} --testbed {parts[-5]}"
+    found = datalayout.data_dir_of(log)
+    if found is not None:
+        return f"{RECORD_COMMAND} --data {found[0]} --testbed {found[1]}"
     return f"{RECORD_COMMAND} --data <data directory>"
 
 
@@ -189,8 +189,8 @@ def taken(sidecar: dict) -> str:
 def _recorded_beside(log: Path, digest: str) -> Path | None:
     """The other final log in ``log``'s directory whose sidecar recorded ``digest`` (read only to
     explain a refusal), or None."""
-    for other in sorted(Path(log).parent.glob("rep-*.json")):
-        log_of = other.with_suffix(".log")
+    for other in datalayout.sidecars_beside(log):
+        log_of = datalayout.log_of_sidecar(other)
         if log_of.name == Path(log).name or not LOG_NAME.match(log_of.name):
             continue
         try:
@@ -249,7 +249,7 @@ def is_complete(log: Path) -> bool:
 
 
 def temporary_path(log: Path) -> Path:
-    return Path(log).with_name(f".{Path(log).name}.{os.getpid()}.partial")
+    return datalayout.temporary_log_path(log, os.getpid())
 
 
 def write_json(path: Path, data: dict) -> None:
@@ -306,10 +306,10 @@ def commit(partial: Path, log: Path, sidecar: dict) -> Path:
 def keep_failed(partial: Path, log: Path, sidecar: dict, stamp: str) -> Path:
     """Keep a failed run's output beside where the log would have gone."""
     log = Path(log)
-    failed = log.with_name(f"{log.stem}.failed-{stamp}.log")
+    failed = datalayout.failed_log_path(log, stamp)
     if Path(partial).exists():
         os.replace(partial, failed)
     else:
         failed.write_text("")
-    write_json(failed.with_suffix(".json"), {**sidecar, "status": "failed", "log": failed.name})
+    write_json(sidecar_path(failed), {**sidecar, "status": "failed", "log": failed.name})
     return failed
