@@ -28,6 +28,7 @@ from .config import QEMU_AUTO, Run, VariantPlan, repetition_rule, run_sequence
 from .errors import VirtreproError
 from .hostagent import install_command
 from .parsers import ParseError
+from .sidecar import Sidecar
 from .testbed import testbed_from_config
 from .hosts import Host, TestbedError, connect
 
@@ -401,14 +402,15 @@ def measure(
         exited = f"{benchmark.tool} exited with status {status}{_status_meaning(status)}"
         error = f"{log}: {exited}" if error is None else f"{error} ({exited})"
     if error is not None:
-        failed = rawlog.keep_failed(partial, log, {**sidecar, "error": error}, sidecar["ended_utc"].replace(":", ""))
+        failed = rawlog.keep_failed(partial, log, Sidecar.new(**sidecar, error=error), sidecar["ended_utc"].replace(":", ""))
         say(f"FAILED: {error} (output kept in {failed})")
         raise MeasurementError(f"run failed, output kept in {failed}: {error}")
     sidecar["records"] = len(records)
     try:
-        rawlog.commit(partial, log, sidecar)
+        rawlog.commit(partial, log, Sidecar.new(**sidecar))
     except rawlog.RawLogExists as exc:  # another job committed this repetition meanwhile
-        failed = rawlog.keep_failed(partial, log, {**sidecar, "error": str(exc)}, sidecar["ended_utc"].replace(":", ""))
+        failed = rawlog.keep_failed(partial, log, Sidecar.new(**sidecar, error=str(exc)),
+                                    sidecar["ended_utc"].replace(":", ""))
         raise MeasurementError(f"run not kept as {log.name}, output kept in {failed}: {exc}") from None
     say(f"done in {sidecar['duration_s']} s: {log} ({len(records)} records)")
     return log

@@ -40,6 +40,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import datalayout
+from .sidecar import Sidecar
 from .parsers.errors import ParseError
 
 LOG_NAME = datalayout.LOG_NAME
@@ -92,6 +93,14 @@ def read_sidecar(log: Path) -> dict:
     if not isinstance(data, dict):
         raise RawLogError(str(path), f"sidecar is a JSON {type(data).__name__}, not an object")
     return data
+
+
+def read_record(log: Path) -> Sidecar:
+    """The sidecar of ``log`` as the typed record; RawLogError naming it if it cannot be read."""
+    try:
+        return Sidecar.from_json(read_sidecar(log))
+    except ValueError as error:
+        raise RawLogError(str(sidecar_path(log)), str(error)) from None
 
 
 def linked(log: Path) -> LinkedLogError:
@@ -236,6 +245,17 @@ def complete_sidecar(log: Path) -> dict | None:
     return data
 
 
+def complete_record(log: Path) -> Sidecar | None:
+    """:func:`complete_sidecar` as the typed record (:class:`virtrepro.sidecar.Sidecar`)."""
+    data = complete_sidecar(log)
+    if data is None:
+        return None
+    try:
+        return Sidecar.from_json(data)
+    except ValueError as error:
+        raise RawLogError(str(sidecar_path(log)), str(error)) from None
+
+
 def exited_zero(sidecar: dict) -> bool:
     """Whether a sidecar's ``exit_status`` agrees with ``complete``: 0, or not recorded."""
     status = sidecar.get("exit_status", 0)
@@ -280,21 +300,22 @@ def _refuse(log: Path) -> RawLogExists:
     return RawLogExists(f"{log} already exists; a complete raw log is never replaced")
 
 
-def commit(partial: Path, log: Path, sidecar: dict) -> Path:
+def commit(partial: Path, log: Path, sidecar: Sidecar | dict) -> Path:
     """Give a successful run its final name, with its sidecar, in one step (see the module's doc).
 
     The sidecar records the sha256 and size of the log's bytes, taken here (:func:`digest_record`).
     Raises RawLogExists, leaving ``partial`` where it is, when the log is already there, and
     RawLogError for a sidecar whose ``exit_status`` is not 0."""
     log = Path(log)
-    if not exited_zero(sidecar):
-        raise RawLogError(str(log), f"not committed: exit_status {sidecar['exit_status']!r} is no complete run")
+    record = sidecar if isinstance(sidecar, Sidecar) else Sidecar.from_json(sidecar)
+    if not record.exited_zero:
+        raise RawLogError(str(log), f"not committed: exit_status {record.exit_status!r} is no complete run")
     with _directory_locked(log.parent):
         if os.path.lexists(log):
             raise _refuse(log)
         data = Path(partial).read_bytes()
-        write_json(sidecar_path(log), {**sidecar, **digest_record(data, TAKEN_AT_COMMIT), "status": "complete",
-                                       "log": log.name})
+        write_json(sidecar_path(log), record.with_fields(**digest_record(data, TAKEN_AT_COMMIT), status="complete",
+                                                         log=log.name).to_json())
         try:
             os.link(partial, log)
         except FileExistsError:  # only a writer that ignores the lock gets here
@@ -303,7 +324,7 @@ def commit(partial: Path, log: Path, sidecar: dict) -> Path:
     return log
 
 
-def keep_failed(partial: Path, log: Path, sidecar: dict, stamp: str) -> Path:
+def keep_failed(partial: Path, log: Path, sidecar: Sidecar | dict, stamp: str) -> Path:
     """Keep a failed run's output beside where the log would have gone."""
     log = Path(log)
     failed = datalayout.failed_log_path(log, stamp)
@@ -311,5 +332,6 @@ def keep_failed(partial: Path, log: Path, sidecar: dict, stamp: str) -> Path:
         os.replace(partial, failed)
     else:
         failed.write_text("")
-    write_json(sidecar_path(failed), {**sidecar, "status": "failed", "log": failed.name})
+    record = sidecar if isinstance(sidecar, Sidecar) else Sidecar.from_json(sidecar)
+    write_json(sidecar_path(failed), record.with_fields(status="failed", log=failed.name).to_json())
     return failed

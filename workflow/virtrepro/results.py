@@ -41,6 +41,7 @@ from . import adaptive, datalayout, machines, rawlog
 from .benchmarks import BENCHMARKS, key_spells
 from .errors import VirtreproError
 from .parsers import ParseError
+from .sidecar import Sidecar
 
 # Bump when a parser or the table layout changes: every cached table is rebuilt.
 TABLE_FORMAT = 12  # 12: every log checked against its sidecar's digest (a table cached without that check is rebuilt)
@@ -156,26 +157,26 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
     log = Path(log)
     relative = log.relative_to(Path(data_dir))
     where = datalayout.place(relative)
-    testbed, platform, benchmark, variant = where.testbed, where.platform, where.benchmark, where.variant
-    sidecar = rawlog.complete_sidecar(log)
-    if sidecar is None:  # listed, then gone
+    run = rawlog.complete_record(log)
+    if run is None:  # listed, then gone
         raise IncompleteLogError(str(relative), "raw log disappeared while the table was built")
-    check_place(relative, sidecar)
-    if benchmark not in BENCHMARKS:
-        raise ParseError(str(relative), f"unknown benchmark {benchmark!r}")
-    bench = BENCHMARKS[benchmark]
-    records = bench.parse_run(rawlog.read_checked(log, sidecar), str(relative), sidecar["parameters"])
+    check_place(relative, run)
+    if where.benchmark not in BENCHMARKS:
+        raise ParseError(str(relative), f"unknown benchmark {where.benchmark!r}")
+    bench = BENCHMARKS[where.benchmark]
+    sidecar = run.to_json()  # the whole record, for the benchmark's and the machines' own facts
+    records = bench.parse_run(rawlog.read_checked(log, sidecar), str(relative), run.parameters)
     context = {
-        "testbed": testbed,
-        "platform": platform,
-        "benchmark": benchmark,
-        "variant": variant,
-        "parameters": _json(sidecar["parameters"], str(relative)),
+        "testbed": where.testbed,
+        "platform": where.platform,
+        "benchmark": where.benchmark,
+        "variant": where.variant,
+        "parameters": _json(run.parameters, str(relative)),
         "repetition": where.repetition,
-        "part": (sidecar.get("order") or {}).get("part"),
-        "scale": sidecar.get("scale"),
+        "part": run.part,
+        "scale": run.get("scale"),
         "source_log": str(relative),
-        "repetition_rule": sidecar.get("repetition_rule"),
+        "repetition_rule": run.get("repetition_rule"),
         "machine": machines.identity(sidecar),  # not a column: the manifest's variant_machines (_build)
     }
     rows = []
@@ -183,7 +184,7 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
         labels = {key: value for key, value in record.items() if key not in ("metric", "unit", "value")}
         rows.append({**context, "labels": _json(labels, str(relative)), "metric": record["metric"],
                      "unit": record.get("unit"), "value": record.get("value"),
-                     "regime": bench.regime(sidecar["parameters"], record, sidecar) or None})
+                     "regime": bench.regime(run.parameters, record, sidecar) or None})
     return rows
 
 
@@ -205,7 +206,7 @@ def _json(fields: dict, source: str) -> str:
         raise ParseError(source, f"a field is no JSON value ({error})") from None
 
 
-def check_place(relative: Path, sidecar: dict) -> None:
+def check_place(relative: Path, sidecar: Sidecar | dict) -> None:
     """Refuse a log whose sidecar describes another run than its place ``raw/<testbed>/<platform>/
     <benchmark>/<variant>/rep-<k>.log`` says: each of those, and the variant's parameters
     (the variant's key spells them), must agree."""
@@ -246,7 +247,7 @@ def refuse_copies(data_dir: Path, names: list[str], digest_of) -> None:
             continue
         started: dict[object, str] = {}
         for name in group:
-            at = rawlog.read_sidecar(data_dir / name).get("started_utc")
+            at = rawlog.read_record(data_dir / name).get("started_utc")
             first = started.setdefault(at, name)
             if first != name:
                 raise CopiedLogError(name, f"the same log as {first} (sha256 {digest[:16]}) and a sidecar that "
@@ -414,7 +415,7 @@ def _latest_rules(logged: list[list[dict]], data_dir: Path) -> None:
                 latest[key] = rows
     for rows in latest.values():
         if rows[0]["repetition_rule"] is None:
-            rule = rawlog.read_sidecar(data_dir / rows[0]["source_log"]).get("repetition_rule")
+            rule = rawlog.read_record(data_dir / rows[0]["source_log"]).get("repetition_rule")
             for row in rows:
                 row["repetition_rule"] = rule
         if rows[0]["repetition_rule"] is None:  # a fixed count, unless a rule given later decided it
