@@ -960,6 +960,42 @@ def run_order(config: dict, run: Run) -> dict:
             "sequence": [f"{platform}:{part}" for platform, part in sequence], "slot": slot}
 
 
+def _config_file(path: str) -> dict:
+    """The configuration of ``--config-file`` (validated unless it is the one the workflow validated)."""
+    from .config import config_from_json
+
+    try:
+        text = Path(path).read_text()
+    except OSError as error:
+        raise MeasurementError(f"--config-file {path}: {error.strerror or error}") from None
+    return config_from_json(text, f"--config-file {path}")
+
+
+def _measure_entry(args, config: dict) -> int:
+    """Measure the job's plan entry (``--plan-entry``): the variant part the workflow planned, on the
+    host it chose, without planning the configuration again."""
+    try:
+        entry = json.loads(args.plan_entry)
+    except ValueError as error:
+        raise MeasurementError(f"--plan-entry: not JSON ({error})") from None
+    if not isinstance(entry, dict):
+        raise MeasurementError("--plan-entry: not a JSON object")
+    variant = VariantPlan.from_json(entry.get("variant_plan"))
+    if args.expect_marker and Path(args.expect_marker) != variant.marker_path(args.data_dir):
+        print(f"error: the plan entry has the marker {variant.marker_path(args.data_dir)}, "
+              f"not the expected {args.expect_marker}", file=sys.stderr)
+        return 2
+    require_clean_tree(config, variant.testbed)
+    owner = os.environ.get("VIRTREPRO_TESTBED_OWNER")
+    measure_variant(variant, config, args.data_dir, owner_pid=int(owner) if owner else None, host=entry.get("host"))
+    return 0
+
+
+def plan_entry(variant: VariantPlan, host: str | None) -> str:
+    """A measurement job's ``--plan-entry`` (:func:`_measure_entry` reads it)."""
+    return json.dumps({"variant_plan": variant.to_json(), "host": host}, sort_keys=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line of one measurement job (what the Snakemake rule runs): every missing
     repetition of one benchmark variant on one platform."""
@@ -970,10 +1006,13 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m virtrepro.measure", description=main.__doc__)
     parser.add_argument("--data-dir", required=True)
-    parser.add_argument("--testbed", required=True)
-    parser.add_argument("--platform", required=True)
-    parser.add_argument("--benchmark", required=True)
-    parser.add_argument("--variant", required=True)
+    parser.add_argument("--plan-entry", help="the job's plan entry as the workflow planned it (JSON: its variant, "
+                                             "platform, part and host); with --config-file, no other option is needed")
+    parser.add_argument("--config-file", help="configuration as a JSON file (the workflow writes it)")
+    parser.add_argument("--testbed")
+    parser.add_argument("--platform")
+    parser.add_argument("--benchmark")
+    parser.add_argument("--variant")
     parser.add_argument("--part", type=count(1),
                         help="measure this part of the repetitions (1 or 2: see VariantPlan) and write its marker; "
                              "default: every part, one after the other")
@@ -983,9 +1022,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--expect-marker", help="the marker path the caller expects (checked against the plan)")
     parser.add_argument("--host", help="which of the testbed's hosts measures (its name; default: the first)")
     args = parser.parse_args(argv)
-    config = given_config(args.config)
+    config = _config_file(args.config_file) if args.config_file else given_config(args.config)
     if config is None:
-        parser.error("no configuration: pass --config or set VIRTREPRO_CONFIG")
+        parser.error("no configuration: pass --config-file or --config, or set VIRTREPRO_CONFIG")
+    if args.plan_entry is not None:
+        return _measure_entry(args, config)
+    missing = [f"--{name}" for name in ("testbed", "platform", "benchmark", "variant") if getattr(args, name) is None]
+    if missing:
+        parser.error(f"the following arguments are required without --plan-entry: {', '.join(missing)}")
     wanted = (args.testbed, args.platform, args.benchmark, args.variant)
     configured = config["platforms"]
     allowed = args.platform in configured or platform_catalog.alias_of(args.platform) in configured
