@@ -7,7 +7,7 @@ For each planned part of a variant (:func:`config.plan_variants`) the repetition
 complete raw log are counted; a part that continues under a repetition rule
 (:mod:`virtrepro.adaptive`) counts from its minimum (low) to its cap (high), or nothing where the rule
 already stops on the complete logs there (:func:`rule_stops`). Each repetition costs
-the mean ``duration_s`` of the complete sidecars under ``<data_dir>/raw/*/`` and ``data/raw/*/`` (any testbed) of the
+the mean ``duration_s`` of the complete sidecars of any testbed of ``<data_dir>`` and of ``data`` (virtrepro.datalayout) of the
 same platform, benchmark and variant; where there are none, of the same variant on another platform
 times this platform's median slowdown on the benchmark's variants both ran (other platform, scaled);
 where there are none, of the same platform and benchmark (other variants: other run lengths, a

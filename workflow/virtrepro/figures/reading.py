@@ -18,7 +18,7 @@ from .registry import FIGURES, Drawn, Setting, draw, figures_home, get
 # The notebooks' parameters when papermill sets none (a notebook's parameters cell sets each to None):
 # the committed reference run; paths relative to notebooks/, where Jupyter and the workflow run them.
 DEFAULTS = {
-    "testbed": Setting.testbed,  # which testbed's raw logs to read (data/raw/<testbed>/)
+    "testbed": Setting.testbed,  # which testbed's raw logs to read (virtrepro.datalayout)
     "data_dir": "../data",  # where raw/ and tables/ live
     "reference_dir": "../data/reference",  # the papers' published numbers and claims
     "figures_dir": "../figures",  # the reference testbed's figures go to <figures_dir>/<paper>/, another's to <figures_dir>/<testbed>/<paper>/
