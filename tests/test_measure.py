@@ -268,3 +268,21 @@ def test_a_network_job_reconnects_to_instances_restarted_between_repetitions(con
     variant = dataclasses.replace(variant, part=1, parts=1)
     marker = measure_variant(variant, config, tmp_path / "data")
     assert marker is not None and all(r.log_path(tmp_path / "data").exists() for r in variant.runs())
+
+
+def test_a_job_measures_its_plan_entry_without_planning_or_the_environments_configuration(config, tmp_path, monkeypatch):
+    # the workflow hands the job its plan entry and a configuration file; nothing is planned again
+    import virtrepro.config as config_module
+    from virtrepro.config import VariantPlan, plan_variants, write_config_file
+    from virtrepro.measure import main, plan_entry
+
+    monkeypatch.delenv("VIRTREPRO_CONFIG", raising=False)
+    variant = next(v for v in plan_variants(config) if v.benchmark == "sysbench_cpu")
+    assert VariantPlan.from_json(json.loads(plan_entry(variant, None))["variant_plan"]) == variant
+    monkeypatch.setattr(config_module, "plan_variants", lambda *a, **k: pytest.fail("the job planned again"))
+    data = tmp_path / "data"
+    config_file = write_config_file(config, tmp_path / "job")
+    assert main(["--data-dir", str(data), "--config-file", str(config_file), "--plan-entry", plan_entry(variant, None),
+                 "--expect-marker", str(variant.marker_path(data))]) == 0
+    assert variant.marker_path(data).exists()
+    assert all(rawlog.complete_record(run.log_path(data)).version == 2 for run in variant.runs())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from conftest import REPO
@@ -108,3 +109,20 @@ def test_the_tool_check_runs_once_per_instance_and_benchmark_in_a_process():
     measure.ensure_tools(shell, BENCHMARKS["dd"], replace(guest, known_hosts="/state/h/known_hosts"))
     measure.ensure_tools(shell, BENCHMARKS["mbw"], guest)
     assert len(shell.commands) == 3
+
+
+def test_every_planned_variant_part_round_trips_through_its_plan_entry():
+    from virtrepro.config import VariantPlan, plan_variants
+    from virtrepro.measure import plan_entry
+
+    config = json.loads(config_json())
+    for scale in config["scales"]:
+        for variant in plan_variants({**config, "scale": scale}, ["native", "lxc", "qemu-tcg"]):
+            assert VariantPlan.from_json(json.loads(plan_entry(variant, "h"))["variant_plan"]) == variant
+
+
+def test_a_plan_entry_that_is_none_is_one_error_line(tmp_path):
+    from virtrepro.measure import MeasurementError
+
+    with pytest.raises((MeasurementError, ValueError), match="plan entry"):
+        main(["--data-dir", str(tmp_path), "--config", config_json(), "--plan-entry", "{}"])

@@ -6,7 +6,7 @@
 from virtrepro import builds as BUILDS_MODULE
 
 USED_BUILDS = BUILDS_MODULE.used(config)  # name -> the module that obtains and builds it
-BUILD_PROBE = DATA + "/raw/{testbed}/probes/{build}.json"
+BUILD_PROBE = datalayout.probe_pattern(DATA, "{build}")  # a build's probe is named by the build
 BUILD_MANIFEST = {name: str(module.manifest_path(config).resolve()) for name, module in USED_BUILDS.items()}
 
 

@@ -4,7 +4,7 @@ import json
 import os
 from pathlib import Path
 
-from virtrepro import placement
+from virtrepro import datalayout, placement
 from virtrepro.platforms import catalog as platform_catalog
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.errors import ProbeRecordError, read_probe_record
@@ -53,11 +53,12 @@ if "measurement_slots" not in workflow.global_resources:  # at most one measurem
 # written beside the variant's directory of raw logs (rep-<k>.log) once all N are complete
 # (reps: the count N, or a repetition rule's label, 5to30-w0.02-c0.95, or 6to30-w0.03-c0.95-sr-m0.05
 # for one that serves the verdict: virtrepro.adaptive).
-VARIANT_DIR = DATA + "/raw/{testbed}/{platform}/{benchmark}/{variant}"
-MARKER_PATTERN = VARIANT_DIR + ".reps-{reps}.part-{part}of{parts}.json"
-QEMU_PROBE = DATA + "/raw/{testbed}/probes/qemu-accel.json"
+# (every data path from virtrepro.datalayout, the one module that spells the layout)
+VARIANT_DIR = datalayout.variant_dir_pattern(DATA)
+MARKER_PATTERN = datalayout.marker_pattern(DATA)
+QEMU_PROBE = datalayout.probe_pattern(DATA, datalayout.QEMU_PROBE)
 # which configured platforms the testbed's hosts can run (virtrepro.availability; a checkpoint)
-PLATFORM_PROBE = DATA + "/raw/{testbed}/probes/platforms.json"
+PLATFORM_PROBE = datalayout.probe_pattern(DATA, datalayout.PLATFORM_PROBE)
 
 
 wildcard_constraints:

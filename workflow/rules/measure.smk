@@ -9,8 +9,8 @@
 #
 # The job is a shell command (python -m virtrepro.measure) rather than a run:
 # block, which Snakemake would execute by starting a whole new Snakemake per job.
-# It reads the validated configuration from VIRTREPRO_CONFIG (set below) and
-# finds its variant in the plan from the wildcards.
+# It receives its plan entry (the variant part as planned here, and its host: --plan-entry) and the
+# validated configuration as a file (--config-file), and plans nothing again.
 #
 # One rule per platform; priorities order the jobs one benchmark after the other (in the configured
 # order), and within a benchmark A B C D D C B A over (platform, part): every platform's first part
@@ -27,9 +27,13 @@ import hashlib
 
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.config import run_priority
-from virtrepro.config import VALIDATED_ENV, digest
+from virtrepro.config import VALIDATED_ENV, digest, write_config_file
+from virtrepro.measure import plan_entry
 from virtrepro.platforms.catalog import NAMES as PLATFORMS
 
+# the configuration the measurement jobs read (--config-file); the other jobs (builds, remote
+# preparation) read it from VIRTREPRO_CONFIG
+CONFIG_FILE = str(write_config_file(config, Path(".snakemake") / "virtrepro"))
 os.environ["VIRTREPRO_CONFIG"] = json.dumps(config)
 # validated above (common.smk): the jobs need not validate it again (jsonschema alone takes seconds to import)
 os.environ[VALIDATED_ENV] = digest(config)
@@ -51,12 +55,8 @@ def job_priority(platform):
         benchmark = BENCHMARKS[wildcards.benchmark]
         if benchmark.host_side:
             return base + 1  # after every run inside the platform's guests: it starts its own guests
-        variant = next(
-            (v for v in benchmark.runnable_variants(config["scales"][config["scale"]][wildcards.benchmark], platform)
-             if v.key == wildcards.variant),
-            None,
-        )
-        overrides = benchmark.guest_overrides(variant) if variant is not None else {}
+        planned = planned_part(platform, wildcards.testbed, wildcards.benchmark, wildcards.variant, int(wildcards.part))
+        overrides = benchmark.guest_overrides(planned.variant) if planned is not None else {}
         if not overrides:
             return base + 999  # the configured guest first: most benchmarks run in it
         return base + 998 - int(hashlib.sha256(json.dumps(overrides, sort_keys=True).encode()).hexdigest(), 16) % 900
@@ -66,15 +66,37 @@ def job_priority(platform):
 
 @one_line_errors
 @functools.lru_cache(maxsize=None)
+def platform_plan(platform):
+    """The plan of one platform, made once: (testbed, benchmark, variant key, part) -> its VariantPlan."""
+    return {(v.testbed, v.benchmark, v.variant.key, v.part): v for v in plan_variants(config, [platform])}
+
+
+@one_line_errors
+def planned_part(platform, testbed, benchmark, key, part):
+    """The VariantPlan of a measurement job's wildcards (None: not planned)."""
+    return platform_plan(platform).get((testbed, benchmark, key, part))
+
+
+@one_line_errors
+@functools.lru_cache(maxsize=None)
 def measuring_hosts(benchmark, key, platform):
     """The testbed hosts one run of this variant holds (virtrepro.placement), the one that runs its
     command first: the same host on every platform, or the first hosts of the testbed for a run whose
     instances are on different hosts (MPI across hosts)."""
-    declared = BENCHMARKS[benchmark]
-    variant = next((v for v in declared.runnable_variants(config["scales"][config["scale"]][benchmark], platform)
-                    if v.key == key), None)
-    spanned = declared.hosts_used(variant) if variant is not None else 1
+    planned = planned_part(platform, TESTBED, benchmark, key, 1)
+    spanned = BENCHMARKS[benchmark].hosts_used(planned.variant) if planned is not None else 1
     return tuple(placement.hosts_for(TESTBED_HOSTS, DATA, TESTBED, benchmark, key, spanned))
+
+
+@one_line_errors
+def job_entry(platform, wildcards):
+    """A measurement job's --plan-entry: its VariantPlan and host; stops with one line when the
+    wildcards name a part the plan does not have."""
+    planned = planned_part(platform, wildcards.testbed, wildcards.benchmark, wildcards.variant, int(wildcards.part))
+    if planned is None or (planned.reps_label, planned.parts) != (wildcards.reps, int(wildcards.parts)):
+        stop(f"the configuration plans no run {wildcards.testbed}/{platform}/{wildcards.benchmark}/"
+             f"{wildcards.variant} part {wildcards.part} of {wildcards.parts} ({wildcards.reps} repetitions)")
+    return plan_entry(planned, measuring_hosts(wildcards.benchmark, wildcards.variant, platform)[0])
 
 
 @one_line_errors
@@ -101,6 +123,8 @@ for _platform in PLATFORMS:
         params:
             platform=_platform,  # the shell command is formatted when the job runs, after the loop
             host=one_line_errors(lambda wc, platform=_platform: measuring_hosts(wc.benchmark, wc.variant, platform)[0]),
+            # the job's plan entry: the variant part as planned here, and its host
+            entry=one_line_errors(lambda wc, platform=_platform: job_entry(platform, wc)),
         priority: job_priority(_platform)
         # a measurement owns its host: on the local testbed that is this machine, so nothing else runs
         # beside it here; a remote host's measurement leaves this machine's cores to the others
@@ -113,7 +137,5 @@ for _platform in PLATFORMS:
         # repetitions already complete are kept; the log holds both attempts
         retries: 1
         shell:
-            f"{sys.executable} -m virtrepro.measure --data-dir {DATA} --platform {{params.platform}}"
-            " --testbed {wildcards.testbed} --benchmark {wildcards.benchmark}"
-            " --variant {wildcards.variant:q} --part {wildcards.part} --expect-marker {output.marker:q}"
-            " --host {params.host:q} 2>&1 | tee -a {log}"
+            f"{sys.executable} -m virtrepro.measure --data-dir {DATA} --config-file {CONFIG_FILE}"
+            " --plan-entry {params.entry:q} --expect-marker {output.marker:q} 2>&1 | tee -a {log}"

@@ -29,7 +29,7 @@ def report_figure(paper, name):
 
 @one_line_errors
 def notebook_outputs():
-    return [f"{DATA}/executed/{TESTBED}/{paper}.ipynb" for paper in config["notebooks"]]
+    return [str(datalayout.executed_notebook(DATA, TESTBED, paper)) for paper in config["notebooks"]]
 
 
 for _paper in config["notebooks"]:
@@ -38,12 +38,12 @@ for _paper in config["notebooks"]:
         name:
             f"notebook_{_paper}"
         input:
-            table=f"{DATA}/tables/{TESTBED}.parquet",
+            table=str(datalayout.table_paths(DATA, TESTBED)["parquet"]),
             # the verdicts (the summary opens with them; the papers' notebooks list their claims)
-            claims=f"{DATA}/tables/{TESTBED}.claims.csv",
+            claims=str(datalayout.claims_table_path(DATA, TESTBED)),
             notebook=str(Path(workflow.basedir) / "notebooks" / f"{_paper}.ipynb"),
         output:
-            executed=f"{DATA}/executed/{TESTBED}/{_paper}.ipynb",
+            executed=str(datalayout.executed_notebook(DATA, TESTBED, _paper)),
             figures=[report_figure(_paper, name) for name in FIGURES[_paper]]
             + [figure_file(_paper, name, ".pdf") for name in FIGURES[_paper]],
         log:

@@ -19,7 +19,8 @@ except VirtreproError as error:
 
 @one_line_errors
 def table_outputs():
-    return [f"{DATA}/tables/{TESTBED}.parquet", f"{DATA}/tables/{TESTBED}.csv", f"{DATA}/tables/{TESTBED}.claims.csv"]
+    tables = datalayout.table_paths(DATA, TESTBED)
+    return [str(tables["parquet"]), str(tables["csv"]), str(datalayout.claims_table_path(DATA, TESTBED))]
 
 
 rule table:
@@ -28,9 +29,9 @@ rule table:
         one_line_errors(lambda wc: [str(v.marker_path(DATA)) for v in planned_variants(built=False) if v.testbed == wc.testbed]),
         one_line_errors(lambda wc: [str(v.marker_path(DATA)) for v in planned_variants(built=True) if v.testbed == wc.testbed]),
     output:
-        parquet=DATA + "/tables/{testbed}.parquet",
-        csv=DATA + "/tables/{testbed}.csv",
-        manifest=DATA + "/tables/{testbed}.manifest.json",
+        parquet=datalayout.table_pattern(DATA, "parquet"),
+        csv=datalayout.table_pattern(DATA, "csv"),
+        manifest=datalayout.table_pattern(DATA, "manifest"),
     log:
         "logs/table/{testbed}.log",
     run:
@@ -45,7 +46,7 @@ ruleorder: claims_table > table
 
 rule claims_table:
     input:
-        table=DATA + "/tables/{testbed}.parquet",
+        table=datalayout.table_pattern(DATA, "parquet"),
         claims=str(REFERENCE / "claims.yaml"),
         causes=str(REFERENCE / "faster_than_native.yaml"),
     output:
@@ -53,7 +54,7 @@ rule claims_table:
         # job nor after its failure; the command replaces it whole, on success only). A shell command, not
         # a run: block: Snakemake runs a run: block in a Snakemake of its own, which restores the file
         # from its backup, after which the first one finds no backup and deletes the file.
-        update(DATA + "/tables/{testbed}.claims.csv"),
+        update(datalayout.table_pattern(DATA, "claims")),
     log:
         "logs/claims/{testbed}.log",
     shell:

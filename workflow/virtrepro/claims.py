@@ -92,7 +92,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import conditions, metric_catalog, platform_names, regimes, results, stats, yamlfile
+from . import conditions, datalayout, metric_catalog, platform_names, regimes, results, stats, yamlfile
 from .errors import VirtreproError
 from .platforms import catalog as platform_catalog
 
@@ -1583,8 +1583,8 @@ def main(argv: list[str] | None = None) -> int:
     results.require_raw_logs(args.data_dir, args.testbed)  # no verdicts from a table of no runs (one left from before)
     table = results.read_table(results.table_paths(args.data_dir, args.testbed)["parquet"])
     # a platform the testbed could not run is "not measured" with the probe's reason
-    probe = Path(args.data_dir) / "raw" / args.testbed / "probes" / "platforms.json"
-    out = Path(args.data_dir) / "tables" / f"{args.testbed}.claims.csv"
+    probe = datalayout.probe_path(args.data_dir, args.testbed, datalayout.PLATFORM_PROBE)
+    out = datalayout.claims_table_path(args.data_dir, args.testbed)
     frame = write_claims_table(args.claims, table, out, causes_path=args.causes, probe_path=probe)
     print(frame["verdict"].value_counts().to_string())
     return 0

@@ -16,7 +16,7 @@ from .platforms import catalog as platform_catalog
 from .adaptive import RepetitionRule, Target
 from .benchmarks import BENCHMARKS, Variant
 from .errors import VirtreproError
-from . import yamlfile
+from . import datalayout, yamlfile
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.yaml"
 # the papers' claims, read here as data (which variants they select, and how tightly): the rule that
@@ -262,7 +262,7 @@ class Run:
         return self.variant.benchmark
 
     def log_path(self, data_dir: str | Path) -> Path:
-        return Path(data_dir) / "raw" / self.testbed / self.platform / self.benchmark / self.variant.key / f"rep-{self.repetition}.log"
+        return datalayout.log_path(data_dir, self.testbed, self.platform, self.benchmark, self.variant.key, self.repetition)
 
 
 AUTO = platform_catalog.AUTO
@@ -337,16 +337,57 @@ class VariantPlan:
         return [self.run(rep) for rep in self.repetition_numbers()]
 
     def directory(self, data_dir: str | Path) -> Path:
-        return Path(data_dir) / "raw" / self.testbed / self.platform / self.benchmark / self.variant.key
+        return datalayout.variant_dir(data_dir, self.testbed, self.platform, self.benchmark, self.variant.key)
 
     def marker_path(self, data_dir: str | Path) -> Path:
-        return self.directory(data_dir).with_name(
-            f"{self.variant.key}.reps-{self.reps_label}.part-{self.part}of{self.parts}.json")
+        return datalayout.marker_path(self.directory(data_dir), self.reps_label, self.part, self.parts)
 
     @property
     def reps_label(self) -> str:
         """The repetition count, or the rule (:meth:`RepetitionRule.label`), as the marker names it."""
         return self.rule.label() if self.rule is not None else str(self.repetitions)
+
+    def to_json(self) -> dict:
+        """The plan entry of a measurement job (:meth:`from_json` gives back an equal plan)."""
+        rule = self.rule
+        return {"testbed": self.testbed, "platform": self.platform, "benchmark": self.benchmark,
+                "variant": self.variant.key, "parameters": [list(pair) for pair in self.variant.params],
+                "repetitions": self.repetitions, "part": self.part, "parts": self.parts,
+                "rule": None if rule is None else {
+                    "min": rule.min, "max": rule.max, "rel_half_width": rule.rel_half_width,
+                    "confidence": rule.confidence, "metrics": list(rule.metrics), "interval": rule.interval,
+                    "targets": [[t.metric, t.margin, list(t.claims)] for t in rule.targets]}}
+
+    @classmethod
+    def from_json(cls, entry: dict) -> VariantPlan:
+        """The plan of :meth:`to_json`; ConfigError for an entry that is not one."""
+        try:
+            rule = entry["rule"]
+            if rule is not None:
+                rule = RepetitionRule(int(rule["min"]), int(rule["max"]), float(rule["rel_half_width"]),
+                                      float(rule["confidence"]), tuple(rule["metrics"]), rule["interval"],
+                                      tuple(Target(m, float(margin), tuple(c)) for m, margin, c in rule["targets"]))
+            params = tuple((name, tuple(value) if isinstance(value, list) else value)
+                           for name, value in entry["parameters"])
+            return cls(entry["testbed"], entry["platform"], Variant(entry["benchmark"], entry["variant"], params),
+                       int(entry["repetitions"]), int(entry["part"]), int(entry["parts"]), rule)
+        except (KeyError, TypeError, ValueError) as error:
+            raise ConfigError(f"plan entry: not a measurement job's entry ({type(error).__name__}: {error})") from None
+
+
+def write_config_file(config: dict, directory: str | Path) -> Path:
+    """The configuration as ``config.json`` under ``directory`` (replaced whole when it differs): what a
+    measurement job reads, beside its plan entry, instead of an environment variable. One name
+    whatever the configuration, so that the jobs' shell command does not change with it (Snakemake's
+    lock on the working directory keeps a second workflow from replacing it meanwhile)."""
+    path = Path(directory) / "config.json"
+    text = json.dumps(config, sort_keys=True)
+    if not path.exists() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        partial.write_text(text)
+        os.replace(partial, path)
+    return path
 
 
 MIN_REPETITIONS_PER_PART = 2

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import rawlog, results
+from . import datalayout, rawlog, results
 from .errors import VirtreproError
 
 
@@ -78,7 +78,7 @@ def _blobs(repo: Path, paths: list[str]) -> dict[str, bytes | None]:
 
 
 def _testbeds(data: Path, testbed: str | None) -> list[str]:
-    raw = data / "raw"
+    raw = datalayout.raw_dir(data)
     if testbed is not None:
         if not (raw / testbed).is_dir():
             raise DigestError(f"{raw / testbed}: no such directory: testbed {testbed!r} has no raw logs under {data}")

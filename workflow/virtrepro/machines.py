@@ -23,10 +23,10 @@ shell script here, the rest is pure.
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 from pathlib import Path
 
+from . import datalayout
 from .regimes import sidecar_facts
 
 # The host facts of every sidecar, in one shell script that starts few processes (uname, sed,
@@ -67,7 +67,6 @@ echo "cache_sizes=$(for c in /sys/devices/system/cpu/cpu0/cache/index*; do t=$(c
 # own limits).
 FACTS = ("cpu_model", "cache_sizes", "microcode", "kernel", "machine")
 
-_COMPLETE_SIDECAR = re.compile(r"rep-\d+\.json$")
 
 
 def parse_facts(text: str) -> dict:
@@ -122,8 +121,8 @@ def describe(machine: dict | None) -> str:
 def _complete_runs(data_dir: str | Path, testbed: str, benchmark: str):
     """(sidecar path, sidecar) of every complete run of ``benchmark`` on any platform of the testbed's
     data. A sidecar that cannot be read is the table's concern, not this."""
-    for path in sorted((Path(data_dir) / "raw" / testbed).glob(f"*/{benchmark}/*/rep-*.json")):
-        if not _COMPLETE_SIDECAR.search(path.name):
+    for path in datalayout.sidecars_of(data_dir, testbed, benchmark=benchmark):
+        if not datalayout.is_complete_sidecar_name(path.name):
             continue
         try:
             sidecar = json.loads(path.read_text())

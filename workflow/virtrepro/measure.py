@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import dataclasses
-import glob
 import json
 import os
 import shlex
@@ -20,7 +19,7 @@ import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from . import __version__, adaptive, builds, machines, placement, rawlog
+from . import __version__, adaptive, builds, datalayout, machines, placement, rawlog
 from .platforms import catalog as platform_catalog
 from .benchmarks import BENCHMARKS, BUILT, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
 from .benchmarks.base import MPIRUN_SCHEDULED
@@ -29,6 +28,7 @@ from .config import QEMU_AUTO, Run, VariantPlan, repetition_rule, run_sequence
 from .errors import VirtreproError
 from .hostagent import install_command
 from .parsers import ParseError
+from .sidecar import Sidecar
 from .testbed import testbed_from_config
 from .hosts import Host, TestbedError, connect
 
@@ -402,14 +402,15 @@ def measure(
         exited = f"{benchmark.tool} exited with status {status}{_status_meaning(status)}"
         error = f"{log}: {exited}" if error is None else f"{error} ({exited})"
     if error is not None:
-        failed = rawlog.keep_failed(partial, log, {**sidecar, "error": error}, sidecar["ended_utc"].replace(":", ""))
+        failed = rawlog.keep_failed(partial, log, Sidecar.new(**sidecar, error=error), sidecar["ended_utc"].replace(":", ""))
         say(f"FAILED: {error} (output kept in {failed})")
         raise MeasurementError(f"run failed, output kept in {failed}: {error}")
     sidecar["records"] = len(records)
     try:
-        rawlog.commit(partial, log, sidecar)
+        rawlog.commit(partial, log, Sidecar.new(**sidecar))
     except rawlog.RawLogExists as exc:  # another job committed this repetition meanwhile
-        failed = rawlog.keep_failed(partial, log, {**sidecar, "error": str(exc)}, sidecar["ended_utc"].replace(":", ""))
+        failed = rawlog.keep_failed(partial, log, Sidecar.new(**sidecar, error=str(exc)),
+                                    sidecar["ended_utc"].replace(":", ""))
         raise MeasurementError(f"run not kept as {log.name}, output kept in {failed}: {exc}") from None
     say(f"done in {sidecar['duration_s']} s: {log} ({len(records)} records)")
     return log
@@ -758,7 +759,7 @@ def require_same_image(variant: VariantPlan, data_dir: str | Path) -> None:
     if not found:
         return
     path, other = found[0]
-    directory = Path(data_dir) / "raw" / variant.testbed
+    directory = datalayout.testbed_dir(data_dir, variant.testbed)
 
     def name(record: dict) -> str:
         return record["recipe"] + (f" (image.json sha256 {record['record_sha256'][:12]})" if record.get("record_sha256") else "")
@@ -786,7 +787,7 @@ def require_same_machine(variant: VariantPlan, config: dict, data_dir: str | Pat
     if not found:
         return
     path, other, facts = found[0]
-    directory = Path(data_dir) / "raw" / variant.testbed
+    directory = datalayout.testbed_dir(data_dir, variant.testbed)
     raise MeasurementError(
         f"{variant.benchmark} on testbed {variant.testbed}: {len(found)} of its {len(runs)} complete runs in "
         f"{directory} were measured on another machine ({', '.join(facts)} differ; for example {path}: "
@@ -884,10 +885,11 @@ def write_marker(variant: VariantPlan, data_dir: str | Path, decision=None) -> P
     rule's ``decision``: n, the widest relative half-width and why it stopped."""
     marker = variant.marker_path(data_dir)
     logs = _complete_logs(variant, data_dir, marker)
-    key = glob.escape(variant.variant.key)
-    for stale in marker.parent.glob(f"{key}.reps-*.json"):
-        if not stale.name.startswith(f"{variant.variant.key}.reps-{variant.reps_label}.part-"):
+    for stale in datalayout.markers_of(variant.directory(data_dir)):
+        if not datalayout.is_marker_of(stale, variant.directory(data_dir), variant.reps_label):
             stale.unlink()  # the marker of another repetition count or rule (or of the layout before parts)
+    if variant.continues or variant.rule is None:
+        write_rule_record(variant, data_dir, decision)
     rawlog.write_json(marker, {
         "testbed": variant.testbed,
         "platform": variant.platform,
@@ -912,6 +914,23 @@ def write_marker(variant: VariantPlan, data_dir: str | Path, decision=None) -> P
         except (OSError, ValueError, MeasurementError):
             pass  # left older than the directory: its job runs again and checks it
     return marker
+
+
+def write_rule_record(variant: VariantPlan, data_dir: str | Path, decision=None) -> Path | None:
+    """Keep the rule that decided a variant beside its logs when their sidecars do not say it: a rule
+    given to a variant measured at a fixed count whose logs already meet it measures nothing, and
+    the table's stopping facts (:func:`results.recorded_rule`) come from the raw data alone. Removed
+    again when the variant has no rule (a fixed count), or its latest log's sidecar names the rule."""
+    path = datalayout.rule_record_path(variant.directory(data_dir))
+    latest = variant.run(decision.n - 1).log_path(data_dir) if decision is not None and decision.n else None
+    said = latest is not None and (rawlog.complete_sidecar(latest) or {}).get("repetition_rule") is not None
+    if decision is None or said:
+        path.unlink(missing_ok=True)
+        return None
+    rawlog.write_json(path, {"testbed": variant.testbed, "platform": variant.platform,
+                             "benchmark": variant.benchmark, "variant": variant.variant.key,
+                             "repetition_rule": variant.rule.as_dict()})
+    return path
 
 
 def _complete_logs(variant: VariantPlan, data_dir: str | Path, marker: Path) -> dict[str, str]:
@@ -941,6 +960,42 @@ def run_order(config: dict, run: Run) -> dict:
             "sequence": [f"{platform}:{part}" for platform, part in sequence], "slot": slot}
 
 
+def _config_file(path: str) -> dict:
+    """The configuration of ``--config-file`` (validated unless it is the one the workflow validated)."""
+    from .config import config_from_json
+
+    try:
+        text = Path(path).read_text()
+    except OSError as error:
+        raise MeasurementError(f"--config-file {path}: {error.strerror or error}") from None
+    return config_from_json(text, f"--config-file {path}")
+
+
+def _measure_entry(args, config: dict) -> int:
+    """Measure the job's plan entry (``--plan-entry``): the variant part the workflow planned, on the
+    host it chose, without planning the configuration again."""
+    try:
+        entry = json.loads(args.plan_entry)
+    except ValueError as error:
+        raise MeasurementError(f"--plan-entry: not JSON ({error})") from None
+    if not isinstance(entry, dict):
+        raise MeasurementError("--plan-entry: not a JSON object")
+    variant = VariantPlan.from_json(entry.get("variant_plan"))
+    if args.expect_marker and Path(args.expect_marker) != variant.marker_path(args.data_dir):
+        print(f"error: the plan entry has the marker {variant.marker_path(args.data_dir)}, "
+              f"not the expected {args.expect_marker}", file=sys.stderr)
+        return 2
+    require_clean_tree(config, variant.testbed)
+    owner = os.environ.get("VIRTREPRO_TESTBED_OWNER")
+    measure_variant(variant, config, args.data_dir, owner_pid=int(owner) if owner else None, host=entry.get("host"))
+    return 0
+
+
+def plan_entry(variant: VariantPlan, host: str | None) -> str:
+    """A measurement job's ``--plan-entry`` (:func:`_measure_entry` reads it)."""
+    return json.dumps({"variant_plan": variant.to_json(), "host": host}, sort_keys=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line of one measurement job (what the Snakemake rule runs): every missing
     repetition of one benchmark variant on one platform."""
@@ -951,10 +1006,13 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m virtrepro.measure", description=main.__doc__)
     parser.add_argument("--data-dir", required=True)
-    parser.add_argument("--testbed", required=True)
-    parser.add_argument("--platform", required=True)
-    parser.add_argument("--benchmark", required=True)
-    parser.add_argument("--variant", required=True)
+    parser.add_argument("--plan-entry", help="the job's plan entry as the workflow planned it (JSON: its variant, "
+                                             "platform, part and host); with --config-file, no other option is needed")
+    parser.add_argument("--config-file", help="configuration as a JSON file (the workflow writes it)")
+    parser.add_argument("--testbed")
+    parser.add_argument("--platform")
+    parser.add_argument("--benchmark")
+    parser.add_argument("--variant")
     parser.add_argument("--part", type=count(1),
                         help="measure this part of the repetitions (1 or 2: see VariantPlan) and write its marker; "
                              "default: every part, one after the other")
@@ -964,9 +1022,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--expect-marker", help="the marker path the caller expects (checked against the plan)")
     parser.add_argument("--host", help="which of the testbed's hosts measures (its name; default: the first)")
     args = parser.parse_args(argv)
-    config = given_config(args.config)
+    config = _config_file(args.config_file) if args.config_file else given_config(args.config)
     if config is None:
-        parser.error("no configuration: pass --config or set VIRTREPRO_CONFIG")
+        parser.error("no configuration: pass --config-file or --config, or set VIRTREPRO_CONFIG")
+    if args.plan_entry is not None:
+        return _measure_entry(args, config)
+    missing = [f"--{name}" for name in ("testbed", "platform", "benchmark", "variant") if getattr(args, name) is None]
+    if missing:
+        parser.error(f"the following arguments are required without --plan-entry: {', '.join(missing)}")
     wanted = (args.testbed, args.platform, args.benchmark, args.variant)
     configured = config["platforms"]
     allowed = args.platform in configured or platform_catalog.alias_of(args.platform) in configured

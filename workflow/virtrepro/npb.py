@@ -41,6 +41,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from . import datalayout
 from .errors import VirtreproError
 from .hosts import default_state_dir
 
@@ -470,7 +471,7 @@ if __name__ == "__main__":
 def why_no_runs(data_dir: str | Path, testbed: str, benchmark: str = "NPB") -> str:
     """One line for a notebook on why ``benchmark`` (an NPB one) has no runs on ``testbed``:
     the reason recorded when NPB was skipped, else that nothing was measured yet."""
-    probe = Path(data_dir) / "raw" / testbed / "probes" / "npb.json"
+    probe = datalayout.probe_path(data_dir, testbed, datalayout.NPB_PROBE)
     if probe.exists():
         info = json.loads(probe.read_text())
         if info.get("status") == "skipped":

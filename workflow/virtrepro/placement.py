@@ -24,6 +24,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from . import datalayout
 from .errors import VirtreproError
 
 
@@ -38,7 +39,7 @@ def resource_name(index: int) -> str:
 
 def recorded_host(data_dir: str | Path, testbed: str, benchmark: str, key: str) -> str | None:
     """The host that measured some complete log of this variant (on any platform), if any."""
-    for sidecar in sorted((Path(data_dir) / "raw" / testbed).glob(f"*/{benchmark}/{key}/rep-*.json")):
+    for sidecar in datalayout.sidecars_of(data_dir, testbed, benchmark=benchmark, variant=key):
         try:
             data = json.loads(sidecar.read_text())
         except (OSError, ValueError):

@@ -7,7 +7,7 @@ For each planned part of a variant (:func:`config.plan_variants`) the repetition
 complete raw log are counted; a part that continues under a repetition rule
 (:mod:`virtrepro.adaptive`) counts from its minimum (low) to its cap (high), or nothing where the rule
 already stops on the complete logs there (:func:`rule_stops`). Each repetition costs
-the mean ``duration_s`` of the complete sidecars under ``<data_dir>/raw/*/`` and ``data/raw/*/`` (any testbed) of the
+the mean ``duration_s`` of the complete sidecars of any testbed of ``<data_dir>`` and of ``data`` (virtrepro.datalayout) of the
 same platform, benchmark and variant; where there are none, of the same variant on another platform
 times this platform's median slowdown on the benchmark's variants both ran (other platform, scaled);
 where there are none, of the same platform and benchmark (other variants: other run lengths, a
@@ -22,7 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import machines, rawlog
+from . import datalayout, machines, rawlog
 from .availability import unavailable
 from .config import AUTO, QEMU_AUTO, VariantPlan, plan_variants, resolve_platforms
 
@@ -38,9 +38,9 @@ class Durations:
     def from_sidecars(cls, *data_dirs: str | Path) -> Durations:
         variant, benchmark = defaultdict(list), defaultdict(list)
         paths = {path.resolve(): (path, Path(data_dir)) for data_dir in data_dirs
-                 for path in Path(data_dir).glob("raw/*/*/*/*/rep-*.json")}
+                 for path in datalayout.sidecars_of_all(data_dir)}
         for path, data_dir in (paths[key] for key in sorted(paths)):
-            if not rawlog.LOG_NAME.match(path.with_suffix(".log").name):
+            if not datalayout.is_complete_sidecar_name(path.name):
                 continue  # failed runs' sidecars
             try:
                 sidecar = json.loads(path.read_text())
@@ -227,14 +227,14 @@ def summary(config: dict, data_dir: str | Path) -> str:
 def probed_platforms(config: dict, data_dir: str | Path) -> list[str]:
     """The configured platforms the testbed can run (all, before its platform probe ran), with
     ``qemu`` as the testbed's KVM probe found it (qemu-tcg when it has not run yet)."""
-    probes = Path(data_dir) / "raw" / config["testbed"] / "probes"
+    testbed = config["testbed"]
     try:
-        left_out = set(unavailable(json.loads((probes / "platforms.json").read_text())))
+        left_out = set(unavailable(json.loads(datalayout.probe_path(data_dir, testbed, datalayout.PLATFORM_PROBE).read_text())))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         left_out = set()
     platforms = [name for name in config["platforms"] if name not in left_out]
     try:
-        qemu = json.loads((probes / "qemu-accel.json").read_text())["platform"]
+        qemu = json.loads(datalayout.probe_path(data_dir, testbed, datalayout.QEMU_PROBE).read_text())["platform"]
     except (OSError, ValueError, KeyError, TypeError):
         qemu = AUTO.unprobed
     return resolve_platforms(platforms, qemu if QEMU_AUTO in platforms else None)

@@ -39,9 +39,11 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
+from . import datalayout
+from .sidecar import Sidecar
 from .parsers.errors import ParseError
 
-LOG_NAME = re.compile(r"^rep-(\d+)\.log$")
+LOG_NAME = datalayout.LOG_NAME
 
 # The sidecar's record of its log's bytes (these names are used nowhere else as text): the sha256
 # (hex) and the size, and when they were taken: {"taken": TAKEN_AT_COMMIT} when the run was
@@ -76,8 +78,7 @@ class LinkedLogError(RawLogError):
     """A raw log that is a symbolic link: a log is the file its run wrote, not a pointer to one."""
 
 
-def sidecar_path(log: Path) -> Path:
-    return Path(log).with_suffix(".json")
+sidecar_path = datalayout.sidecar_path
 
 
 def read_sidecar(log: Path) -> dict:
@@ -92,6 +93,14 @@ def read_sidecar(log: Path) -> dict:
     if not isinstance(data, dict):
         raise RawLogError(str(path), f"sidecar is a JSON {type(data).__name__}, not an object")
     return data
+
+
+def read_record(log: Path) -> Sidecar:
+    """The sidecar of ``log`` as the typed record; RawLogError naming it if it cannot be read."""
+    try:
+        return Sidecar.from_json(read_sidecar(log))
+    except ValueError as error:
+        raise RawLogError(str(sidecar_path(log)), str(error)) from None
 
 
 def linked(log: Path) -> LinkedLogError:
@@ -144,9 +153,9 @@ def has_digest(sidecar: dict) -> bool:
 
 def _record_command(log: Path) -> str:
     """The command that records the digests of committed logs of ``log``'s data directory."""
-    parts = Path(log).parts
-    if len(parts) >= 6 and parts[-6] == "raw":  # <data>/raw/<testbed>/<platform>/<benchmark>/<variant>/rep-<k>.log
-        return f"{RECORD_COMMAND} --data {Path(log).parents[5]} --testbed {parts[-5]}"
+    found = datalayout.data_dir_of(log)
+    if found is not None:
+        return f"{RECORD_COMMAND} --data {found[0]} --testbed {found[1]}"
     return f"{RECORD_COMMAND} --data <data directory>"
 
 
@@ -189,8 +198,8 @@ def taken(sidecar: dict) -> str:
 def _recorded_beside(log: Path, digest: str) -> Path | None:
     """The other final log in ``log``'s directory whose sidecar recorded ``digest`` (read only to
     explain a refusal), or None."""
-    for other in sorted(Path(log).parent.glob("rep-*.json")):
-        log_of = other.with_suffix(".log")
+    for other in datalayout.sidecars_beside(log):
+        log_of = datalayout.log_of_sidecar(other)
         if log_of.name == Path(log).name or not LOG_NAME.match(log_of.name):
             continue
         try:
@@ -236,6 +245,17 @@ def complete_sidecar(log: Path) -> dict | None:
     return data
 
 
+def complete_record(log: Path) -> Sidecar | None:
+    """:func:`complete_sidecar` as the typed record (:class:`virtrepro.sidecar.Sidecar`)."""
+    data = complete_sidecar(log)
+    if data is None:
+        return None
+    try:
+        return Sidecar.from_json(data)
+    except ValueError as error:
+        raise RawLogError(str(sidecar_path(log)), str(error)) from None
+
+
 def exited_zero(sidecar: dict) -> bool:
     """Whether a sidecar's ``exit_status`` agrees with ``complete``: 0, or not recorded."""
     status = sidecar.get("exit_status", 0)
@@ -249,7 +269,7 @@ def is_complete(log: Path) -> bool:
 
 
 def temporary_path(log: Path) -> Path:
-    return Path(log).with_name(f".{Path(log).name}.{os.getpid()}.partial")
+    return datalayout.temporary_log_path(log, os.getpid())
 
 
 def write_json(path: Path, data: dict) -> None:
@@ -280,21 +300,22 @@ def _refuse(log: Path) -> RawLogExists:
     return RawLogExists(f"{log} already exists; a complete raw log is never replaced")
 
 
-def commit(partial: Path, log: Path, sidecar: dict) -> Path:
+def commit(partial: Path, log: Path, sidecar: Sidecar | dict) -> Path:
     """Give a successful run its final name, with its sidecar, in one step (see the module's doc).
 
     The sidecar records the sha256 and size of the log's bytes, taken here (:func:`digest_record`).
     Raises RawLogExists, leaving ``partial`` where it is, when the log is already there, and
     RawLogError for a sidecar whose ``exit_status`` is not 0."""
     log = Path(log)
-    if not exited_zero(sidecar):
-        raise RawLogError(str(log), f"not committed: exit_status {sidecar['exit_status']!r} is no complete run")
+    record = sidecar if isinstance(sidecar, Sidecar) else Sidecar.from_json(sidecar)
+    if not record.exited_zero:
+        raise RawLogError(str(log), f"not committed: exit_status {record.exit_status!r} is no complete run")
     with _directory_locked(log.parent):
         if os.path.lexists(log):
             raise _refuse(log)
         data = Path(partial).read_bytes()
-        write_json(sidecar_path(log), {**sidecar, **digest_record(data, TAKEN_AT_COMMIT), "status": "complete",
-                                       "log": log.name})
+        write_json(sidecar_path(log), record.with_fields(**digest_record(data, TAKEN_AT_COMMIT), status="complete",
+                                                         log=log.name).to_json())
         try:
             os.link(partial, log)
         except FileExistsError:  # only a writer that ignores the lock gets here
@@ -303,13 +324,14 @@ def commit(partial: Path, log: Path, sidecar: dict) -> Path:
     return log
 
 
-def keep_failed(partial: Path, log: Path, sidecar: dict, stamp: str) -> Path:
+def keep_failed(partial: Path, log: Path, sidecar: Sidecar | dict, stamp: str) -> Path:
     """Keep a failed run's output beside where the log would have gone."""
     log = Path(log)
-    failed = log.with_name(f"{log.stem}.failed-{stamp}.log")
+    failed = datalayout.failed_log_path(log, stamp)
     if Path(partial).exists():
         os.replace(partial, failed)
     else:
         failed.write_text("")
-    write_json(failed.with_suffix(".json"), {**sidecar, "status": "failed", "log": failed.name})
+    record = sidecar if isinstance(sidecar, Sidecar) else Sidecar.from_json(sidecar)
+    write_json(sidecar_path(failed), record.with_fields(status="failed", log=failed.name).to_json())
     return failed

@@ -5,7 +5,7 @@
 What it holds, under ``virtrepro-<commit>/``:
 
 - the repository at the commit (``git archive``): code, configuration, raw logs and sidecars
-  (``data/raw/``), tables (``data/tables/``), the papers' numbers and claims
+  and tables (the data directory, virtrepro.datalayout), the papers' numbers and claims
   (``data/reference/``), the executed notebooks (``notebooks/``) and figures (``figures/``); not
   ``data/staging/`` (a reference run in progress);
 - ``environment/``: what ran, as installed here: the Python packages of ``.venv`` (``pip

@@ -27,7 +27,6 @@ for the notebooks and the claims.
 from __future__ import annotations
 
 import fcntl
-import glob
 import hashlib
 import io
 import json
@@ -38,10 +37,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import adaptive, machines, rawlog
+from . import adaptive, datalayout, machines, rawlog
 from .benchmarks import BENCHMARKS, key_spells
 from .errors import VirtreproError
 from .parsers import ParseError
+from .sidecar import Sidecar
 
 # Bump when a parser or the table layout changes: every cached table is rebuilt.
 TABLE_FORMAT = 12  # 12: every log checked against its sidecar's digest (a table cached without that check is rebuilt)
@@ -97,7 +97,7 @@ class TableError(VirtreproError):
 
 def raw_logs(data_dir: str | Path, testbed: str) -> list[Path]:
     """Every final raw log of a testbed (failed and partial logs are not), sorted."""
-    root = f"{Path(data_dir) / 'raw' / testbed}"
+    root = f"{datalayout.testbed_dir(data_dir, testbed)}"
     return [Path(f"{root}/{where}/{entry.name}") for where, entry in _repetition_files(root) if _is_log(entry.name)]
 
 
@@ -108,12 +108,12 @@ class NoRawLogsError(TableError):
 
 def has_raw_logs(data_dir: str | Path, testbed: str) -> bool:
     """Whether ``testbed`` has a complete raw log under ``<data_dir>/raw/<testbed>/`` (stops at the first)."""
-    return any(_is_log(entry.name) for _, entry in _repetition_files(f"{Path(data_dir) / 'raw' / testbed}"))
+    return any(_is_log(entry.name) for _, entry in _repetition_files(f"{datalayout.testbed_dir(data_dir, testbed)}"))
 
 
 def testbeds_with_raw_logs(data_dir: str | Path) -> list[str]:
     """The testbeds of ``data_dir`` that have data: the directories under ``<data_dir>/raw/`` with a complete log."""
-    return [name for name in _subdirectories(f"{Path(data_dir) / 'raw'}") if has_raw_logs(data_dir, name)]
+    return [name for name in _subdirectories(f"{datalayout.raw_dir(data_dir)}") if has_raw_logs(data_dir, name)]
 
 
 def require_raw_logs(data_dir: str | Path, testbed: str) -> None:
@@ -124,15 +124,13 @@ def require_raw_logs(data_dir: str | Path, testbed: str) -> None:
     figure of no runs at all would only hide a typo, or measurements that all failed or were skipped."""
     if not has_raw_logs(data_dir, testbed):
         others = testbeds_with_raw_logs(data_dir)
-        raw = Path(data_dir) / "raw"
+        raw = datalayout.raw_dir(data_dir)
         raise NoRawLogsError(
             f"testbed {testbed!r} has no raw logs under {raw}/ (testbeds with data there: "
             f"{', '.join(others) if others else 'none'}): a misspelt name, or none of its measurements completed")
 
 
-def _is_log(name: str) -> bool:
-    """Whether a ``rep-*`` file name is a final raw log's (rawlog.LOG_NAME, without a regular expression)."""
-    return name.endswith(".log") and name[4:-4].isdecimal()
+_is_log = datalayout.is_log_name
 
 
 def _repetition_files(root: str):
@@ -144,7 +142,7 @@ def _repetition_files(root: str):
             for variant in _subdirectories(f"{root}/{platform}/{benchmark}"):
                 where = f"{platform}/{benchmark}/{variant}"
                 with os.scandir(f"{root}/{where}") as entries:
-                    files = sorted((e for e in entries if e.name.startswith("rep-")), key=lambda e: e.name)
+                    files = sorted((e for e in entries if datalayout.is_repetition_file(e.name)), key=lambda e: e.name)
                 for entry in files:
                     if entry.is_symlink() and _is_log(entry.name):  # free: the directory listing says so
                         raise rawlog.linked(f"{root}/{where}/{entry.name}")
@@ -158,26 +156,27 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
     replaces it with the variant's facts."""
     log = Path(log)
     relative = log.relative_to(Path(data_dir))
-    _, testbed, platform, benchmark, variant, name = relative.parts
-    sidecar = rawlog.complete_sidecar(log)
-    if sidecar is None:  # listed, then gone
+    where = datalayout.place(relative)
+    run = rawlog.complete_record(log)
+    if run is None:  # listed, then gone
         raise IncompleteLogError(str(relative), "raw log disappeared while the table was built")
-    check_place(relative, sidecar)
-    if benchmark not in BENCHMARKS:
-        raise ParseError(str(relative), f"unknown benchmark {benchmark!r}")
-    bench = BENCHMARKS[benchmark]
-    records = bench.parse_run(rawlog.read_checked(log, sidecar), str(relative), sidecar["parameters"])
+    check_place(relative, run)
+    if where.benchmark not in BENCHMARKS:
+        raise ParseError(str(relative), f"unknown benchmark {where.benchmark!r}")
+    bench = BENCHMARKS[where.benchmark]
+    sidecar = run.to_json()  # the whole record, for the benchmark's and the machines' own facts
+    records = bench.parse_run(rawlog.read_checked(log, sidecar), str(relative), run.parameters)
     context = {
-        "testbed": testbed,
-        "platform": platform,
-        "benchmark": benchmark,
-        "variant": variant,
-        "parameters": _json(sidecar["parameters"], str(relative)),
-        "repetition": int(rawlog.LOG_NAME.match(name).group(1)),
-        "part": (sidecar.get("order") or {}).get("part"),
-        "scale": sidecar.get("scale"),
+        "testbed": where.testbed,
+        "platform": where.platform,
+        "benchmark": where.benchmark,
+        "variant": where.variant,
+        "parameters": _json(run.parameters, str(relative)),
+        "repetition": where.repetition,
+        "part": run.part,
+        "scale": run.get("scale"),
         "source_log": str(relative),
-        "repetition_rule": sidecar.get("repetition_rule"),
+        "repetition_rule": run.get("repetition_rule"),
         "machine": machines.identity(sidecar),  # not a column: the manifest's variant_machines (_build)
     }
     rows = []
@@ -185,7 +184,7 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
         labels = {key: value for key, value in record.items() if key not in ("metric", "unit", "value")}
         rows.append({**context, "labels": _json(labels, str(relative)), "metric": record["metric"],
                      "unit": record.get("unit"), "value": record.get("value"),
-                     "regime": bench.regime(sidecar["parameters"], record, sidecar) or None})
+                     "regime": bench.regime(run.parameters, record, sidecar) or None})
     return rows
 
 
@@ -207,25 +206,25 @@ def _json(fields: dict, source: str) -> str:
         raise ParseError(source, f"a field is no JSON value ({error})") from None
 
 
-def check_place(relative: Path, sidecar: dict) -> None:
+def check_place(relative: Path, sidecar: Sidecar | dict) -> None:
     """Refuse a log whose sidecar describes another run than its place ``raw/<testbed>/<platform>/
     <benchmark>/<variant>/rep-<k>.log`` says: each of those, and the variant's parameters
     (the variant's key spells them), must agree."""
-    _, testbed, platform, benchmark, variant, name = relative.parts
+    where = datalayout.place(relative)
     ran_on = sidecar.get("platform")
     expected = {
-        "testbed": testbed,
-        "platform": platform,
-        "benchmark": benchmark,
-        "variant": variant,
-        "repetition": int(rawlog.LOG_NAME.match(name).group(1)),
-        "log": name,
+        "testbed": where.testbed,
+        "platform": where.platform,
+        "benchmark": where.benchmark,
+        "variant": where.variant,
+        "repetition": where.repetition,
+        "log": where.name,
     }
     found = {**{key: sidecar.get(key) for key in expected},
              "platform": ran_on.get("name") if isinstance(ran_on, dict) else ran_on}
     wrong = [f"{key} {found[key]!r}" for key in expected if found[key] != expected[key]]
     parameters = sidecar.get("parameters")
-    if not isinstance(parameters, dict) or not key_spells(variant, parameters):
+    if not isinstance(parameters, dict) or not key_spells(where.variant, parameters):
         wrong.append(f"parameters {parameters!r}")
     if wrong:
         raise MisplacedLogError(str(relative), f"the sidecar describes another run ({', '.join(wrong)}) than "
@@ -248,7 +247,7 @@ def refuse_copies(data_dir: Path, names: list[str], digest_of) -> None:
             continue
         started: dict[object, str] = {}
         for name in group:
-            at = rawlog.read_sidecar(data_dir / name).get("started_utc")
+            at = rawlog.read_record(data_dir / name).get("started_utc")
             first = started.setdefault(at, name)
             if first != name:
                 raise CopiedLogError(name, f"the same log as {first} (sha256 {digest[:16]}) and a sidecar that "
@@ -293,9 +292,7 @@ def build_table(data_dir: str | Path, testbed: str, previous: pd.DataFrame | Non
     return _build(Path(data_dir), testbed, previous, reuse, logs)[0]
 
 
-def _variant_of(name: str) -> str:
-    """``platform/benchmark/variant`` of a log's name relative to the data directory."""
-    return name.split("/", 2)[2].rsplit("/", 1)[0]
+_variant_of = datalayout.variant_of
 
 
 def _row_ranges(frame: pd.DataFrame) -> dict[str, list[int]]:
@@ -345,10 +342,10 @@ def _build(data_dir: Path, testbed: str, previous: pd.DataFrame | None, reuse: s
         kept = {variant for variant, indexes in current.items()
                 if variant in ranges and had.get(variant) == {names[i] for i in indexes}
                 and all(names[i] in reuse for i in indexes)}
-        # a variant kept at a fixed count whose marker now records a rule (_marker_rule) is made anew
+        # a variant kept at a fixed count whose rule record now names a rule (recorded_rule) is made anew
         kept -= {variant for variant in kept
                  if json.loads(previous["stopping"].iat[ranges[variant][0]]).get("stop_reason") == adaptive.FIXED
-                 and _marker_rule(data_dir / names[current[variant][0]]) is not None}
+                 and recorded_rule(data_dir / names[current[variant][0]]) is not None}
     else:
         kept = set()
     logged = []
@@ -418,34 +415,34 @@ def _latest_rules(logged: list[list[dict]], data_dir: Path) -> None:
                 latest[key] = rows
     for rows in latest.values():
         if rows[0]["repetition_rule"] is None:
-            rule = rawlog.read_sidecar(data_dir / rows[0]["source_log"]).get("repetition_rule")
+            rule = rawlog.read_record(data_dir / rows[0]["source_log"]).get("repetition_rule")
             for row in rows:
                 row["repetition_rule"] = rule
         if rows[0]["repetition_rule"] is None:  # a fixed count, unless a rule given later decided it
-            rule = _marker_rule(data_dir / rows[0]["source_log"])
+            rule = recorded_rule(data_dir / rows[0]["source_log"])
             for row in rows:
                 row["repetition_rule"] = rule
 
 
-def _marker_rule(log: Path) -> dict | None:
-    """The repetition rule of the newest marker of ``log``'s variant that records one, or None.
+def recorded_rule(log: Path) -> dict | None:
+    """The repetition rule of ``log``'s variant as its rule record says (a dict), or None.
 
     A rule given to a variant measured at a fixed count decides with the logs that are there: when
-    they already meet it, nothing new is measured, and only the variant's marker (``<variant>.reps-
-    <rule>.part-*.json``, written by the measurement) records the rule; the logs' sidecars still
-    say none."""
-    variant = log.parent
-    newest = (None, "")
-    for marker in variant.parent.glob(f"{glob.escape(variant.name)}.reps-*.json"):
-        try:
-            facts = json.loads(marker.read_text())
-        except (OSError, ValueError):
-            continue
-        recorded = facts.get("repetition_rule") if isinstance(facts, dict) else None
-        rule = recorded.get("rule") if isinstance(recorded, dict) else None
-        if isinstance(rule, dict) and str(facts.get("written_utc", "")) >= newest[1]:
-            newest = (rule, str(facts.get("written_utc", "")))
-    return newest[0]
+    they already meet it, nothing new is measured and the logs' sidecars still say no rule, so the
+    measurement records the rule in the variant's rule record (:func:`datalayout.rule_record_path`,
+    committed with the logs: the table is made of the raw data alone, never of the git-ignored
+    job markers). A record that cannot be read is a RawLogError naming it."""
+    path = datalayout.rule_record_path(Path(log).parent)
+    try:
+        facts = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        raise rawlog.RawLogError(str(path), f"rule record cannot be read: {error}") from None
+    rule = facts.get("repetition_rule") if isinstance(facts, dict) else None
+    if not isinstance(rule, dict):
+        raise rawlog.RawLogError(str(path), "rule record names no repetition_rule object")
+    return rule
 
 
 # ---------------------------------------------------------------------------
@@ -525,7 +522,7 @@ class Checksums:
     def __init__(self, data_dir: str | Path, testbed: str):
         self.data_dir = Path(data_dir)
         self.testbed = testbed
-        self.path = self.data_dir / "tables" / ".cache" / f"{testbed}.files.tsv"
+        self.path = datalayout.table_cache_path(self.data_dir, testbed, "files.tsv")
         self.known = self._read()
         self.seen: dict[str, tuple[str, str]] = {}  # relative path -> (stamp, sha256)
         self.stamps: dict[str, str] = {}  # taken by logs(): relative path -> "size<tab>mtime<tab>ctime<tab>inode"
@@ -536,19 +533,18 @@ class Checksums:
         """Every final raw log of the testbed, as :func:`raw_logs` lists them (the same order, as
         text rather than path objects: 50,000 of those cost a second), with the stamps of the logs and
         their sidecars taken on the way."""
-        root = f"{self.data_dir / 'raw' / self.testbed}"
-        prefix = f"raw/{self.testbed}/"
+        root = f"{datalayout.testbed_dir(self.data_dir, self.testbed)}"
         found, names = [], []
         for where, entry in _repetition_files(root):
             try:
                 stat = entry.stat()
             except FileNotFoundError:
                 continue
-            self.stamps[f"{prefix}{where}/{entry.name}"] = \
-                f"{stat.st_size}\t{stat.st_mtime_ns}\t{stat.st_ctime_ns}\t{stat.st_ino}"
+            name = datalayout.relative_log(self.testbed, where, entry.name)
+            self.stamps[name] = f"{stat.st_size}\t{stat.st_mtime_ns}\t{stat.st_ctime_ns}\t{stat.st_ino}"
             if _is_log(entry.name):
                 found.append(f"{root}/{where}/{entry.name}")
-                names.append(f"{prefix}{where}/{entry.name}")
+                names.append(name)
         self._listed, self._names = found, names
         return found
 
@@ -637,9 +633,7 @@ def log_checksums(data_dir: str | Path, testbed: str, checksums: Checksums | Non
     return found
 
 
-def _sidecar_name(log_name: str) -> str:
-    """The name of a log's sidecar (:func:`rawlog.sidecar_path`), as text."""
-    return log_name[: -len(".log")] + ".json"
+_sidecar_name = datalayout.sidecar_name
 
 
 def fingerprint(data_dir: str | Path, testbed: str, checksums: Checksums | None = None,
@@ -654,15 +648,13 @@ def fingerprint(data_dir: str | Path, testbed: str, checksums: Checksums | None 
     return digest.hexdigest()
 
 
-def table_paths(data_dir: str | Path, testbed: str) -> dict[str, Path]:
-    base = Path(data_dir) / "tables" / testbed
-    return {"parquet": base.with_suffix(".parquet"), "csv": base.with_suffix(".csv"), "manifest": base.with_suffix(".manifest.json")}
+table_paths = datalayout.table_paths
 
 
 @contextmanager
 def _table_lock(data_dir: Path, testbed: str):
     """One writer of a testbed's table at a time (hosts measured at once may finish together)."""
-    lock = data_dir / "tables" / ".cache" / f"{testbed}.lock"
+    lock = datalayout.table_cache_path(data_dir, testbed, "lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -716,7 +708,7 @@ def write_table(data_dir: str | Path, testbed: str, csv: bool = True, reparse: b
         frame, ranges = _build(data_dir, testbed, previous, reuse, logs, names, set(before),
                                ranges if isinstance(ranges, dict) else None,
                                manifest_before.get("variant_machines") or {}, found, checksums)
-        require_one_machine(found, data_dir / "raw" / testbed)
+        require_one_machine(found, datalayout.testbed_dir(data_dir, testbed))
         paths["parquet"].parent.mkdir(parents=True, exist_ok=True)
         buffer = io.BytesIO()
         frame.to_parquet(buffer, index=False)
@@ -848,7 +840,7 @@ def read_table(path, name: Path | None = None) -> pd.DataFrame:
     to rebuild it; otherwise its fingerprint, which includes :data:`TABLE_FORMAT`, is stale and
     :func:`load` rebuilds it)."""
     source, path = path, name or path  # the file, or its bytes already read (``name``: the file's name)
-    remedy = "delete it and its .manifest.json to rebuild it from the raw logs"
+    remedy = f"delete it and its {datalayout.MANIFEST_SUFFIX} to rebuild it from the raw logs"
     try:
         frame = pd.read_parquet(source)
     except ValueError as error:  # pyarrow's ArrowInvalid; a missing file stays FileNotFoundError
@@ -865,7 +857,8 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m virtrepro.results", description=main.__doc__)
-    parser.add_argument("testbed", help="the testbed whose raw logs (<data-dir>/raw/<testbed>/) to parse")
+    parser.add_argument("testbed", help=f"the testbed whose raw logs "
+                                        f"({datalayout.testbed_dir('<data-dir>', '<testbed>')}/) to parse")
     parser.add_argument("--data-dir", default="data")
     args = parser.parse_args(argv)
     frame = write_table(args.data_dir, args.testbed)

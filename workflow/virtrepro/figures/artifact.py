@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import claims as claim_checks
-from .. import machines, platform_names, yamlfile
+from .. import datalayout, machines, platform_names, yamlfile
 from ..platforms.catalog import CONTAINER
 from ..regimes import sidecar_facts
 from . import FIGURES, by_paper
@@ -49,7 +49,7 @@ def _cell(value) -> str:
 
 def _sidecars(data_dir: Path, testbed: str) -> list[dict]:
     out = []
-    for path in sorted((data_dir / "raw" / testbed).glob("*/*/*/rep-*.json")):
+    for path in datalayout.sidecars_of(data_dir, testbed):
         try:
             out.append(json.loads(path.read_text()))
         except (OSError, ValueError):
@@ -60,7 +60,7 @@ def _sidecars(data_dir: Path, testbed: str) -> list[dict]:
 def machine_section(sidecars: list[dict], data_dir: Path, testbed: str) -> list[str]:
     lines = ["## C. Hardware and software", ""]
     if not sidecars:
-        return lines + [f"No sidecars of testbed `{testbed}` under `{data_dir.name}/raw/`.", ""]
+        return lines + [f"No sidecars of testbed `{testbed}` under `{datalayout.raw_dir(data_dir.name)}/`.", ""]
     # the testbed host's facts: native's own and a VM's testbed_host (a container's own facts are its
     # limits: its CPUs and its own kind of virtualization); the CPU and kernel by benchmark below
     hosts = [host for s in sidecars if isinstance(host := sidecar_facts(s)[1], dict)
@@ -72,7 +72,7 @@ def machine_section(sidecars: list[dict], data_dir: Path, testbed: str) -> list[
     def gib(kb) -> str:
         return f"{round(int(kb) / 2**20)} GiB"
 
-    probe = data_dir / "raw" / testbed / "probes" / "qemu-accel.json"
+    probe = datalayout.probe_path(data_dir, testbed, datalayout.QEMU_PROBE)
     lines += [f"The committed reference data (testbed `{testbed}`), as its sidecars record:", "",
               f"- host: {fact('cpu_model')}, {fact('cores')} cores, {fact('mem_total_kb', gib)}, {fact('machine')}, "
               f"virtualised ({fact('virtualization')});",
@@ -173,7 +173,7 @@ def figures_section(listed: list[dict]) -> list[str]:
 def claims_section(listed: list[dict], verdicts: pd.DataFrame | None, testbed: str) -> list[str]:
     lines = ["## F. Claims: expected and obtained", "",
              f"Every quantitative claim of the five papers (`data/reference/claims.yaml`), its check and its verdict "
-             f"on the committed reference data (`data/tables/{testbed}.claims.csv`, written by the workflow's "
+             f"on the committed reference data (`{datalayout.claims_table_path('data', testbed)}`, written by the workflow's "
              "claims_table rule). Ours: the relative difference of the platform to its baseline, positive = worse, "
              "with its confidence interval; the tolerance is the check's threshold (README in `data/reference/`).", ""]
     by_id = verdicts.set_index("claim_id") if verdicts is not None else None
@@ -207,7 +207,7 @@ def claims_section(listed: list[dict], verdicts: pd.DataFrame | None, testbed: s
 def render(root: Path = ROOT, testbed: str = DEFAULTS["testbed"]) -> str:
     data_dir = root / "data"
     listed = claim_checks.load_claims(data_dir / "reference" / "claims.yaml")
-    claims_csv = data_dir / "tables" / f"{testbed}.claims.csv"
+    claims_csv = datalayout.claims_table_path(data_dir, testbed)
     verdicts = pd.read_csv(claims_csv) if claims_csv.exists() else None
     sidecars = _sidecars(data_dir, testbed)
     lines = [

@@ -8,7 +8,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import plotting, results, stats
+from .. import datalayout, plotting, results, stats
 from ..npb import why_no_runs
 from ..platform_names import STAND_INS
 
@@ -180,9 +180,10 @@ def npb_missing(s, benchmark: str = "NPB") -> str:
 
 def short_why(s, benchmark: str) -> str:
     """One short line on why ``benchmark`` has no runs here (the whole reason stays in its record)."""
-    probe = Path(s.data_dir) / "raw" / s.testbed / "probes" / "npb.json"
+    probe = datalayout.probe_path(s.data_dir, s.testbed, datalayout.NPB_PROBE)
     if benchmark.startswith("npb") and probe.exists() and json.loads(probe.read_text()).get("status") == "skipped":
-        return f"no {benchmark} runs here: NPB was not obtained on this testbed (why: its probe record, raw/{s.testbed}/probes/npb.json)"
+        return (f"no {benchmark} runs here: NPB was not obtained on this testbed (why: its probe record, "
+                f"{probe.relative_to(s.data_dir)})")
     return f"no {benchmark} runs on testbed {s.testbed!r}"
 
 

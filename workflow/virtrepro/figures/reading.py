@@ -9,7 +9,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import claims, machines, platform_names, plotting, results
+from .. import claims, datalayout, machines, platform_names, plotting, results
 from ..platforms import catalog as platform_catalog
 from ..notebook import check_parameters, scale_note
 from .registry import FIGURES, Drawn, Setting, draw, figures_home, get
@@ -18,7 +18,7 @@ from .registry import FIGURES, Drawn, Setting, draw, figures_home, get
 # The notebooks' parameters when papermill sets none (a notebook's parameters cell sets each to None):
 # the committed reference run; paths relative to notebooks/, where Jupyter and the workflow run them.
 DEFAULTS = {
-    "testbed": Setting.testbed,  # which testbed's raw logs to read (data/raw/<testbed>/)
+    "testbed": Setting.testbed,  # which testbed's raw logs to read (virtrepro.datalayout)
     "data_dir": "../data",  # where raw/ and tables/ live
     "reference_dir": "../data/reference",  # the papers' published numbers and claims
     "figures_dir": "../figures",  # the reference testbed's figures go to <figures_dir>/<paper>/, another's to <figures_dir>/<testbed>/<paper>/
@@ -71,11 +71,12 @@ class Notebook:
         own = {b for (paper, _), fig in FIGURES.items() if paper == self.paper for b in fig.benchmarks}
         lines += machines.in_words((benchmark, name) for benchmark, names in self.machines.items()
                                    if benchmark in own or not own for name in names)
-        probes = Path(s.data_dir) / "raw" / s.testbed / "probes"
+        platforms_probe = datalayout.probe_path(s.data_dir, s.testbed, datalayout.PLATFORM_PROBE)
+        qemu_probe = datalayout.probe_path(s.data_dir, s.testbed, datalayout.QEMU_PROBE)
         lines += [f"unavailable on this testbed: {platform_names.label(name)} ({why})"
-                  for name, why in claims.unavailable_platforms(probes / "platforms.json").items()]
-        if (probes / "qemu-accel.json").exists():
-            lines.append("QEMU accelerator probe: " + json.loads((probes / "qemu-accel.json").read_text())["reason"])
+                  for name, why in claims.unavailable_platforms(platforms_probe).items()]
+        if qemu_probe.exists():
+            lines.append("QEMU accelerator probe: " + json.loads(qemu_probe.read_text())["reason"])
         return "\n".join(lines)
 
     def view(self, benchmark, metric=None) -> pd.DataFrame:

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..platforms.catalog import BASELINE
 
-# The committed reference run (data/raw/reference-vm/, config/config.yaml's testbed of that name): the
+# The committed reference run (its raw logs, config/config.yaml's testbed of that name): the
 # notebooks' default testbed, and the one testbed whose figures are the repository's own, figures/<paper>/
 # (:func:`figures_home`).
 REFERENCE_TESTBED = "reference-vm"

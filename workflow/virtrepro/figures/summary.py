@@ -7,7 +7,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import claims, conditions, metric_catalog, plotting, results, stats
+from .. import claims, conditions, datalayout, metric_catalog, plotting, results, stats
 from ..platforms import catalog as platform_catalog
 from .common import log_worse, times_axis, times_text
 from .registry import Drawn, figure
@@ -306,7 +306,7 @@ def answer(table: pd.DataFrame, s, verdicts: pd.DataFrame) -> str:
 
 # where the results a guest won against native are measured again, platforms in alternating rounds
 # (virtrepro.interleave), in the testbed's data directory
-INTERLEAVED = Path("investigations") / "interleaved"
+INTERLEAVED = "interleaved"
 
 
 def interleaved(s) -> str:
@@ -314,8 +314,8 @@ def interleaved(s) -> str:
     in words: per benchmark variant, each platform's rounds against the baseline's (the geometric mean
     of the per-round ratios, with its interval: :func:`stats.paired_rounds`), for every metric but the
     percentiles. A ratio is of the metric's values: above 1 is better where higher is better."""
-    data_dir = Path(s.data_dir) / INTERLEAVED
-    if not (data_dir / "raw" / s.testbed).is_dir():
+    data_dir = datalayout.investigation_dir(s.data_dir, INTERLEAVED)
+    if not datalayout.testbed_dir(data_dir, s.testbed).is_dir():
         return f"no interleaved re-measurement of testbed {s.testbed!r} in {data_dir}"
     table = results.load(s.testbed, data_dir)
     paired = stats.paired_rounds(table, s.baseline, level=s.confidence)
@@ -404,7 +404,7 @@ def opening_reason(column: str, verdict: str, reason: str, interval: bool = Fals
 
 
 def claims_csv(s) -> Path:
-    return Path(s.data_dir) / "tables" / f"{s.testbed}.claims.csv"
+    return datalayout.claims_table_path(s.data_dir, s.testbed)
 
 
 def read_verdicts(path: str | Path) -> pd.DataFrame:
