@@ -13,7 +13,7 @@ time so measured leaves out what happened before a part's first repetition (set-
 build, the probes) and after its last.
 
 ``--write`` keeps the result in ``bench/results/<testbed>_run_time.json`` (docs/artifact.md and
-the README read the reference run's).
+docs/reference-data.md read the reference run's).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@
 # While it runs, the new logs go to data/staging/ (the committed reference data under data/raw/
 # stays what the notebooks show until the new run is complete); commit data/staging/ as you go.
 # When every job is done, the new logs replace data/raw/reference-vm/ in one commit
-# (README, "Reference data"). DATA_DIR=data tops up the committed data in place instead (after a
+# (docs/reference-data.md). DATA_DIR=data tops up the committed data in place instead (after a
 # rule's change adds repetitions to variants that are already there): same testbed, same host.
 #
 #   bash scripts/reference_run.sh            # measure (set-up first)

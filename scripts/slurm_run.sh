@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #SBATCH --job-name=virtrepro
 #SBATCH --exclusive
-# The workflow on the nodes of a SLURM allocation (testbed kind `slurm`, README "On a SLURM cluster"):
+# The workflow on the nodes of a SLURM allocation (testbed kind `slurm`, docs/testbeds.md, "On a SLURM cluster"):
 # this script runs on the allocation's first node and measures on all of its nodes over SSH.
 #
 #   sbatch -N 2 -p PARTITION -A ACCOUNT -t 08:00:00 scripts/slurm_run.sh --config testbed=mycluster [snakemake options]

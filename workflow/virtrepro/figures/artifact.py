@@ -134,7 +134,7 @@ def time_section(sidecars: list[dict], testbed: str) -> list[str]:
     lines += [
         "| set up (Debian packages, Python environment) | `bash scripts/setup.sh` | a few minutes on a fresh machine |",
         f"| quick scale: set up, measure every platform, tables, notebooks | `bash scripts/reproduce.sh` | {quick} |",
-        "| the tests | `bash scripts/test.sh` | see README, Tests |",
+        "| the tests | `bash scripts/test.sh` | see docs/testing.md |",
         f"| reference scale (the committed data) | `bash scripts/reference_run.sh` (`-n`: what is left, estimated) | "
         f"{wall}its benchmarks ran {ran} (sum of the sidecars' durations; guest boots and set-up on top) |",
         "| paper scale | `snakemake --cores all --config scale=paper` | days on one host: "
