@@ -174,7 +174,7 @@ def fig3b(table, s) -> Drawn:
     if gcm.empty:
         why = short_why(s, "mit_gcm")
         plotting.unavailable(axes[0], f"{why}\n(the paper draws Fig. 3(b) without printing its values)")
-        plotting.unavailable(axes[1], "the paper: about " + ", ".join(f"{v} MB" for v in paper_io["value"])
+        plotting.unavailable(axes[1], "the paper: about " + ", ".join(f"{float(v):g} MB" for v in paper_io["value"])
                              + " read and written per run, in writes of about 200 bytes")
         fig.suptitle(f"MIT GCM exp2 (Fig. 3b) on testbed {s.testbed!r}", y=1.02)
         return Drawn(fig, {"runs": why, "the paper's I/O": paper_io[["source", "metric", "unit", "value", "parameters"]]})
@@ -182,19 +182,20 @@ def fig3b(table, s) -> Drawn:
     summary = summarize(times, ["platform", "time"], s)
     platforms = baseline_first(summary["platform"], s.baseline)
     counts = summary.groupby("platform")["n"].min()
-    summary = summary.assign(where=summary["platform"].map(lambda p: f"{plotting.platform_label(p)}\nn = {int(counts[p])}"))
+    summary = summary.assign(where=summary["platform"].map(lambda p: f"{p}\nn = {int(counts[p])}"))
     plotting.grouped_bars(axes[0], summary, "where", "mean", "ci_low", "ci_high", hue="time",
                           order=[summary.loc[summary["platform"] == p, "where"].iloc[0] for p in platforms],
                           hue_order=list(GCM_TIMES.values()), colors={"real": "#4c72b0", "user": "#dd8452", "system": "#55a868"})
     axes[0].set_ylabel(f"seconds, {ci_label(s, summary)}")
     axes[0].legend(title="time -p", fontsize="small")
     written = gcm[gcm["metric"] == "output_bytes"].assign(value=lambda f: f["value"] / 1e6)
-    io = summarize(written, ["platform"], s)
+    io = summarize(written, ["platform"], s).set_index("platform").reindex(platforms).reset_index()
     axes[1].bar(range(len(io)), io["mean"], color=[plotting.platform_palette(platforms).get(p, "#999999") for p in io["platform"]])
-    axes[1].set_xticks(range(len(io)), labels=[plotting.platform_label(p) for p in io["platform"]], fontsize="small")
+    axes[1].set_xticks(range(len(io)), labels=list(io["platform"]), fontsize="small")
+    axes[1].set_ylim(0, 1.2 * max([*io["mean"].dropna(), *map(float, paper_io["value"]), 1]))
     for value in paper_io["value"]:
         axes[1].axhline(float(value), color=PUBLISHED_GREY, linestyle="--", linewidth=1)
-        axes[1].text(0.01, float(value), f" the paper: about {value} MB read and written", color=PUBLISHED_GREY,
+        axes[1].text(0.01, float(value), f" the paper: about {float(value):g} MB read and written", color=PUBLISHED_GREY,
                      fontsize="x-small", va="bottom", transform=axes[1].get_yaxis_transform())
     axes[1].set_ylabel("MB written per run")
     steps = sorted({int(v) for v in gcm["time_steps"].dropna()}) if "time_steps" in gcm.columns else []
@@ -202,7 +203,7 @@ def fig3b(table, s) -> Drawn:
                  + (f": {', '.join(map(str, steps))} time steps of 1.25 days" if steps else ""), y=1.02)
     fig.tight_layout()
     note_below(fig, no_interval_text(summary.assign(platform=summary["platform"] + " " + summary["time"]), "ci_low", "ci_high", "mean"))
-    tests = compare(gcm[gcm["metric"].isin(list(GCM_TIMES) + ["sys_share"])], s, ["metric"], higher_is_better=False)
+    tests = compare(gcm[gcm["metric"].isin(list(GCM_TIMES))], s, ["metric"], higher_is_better=False)
     shown = summary[["platform", "time", "n", "mean", "ci_low", "ci_high"]]
     return Drawn(fig, {"run time per platform": shown, f"tests against {s.baseline}": tests[["metric"] + TESTS],
                        "MB written per run": io[["platform", "n", "mean", "ci_low", "ci_high"]]}, digits=3)
