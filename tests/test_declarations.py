@@ -337,18 +337,19 @@ def test_every_source_build_a_benchmark_names_is_declared_with_its_interface():
     from virtrepro import builds
 
     named = {b.build for b in BENCHMARKS.values() if b.build}
-    assert named == set(builds.BUILDS) == {"npb"}
+    assert named == set(builds.BUILDS) == {"npb", "mitgcm"}
     for module in builds.BUILDS.values():
         for function in ("used", "settings", "wanted", "manifest_path", "built_file", "record", "why_no_runs", "main"):
             assert callable(getattr(module, function)), (module.__name__, function)
-    assert {name for name, b in BENCHMARKS.items() if b.build} == {"npb_serial", "npb_omp", "npb_mpi"}
+    assert {name for name, b in BENCHMARKS.items() if b.build} == {"npb_serial", "npb_omp", "npb_mpi", "mit_gcm"}
 
 
 def test_the_workflow_names_no_compiled_benchmark():
-    """The rules make every build's steps from the declarations: no rule file, nor the Snakefile, names NPB."""
+    """The rules make every build's steps from the declarations: no rule file, nor the Snakefile, names NPB
+    or MITgcm."""
     files = [ROOT / "Snakefile", *sorted((WORKFLOW / "rules").glob("*.smk"))]
     code = [line for f in files for line in f.read_text().splitlines() if not line.lstrip().startswith("#")]
-    assert not [line for line in code if re.search(r"\bnpb|NPB", line)]
+    assert not [line for line in code if re.search(r"\bnpb|NPB|mitgcm|MITgcm|mit_gcm", line)]
 
 
 def test_a_built_upload_resolves_through_its_build_and_says_what_builds_it(tmp_path, monkeypatch):

@@ -55,6 +55,7 @@ from virtrepro.parsers import (
 )
 from virtrepro.parsers.apps import parse_amqp_load, parse_openssl_speed, parse_pgbench, parse_pyperf, parse_wrk
 from virtrepro.parsers.lmbench import parse_lmbench
+from virtrepro.parsers.mitgcm import parse_mitgcm
 
 EVERYTHING = os.environ.get("VIRTREPRO_CORRUPT_ALL") == "1"
 MAX_MIDLINE_CUTS = 12  # per capture, besides every line boundary
@@ -253,6 +254,10 @@ def _cases() -> list[Case]:
     add("pyperf", ["json_dumps-fast.log", "nbody-fast.log"], lambda t, s: parse_pyperf(t["text"], s), [])
     add("openssl", ["evp-aes-256-gcm-1s.log", "evp-sha256-bytes16384-1s.log", "rsa2048-1s.log", "sha256-1s.log"],
         lambda t, s: parse_openssl_speed(t["text"], s), [])
+    # --- MITgcm exp2: the benchmark passes the time steps it asked for (benchmarks/mitgcm.py)
+    errors = _lines("mitgcm", ("bad-diverged-deltaTmom-96000.log", "STOP ABNORMAL END"),
+                    ("bad-missing-topog-bin.log", "STOP ABNORMAL END"))
+    add("mitgcm", ["exp2-days-5-steps-4.log"], lambda t, s: parse_mitgcm(t["text"], s, time_steps=4), errors)
     return cases
 
 
@@ -284,6 +289,8 @@ WHY = {
     "amqp_load": "the header line is not reported",
     "pyperf": "the JSON's metadata and the warm-up values are not reported",
     "openssl": "the 'Doing ...' progress lines and the build options are not reported",
+    "mitgcm": "the parameter echo (but nTimeSteps and nIter0), the monitor statistics' values (checked finite only),"
+              " the solver's lines and the section timers other than ALL [THE_MODEL_MAIN] are not reported",
 }
 
 # Number tokens: digits with an optional fraction and exponent, not part of a name (x86_64, NB80, 3.4.1).
@@ -379,6 +386,7 @@ def test_every_good_capture_is_corrupted():
         "fio": {"two-groups.fio", "jobfile-three-groups-json-stdout.log"},  # a job file; the empty stdout of --output
         "stress-ng": {"stream1-10s-metrics-brief.log"},  # stream could not measure its rate: refused on purpose
         "lmbench": {"README.md"},  # what each capture is
+        "mitgcm": {"README.md"},
     }
     covered = {(c.tool, name) for c in CASES for name in c.files.values() if name}
     # guests/: the platform tools' own output of failed guest starts (tests/test_guest_failures.py), no results;

@@ -36,3 +36,17 @@ def test_every_document_is_linked_from_the_readme_and_every_link_exists():
     unlinked = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "docs").glob("*.md")
                       if p.relative_to(REPO).as_posix() not in targets)
     assert unlinked == [], f"docs not linked from the README: {unlinked}"
+
+
+def test_the_verdict_table_is_what_the_committed_claims_table_counts():
+    """The README's opening table is the output of the command it shows, on the committed claims table:
+    a verdict changed without the README following fails here."""
+    import pandas as pd
+
+    d = pd.read_csv(REPO / "data" / "tables" / "reference-vm.claims.csv")
+    counts = pd.crosstab(d.paper, d.verdict.str.split(" [(]").str[0], margins=True, margins_name="all")
+    expected = ["| " + " | ".join([str(paper), *(str(int(v)) for v in row)]) + " |" for paper, row in counts.iterrows()]
+    header = "| paper | " + " | ".join(counts.columns) + " |"
+    lines = README.read_text().splitlines()
+    at = lines.index(header)
+    assert lines[at + 2 : at + 2 + len(expected)] == expected

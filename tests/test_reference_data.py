@@ -421,6 +421,7 @@ NOT_COMPARISONS = {
     "kumar2013-no-single-best-platform",  # a summary of the other conclusions
     "kumar2013-containers-for-dynamic-infrastructure",  # a recommendation
     "kudryavtsev2012-conclusion-virtualization-noise-crucial",  # a prediction
+    "youseff2006-gcm-xen-chaos-difference-from-disk-io",  # a cause
 }
 
 

@@ -1,5 +1,5 @@
 """Source builds: benchmarks that no package archive carries are obtained and compiled by the
-workflow (a general step; NPB is the first). A benchmark names its build (``Benchmark.build``); this
+workflow (a general step: NPB, MITgcm). A benchmark names its build (``Benchmark.build``); this
 module maps the name to the module that does it, which provides:
 
 - ``python -m <module> obtain --output PROBE``: find or fetch the source, verify it, and write the
@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import npb
+from . import mitgcm, npb
 from .benchmarks import BENCHMARKS
 
-BUILDS: dict[str, ModuleType] = {"npb": npb}
+BUILDS: dict[str, ModuleType] = {"npb": npb, "mitgcm": mitgcm}
 
 
 def of(benchmark: str) -> ModuleType | None:

@@ -40,6 +40,7 @@ SIDECAR_NAME = re.compile(r"^rep-(\d+)\.json$")
 PLATFORM_PROBE = "platforms"  # virtrepro.availability
 QEMU_PROBE = "qemu-accel"  # the KVM boot probe
 NPB_PROBE = "npb"  # the NPB source build's probe (virtrepro.builds: a build's probe is named by the build)
+MITGCM_PROBE = "mitgcm"  # the MITgcm source build's probe
 
 MARKER_INFIX = ".reps-"
 RULE_RECORD_SUFFIX = ".rule.json"

@@ -29,7 +29,9 @@ _PUBLISHED = {
         performance                       %              higher
     """),
     "mit_gcm": ("application", """
-        time                              s              lower
+        file_size                         MB             none   disk
+        io_volume                         MB             none   disk
+        write_size                        bytes          none   disk
     """),
     "netperf": ("network", """
         performance                       %              higher

@@ -178,12 +178,20 @@ def npb_missing(s, benchmark: str = "NPB") -> str:
     return why_no_runs(s.data_dir, s.testbed, benchmark)
 
 
+# a source build's name in words (virtrepro.builds)
+BUILD_NAMES = {"npb": "NPB", "mitgcm": "MITgcm"}
+
+
 def short_why(s, benchmark: str) -> str:
-    """One short line on why ``benchmark`` has no runs here (the whole reason stays in its record)."""
-    probe = datalayout.probe_path(s.data_dir, s.testbed, datalayout.NPB_PROBE)
-    if benchmark.startswith("npb") and probe.exists() and json.loads(probe.read_text()).get("status") == "skipped":
-        return (f"no {benchmark} runs here: NPB was not obtained on this testbed (why: its probe record, "
-                f"{probe.relative_to(s.data_dir)})")
+    """One short line on why ``benchmark`` has no runs here (the whole reason stays in its record): a
+    compiled benchmark whose source was not obtained says so and names its probe record."""
+    from ..benchmarks import BENCHMARKS
+
+    build = BENCHMARKS[benchmark].build if benchmark in BENCHMARKS else None
+    probe = datalayout.probe_path(s.data_dir, s.testbed, build) if build else None
+    if probe is not None and probe.exists() and json.loads(probe.read_text()).get("status") == "skipped":
+        return (f"no {benchmark} runs here: {BUILD_NAMES.get(build, build)} was not obtained on this testbed "
+                f"(why: its probe record, {probe.relative_to(s.data_dir)})")
     return f"no {benchmark} runs on testbed {s.testbed!r}"
 
 

@@ -1,4 +1,4 @@
-"""Youseff 2006, Paravirtualization for HPC systems: STREAM (Fig. 1), Bonnie (Fig. 2), NPB (Fig. 3a)."""
+"""Youseff 2006, Paravirtualization for HPC systems: STREAM (Fig. 1), Bonnie (Fig. 2), NPB (Fig. 3a), MIT GCM (Fig. 3b)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from .. import plotting, results
 from ..regimes import hpcc_stream_array_bytes
 from .registry import Drawn, figure
 from .common import (NO_INTERVAL_MARK, TESTS, baseline_first, ci_label, compare, comparable, footnote, no_comparison, no_interval_text, note_below,
-                     paper_figure_parameters, published_panel, scale_parameters, short_why, summarize)
+                     paper_figure_parameters, published_panel, published_rows, scale_parameters, short_why, summarize)
 from .microbenchmarks import LOG_AXIS_SPAN
+from .common import PUBLISHED_GREY
 
 PAPER = "youseff2006"
 STREAM = ["single_stream_copy", "single_stream_scale", "single_stream_add", "single_stream_triad"]
@@ -155,3 +156,54 @@ def fig3a(table, s) -> Drawn:
         tests = tests[by + TESTS]
     fig.suptitle(f"NPB relative to {s.baseline} (Fig. 3a) on testbed {s.testbed!r}", y=1.02)
     return Drawn(fig, {f"tests against {s.baseline}": tests}, digits=3)
+
+
+GCM_TIMES = {"time": "real", "user_time": "user", "sys_time": "system"}  # time -p's three times, as the paper's bars
+
+
+@figure(PAPER, "fig3b-mitgcm-time", title="Youseff 2006 Fig. 3(b)", benchmarks=["mit_gcm"], claims=["youseff2006-gcm-*"],
+        caption="MIT GCM exp2 (sequential, one simulated year at the reference and paper scales): real, user and system "
+                "time of one run as `time -p` reports them, per platform, mean with its confidence interval and the number "
+                "of runs; beside it the bytes each run wrote, with the paper's \"approximately 33MB\" read and written. "
+                "The paper draws its bars without printing their values. Without runs, the panel says why.")
+def fig3b(table, s) -> Drawn:
+    gcm = results.view(table, "mit_gcm", metric=list(GCM_TIMES) + ["output_bytes", "sys_share"])
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [3, 2]})
+    paper_io = published_rows(s.reference_dir, PAPER, "mit_gcm", unit="MB")
+    paper_io = paper_io[paper_io["metric"] == "io_volume"]
+    if gcm.empty:
+        why = short_why(s, "mit_gcm")
+        plotting.unavailable(axes[0], f"{why}\n(the paper draws Fig. 3(b) without printing its values)")
+        plotting.unavailable(axes[1], "the paper: about " + ", ".join(f"{float(v):g} MB" for v in paper_io["value"])
+                             + " read and written per run, in writes of about 200 bytes")
+        fig.suptitle(f"MIT GCM exp2 (Fig. 3b) on testbed {s.testbed!r}", y=1.02)
+        return Drawn(fig, {"runs": why, "the paper's I/O": paper_io[["source", "metric", "unit", "value", "parameters"]]})
+    times = gcm[gcm["metric"].isin(list(GCM_TIMES))].assign(time=lambda f: f["metric"].map(GCM_TIMES))
+    summary = summarize(times, ["platform", "time"], s)
+    platforms = baseline_first(summary["platform"], s.baseline)
+    counts = summary.groupby("platform")["n"].min()
+    summary = summary.assign(where=summary["platform"].map(lambda p: f"{p}\nn = {int(counts[p])}"))
+    plotting.grouped_bars(axes[0], summary, "where", "mean", "ci_low", "ci_high", hue="time",
+                          order=[summary.loc[summary["platform"] == p, "where"].iloc[0] for p in platforms],
+                          hue_order=list(GCM_TIMES.values()), colors={"real": "#4c72b0", "user": "#dd8452", "system": "#55a868"})
+    axes[0].set_ylabel(f"seconds, {ci_label(s, summary)}")
+    axes[0].legend(title="time -p", fontsize="small")
+    written = gcm[gcm["metric"] == "output_bytes"].assign(value=lambda f: f["value"] / 1e6)
+    io = summarize(written, ["platform"], s).set_index("platform").reindex(platforms).reset_index()
+    axes[1].bar(range(len(io)), io["mean"], color=[plotting.platform_palette(platforms).get(p, "#999999") for p in io["platform"]])
+    axes[1].set_xticks(range(len(io)), labels=list(io["platform"]), fontsize="small")
+    axes[1].set_ylim(0, 1.2 * max([*io["mean"].dropna(), *map(float, paper_io["value"]), 1]))
+    for value in paper_io["value"]:
+        axes[1].axhline(float(value), color=PUBLISHED_GREY, linestyle="--", linewidth=1)
+        axes[1].text(0.01, float(value), f" the paper: about {float(value):g} MB read and written", color=PUBLISHED_GREY,
+                     fontsize="x-small", va="bottom", transform=axes[1].get_yaxis_transform())
+    axes[1].set_ylabel("MB written per run")
+    steps = sorted({int(v) for v in gcm["time_steps"].dropna()}) if "time_steps" in gcm.columns else []
+    fig.suptitle(f"MIT GCM exp2 (Fig. 3b) on testbed {s.testbed!r}"
+                 + (f": {', '.join(map(str, steps))} time steps of 1.25 days" if steps else ""), y=1.02)
+    fig.tight_layout()
+    note_below(fig, no_interval_text(summary.assign(platform=summary["platform"] + " " + summary["time"]), "ci_low", "ci_high", "mean"))
+    tests = compare(gcm[gcm["metric"].isin(list(GCM_TIMES))], s, ["metric"], higher_is_better=False)
+    shown = summary[["platform", "time", "n", "mean", "ci_low", "ci_high"]]
+    return Drawn(fig, {"run time per platform": shown, f"tests against {s.baseline}": tests[["metric"] + TESTS],
+                       "MB written per run": io[["platform", "n", "mean", "ci_low", "ci_high"]]}, digits=3)
