@@ -15,7 +15,7 @@ import yaml
 
 from virtrepro import placement
 from virtrepro.benchmarks import BENCHMARKS
-from virtrepro.benchmarks.base import MPIRUN_SCHEDULED, mpi_spread
+from virtrepro.benchmarks.base import MPIRUN_SCHEDULED, hosts_used, mpi_spread
 from virtrepro.config import Run
 from virtrepro.hosts import Host
 from virtrepro.measure import MeasurementError, _spanned_hosts
@@ -44,12 +44,12 @@ def test_hpcc_across_hosts_runs_on_native_only_and_keeps_the_other_keys():
                                                                  "procs-1_n-400_nb-40_nodes-2_across-hosts"]
     assert [v.key for v in hpcc.variants(across, "lxc")] == ["procs-1_n-400_nb-40"]
     one, two = hpcc.variants(across, "native")
-    assert (hpcc.hosts_used(one), hpcc.hosts_used(two)) == (1, 2)
-    assert not hpcc.peer_ssh(two)  # the scheduler starts the ranks, not SSH with a key of the run
-    command = hpcc.command(two)
+    assert (hosts_used(hpcc, one), hosts_used(hpcc, two)) == (1, 2)
+    assert not hpcc.prepare(two).peer_ssh  # the scheduler starts the ranks, not SSH with a key of the run
+    command = hpcc.run(two)
     assert f'{MPIRUN_SCHEDULED} --allow-run-as-root --bind-to none --display-map --map-by "ppr:$per_node:node"' in command
     assert "@HOSTS@" not in command and "plm_rsh_args" not in command
-    assert "@HOSTS@" in hpcc.command(hpcc.variants(HPCC, "native")[1])  # on one host: as before
+    assert "@HOSTS@" in hpcc.run(hpcc.variants(HPCC, "native")[1])  # on one host: as before
 
 
 def test_npb_mpi_across_hosts_names_what_it_leaves_out_and_why():
@@ -61,7 +61,7 @@ def test_npb_mpi_across_hosts_names_what_it_leaves_out_and_why():
     skipped = npb.planning(across, "podman")[1]
     assert "npb_mpi ep class A, 2 processes on 2 host(s): podman's instances cannot be on different hosts" in skipped
     variant = next(v for v in npb.variants(across, "native") if v.key == "kernel-cg_class-A_procs-4_nodes-2_across-hosts")
-    command = npb.command(variant)
+    command = npb.run(variant)
     assert "per_node=2 && " in command and f"{MPIRUN_SCHEDULED} --allow-run-as-root" in command
     assert "--map-by ppr:2:node -np 4 " in command and "--host" not in command
 
@@ -188,13 +188,13 @@ ACROSS_PARAMS = {"procs": 1, "nodes": 2, "n": 400, "nb": 40, "across": "hosts"}
 
 def test_a_run_across_hosts_counts_only_if_mpiruns_map_put_ranks_on_every_node():
     text = ACROSS_LOG.read_text()
-    records = BENCHMARKS["hpcc"].parse_run(text, "log", ACROSS_PARAMS)
+    records = BENCHMARKS["hpcc"].parse(text, "log", ACROSS_PARAMS)
     assert {int(r["processes"]) for r in records} == {2}
     one_node = text.replace("Data for node: vrnode2", "Data for node: vrnode1")  # both ranks on one node
     with pytest.raises(Exception, match=r"map of a run across hosts shows vrnode1: 2; the run asked for 1 rank\(s\) on each of 2 nodes"):
-        BENCHMARKS["hpcc"].parse_run(one_node, "log", ACROSS_PARAMS)
+        BENCHMARKS["hpcc"].parse(one_node, "log", ACROSS_PARAMS)
     no_map = "\n".join(line for line in text.splitlines() if "Data for node" not in line) + "\n"
     with pytest.raises(Exception, match="shows no map in the log"):
-        BENCHMARKS["hpcc"].parse_run(no_map, "log", ACROSS_PARAMS)
+        BENCHMARKS["hpcc"].parse(no_map, "log", ACROSS_PARAMS)
     # the same log as a run on one host's instances (no `across`) is not asked for a map
-    assert BENCHMARKS["hpcc"].parse_run(no_map, "log", {k: v for k, v in ACROSS_PARAMS.items() if k != "across"})
+    assert BENCHMARKS["hpcc"].parse(no_map, "log", {k: v for k, v in ACROSS_PARAMS.items() if k != "across"})

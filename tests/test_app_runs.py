@@ -80,7 +80,7 @@ def test_application_workloads_run_and_leave_nothing_behind(config, tmp_path):
         log = measure(run, config, tmp_path / "data")
         assert rawlog.is_complete(log)
         meta = json.loads(rawlog.sidecar_path(log).read_text())
-        records = BENCHMARKS[run.benchmark].parse_run(log.read_text(), str(log), run.variant.param_dict)
+        records = BENCHMARKS[run.benchmark].parse(log.read_text(), str(log), run.variant.param_dict)
         metric, unit = MAIN[run.benchmark]
         main = [r for r in records if r["metric"] == metric]
         assert main and all(r["value"] > 0 and r["unit"] == unit for r in main), run.benchmark

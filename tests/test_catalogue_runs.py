@@ -74,7 +74,7 @@ def test_real_run_parses_and_has_a_positive_main_metric(config, data_dir, benchm
         assert meta["benchmark"] == benchmark and meta["parameters"] == run.variant.param_dict
         assert meta["scratch"].startswith("/var/tmp/virtrepro/") and not Path(meta["scratch"]).exists()
         assert meta["tool_version"] not in ("", "unknown")
-        records = BENCHMARKS[benchmark].parse_run(log.read_text(), str(log), run.variant.param_dict)
+        records = BENCHMARKS[benchmark].parse(log.read_text(), str(log), run.variant.param_dict)
         assert meta["records"] == len(records)
         main = [r for r in records if r["metric"] == MAIN_METRIC[benchmark]]
         assert main and all(r["value"] > 0 for r in main), (benchmark, run.variant.key)
@@ -98,28 +98,28 @@ def test_logs_are_checked_against_the_parameters_asked_for(config, data_dir):
     """The real logs of the runs above are refused when read with other parameters."""
     run, text = _kept_log(config, data_dir, "fio", mode="read")
     params = run.variant.param_dict
-    assert {r["direction"] for r in BENCHMARKS["fio"].parse_run(text, "fio.log", params) if r["metric"] == "bw"} == {"read"}
+    assert {r["direction"] for r in BENCHMARKS["fio"].parse(text, "fio.log", params) if r["metric"] == "bw"} == {"read"}
     with pytest.raises(ParseError, match="ran rw='read', not 'write'"):
-        BENCHMARKS["fio"].parse_run(text, "fio.log", {**params, "mode": "write"})
+        BENCHMARKS["fio"].parse(text, "fio.log", {**params, "mode": "write"})
     with pytest.raises(ParseError, match="runtime"):
-        BENCHMARKS["fio"].parse_run(text, "fio.log", {**params, "seconds": 2})
+        BENCHMARKS["fio"].parse(text, "fio.log", {**params, "seconds": 2})
 
     run, text = _kept_log(config, data_dir, "hpcc")
     params = run.variant.param_dict
     with pytest.raises(ParseError, match="n=500, the configuration asks for n=600"):
-        BENCHMARKS["hpcc"].parse_run(text, "hpcc.log", {**params, "n": 600})
+        BENCHMARKS["hpcc"].parse(text, "hpcc.log", {**params, "n": 600})
     with pytest.raises(ParseError, match="nb=50, the configuration asks for nb=64"):
-        BENCHMARKS["hpcc"].parse_run(text, "hpcc.log", {**params, "nb": 64})
+        BENCHMARKS["hpcc"].parse(text, "hpcc.log", {**params, "nb": 64})
     cut = text[: text.index("virtrepro: end hpccoutf.txt")]
     with pytest.raises(ParseError, match="hpccoutf.txt"):
-        BENCHMARKS["hpcc"].parse_run(cut, "hpcc.log", params)
+        BENCHMARKS["hpcc"].parse(cut, "hpcc.log", params)
 
     run, text = _kept_log(config, data_dir, "bonnie")
     with pytest.raises(ParseError, match="8M file, 16m was asked for"):
-        BENCHMARKS["bonnie"].parse_run(text, "bonnie.log", {**run.variant.param_dict, "size": "16m"})
+        BENCHMARKS["bonnie"].parse(text, "bonnie.log", {**run.variant.param_dict, "size": "16m"})
 
     run, text = _kept_log(config, data_dir, "stress_ng", stressor="cpu")
     with pytest.raises(ParseError, match="1s timeout per stressor, the caller requested 5s"):
-        BENCHMARKS["stress_ng"].parse_run(text, "stress.log", {**run.variant.param_dict, "seconds": 5})
+        BENCHMARKS["stress_ng"].parse(text, "stress.log", {**run.variant.param_dict, "seconds": 5})
     with pytest.raises(ParseError, match="ran 1 cpu instances, 2 were asked for"):
-        BENCHMARKS["stress_ng"].parse_run(text, "stress.log", {**run.variant.param_dict, "workers": 2})
+        BENCHMARKS["stress_ng"].parse(text, "stress.log", {**run.variant.param_dict, "workers": 2})

@@ -90,7 +90,7 @@ def test_real_runs_in_the_container_parse(tmp_path, built_image):
             meta = json.loads(rawlog.sidecar_path(log).read_text())
             assert meta["status"] == "complete" and meta["platform"]["name"] == "charliecloud"
             assert meta["endpoint"]["user"] == "nobody"
-            records = BENCHMARKS[run.benchmark].parse_run(log.read_text(), str(log), run.variant.param_dict)
+            records = BENCHMARKS[run.benchmark].parse(log.read_text(), str(log), run.variant.param_dict)
             main = [r for r in records if r["metric"] in ("events_per_second", "copy_bandwidth_avg")]
             assert main and all(r["value"] > 0 for r in main)
     finally:

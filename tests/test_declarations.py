@@ -357,7 +357,7 @@ def test_a_built_upload_resolves_through_its_build_and_says_what_builds_it(tmp_p
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     monkeypatch.setattr(npb, "default_state_dir", lambda: tmp_path)
-    (local, _), = BENCHMARKS["npb_serial"].uploads(BENCHMARKS["npb_serial"].variants(config["scales"]["quick"]["npb_serial"])[0])
+    (local, _), = BENCHMARKS["npb_serial"].prepare(BENCHMARKS["npb_serial"].variants(config["scales"]["quick"]["npb_serial"])[0]).uploads
     assert local == "@BUILT@/serial/ep.S.x"
     with pytest.raises(FileNotFoundError, match=r"build_npb rule builds it \(python -m virtrepro.npb build\)"):
         measure.built_path(local, "npb_serial", config)

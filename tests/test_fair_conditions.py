@@ -25,7 +25,7 @@ def test_network_commands_bind_both_ends_to_the_recorded_cpus(name, option):
     params = {"netperf": {"seconds": 2, "rr_sizes": [1], "stream_sizes": [256]},
               "iperf3": {"seconds": 2, "streams": [1]}}[name]
     for variant in benchmark.variants(params):
-        command = benchmark.command(variant)
+        command = benchmark.run(variant)
         client, server = re.search(rf" {option} (\d+),(\d+) ", command).groups()
         placement = benchmark.placement(variant)
         assert (placement["client_cpu"], placement["server_cpu"]) == (int(client), int(server)) == (0, 0)

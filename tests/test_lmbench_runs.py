@@ -49,7 +49,7 @@ def test_lmbench_runs_on_every_platform(config, tmp_path):
         assert meta["exit_status"] == 0 and meta["tool_version"].startswith("lmbench 3.0"), run.platform
         # the quick scale runs every program on one CPU: the command found it and taskset ran (exit 0)
         assert "taskset -c $cpu" in meta["command"] and meta["placement"]["how"].startswith("taskset"), run.platform
-        records = bench.parse_run(log.read_text(), str(log), run.variant.param_dict)
+        records = bench.parse(log.read_text(), str(log), run.variant.param_dict)
         assert {r["metric"] for r in records} == {"syscall_latency", "context_switch", "memory_latency", "memory_bandwidth"}
         assert all(r["value"] > 0 for r in records)
         seen.add(run.platform)

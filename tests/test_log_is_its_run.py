@@ -129,16 +129,16 @@ ECHO_CASES = [
 @pytest.mark.parametrize("benchmark, capture, good, bad", ECHO_CASES, ids=lambda v: v if isinstance(v, str) else "")
 def test_sysbench_log_is_checked_against_the_run_parameters(benchmark, capture, good, bad):
     text = sysbench_log(capture)
-    assert BENCHMARKS[benchmark].parse_run(text, capture, good)
+    assert BENCHMARKS[benchmark].parse(text, capture, good)
     for change in bad:
         with pytest.raises(ParseError, match=capture.rsplit("/", 1)[-1]):
-            BENCHMARKS[benchmark].parse_run(text, capture, {**good, **change})
+            BENCHMARKS[benchmark].parse(text, capture, {**good, **change})
 
 
 def test_fileio_log_of_another_thread_count_is_refused():
     # the benchmark runs sysbench fileio with its default single thread; this capture used two
     with pytest.raises(ParseError, match="thread"):
-        BENCHMARKS["sysbench_fileio"].parse_run(sysbench_log("fileio-rndrw-1G-20s.log"), "x",
+        BENCHMARKS["sysbench_fileio"].parse(sysbench_log("fileio-rndrw-1G-20s.log"), "x",
                                                 {"mode": "rndrw", "size": "1G", "seconds": 20})
 
 
@@ -311,6 +311,6 @@ def test_a_log_without_its_sidecar_is_named_before_anything_runs(tmp_path):
 def test_other_logs_of_two_runs_are_refused(benchmark, log):
     path = REFERENCE / log
     params = rawlog.read_sidecar(path)["parameters"]
-    assert BENCHMARKS[benchmark].parse_run(path.read_text(), log, params)
+    assert BENCHMARKS[benchmark].parse(path.read_text(), log, params)
     with pytest.raises(ParseError, match="one run"):
-        BENCHMARKS[benchmark].parse_run(path.read_text() * 2, log, params)
+        BENCHMARKS[benchmark].parse(path.read_text() * 2, log, params)

@@ -62,12 +62,12 @@ def test_real_run_writes_log_and_provenance(config, tmp_path, benchmark):
     run = run_of(config, benchmark)
     log = measure(run, config, tmp_path / "data")
     assert rawlog.is_complete(log)
-    records = BENCHMARKS[benchmark].parse_run(log.read_text(), str(log), run.variant.param_dict)
+    records = BENCHMARKS[benchmark].parse(log.read_text(), str(log), run.variant.param_dict)
     main = [r for r in records if r["metric"] == MAIN_METRIC[benchmark]]
     assert main and all(r["value"] > 0 for r in main)
     meta = json.loads(rawlog.sidecar_path(log).read_text())
     assert meta["exit_status"] == 0 and meta["status"] == "complete"
-    template = BENCHMARKS[benchmark].command(run.variant)
+    template = BENCHMARKS[benchmark].run(run.variant)
     if "@SCRATCH@" in template:
         # a scratch directory of its own, removed after the run
         assert meta["command"] == template.replace("@SCRATCH@", meta["scratch"])
@@ -93,7 +93,7 @@ def test_rerun_keeps_the_complete_log(config, tmp_path):
 def test_failing_tool_never_becomes_a_log(config, tmp_path, monkeypatch):
     run = run_of(config, "sysbench_cpu")
     # a real sysbench with an option it does not know: it prints an error and exits 1
-    monkeypatch.setattr(type(BENCHMARKS["sysbench_cpu"]), "command", lambda self, v: "sysbench cpu --no-such-option=1 run")
+    monkeypatch.setattr(type(BENCHMARKS["sysbench_cpu"]), "run", lambda self, v: "sysbench cpu --no-such-option=1 run")
     with pytest.raises(MeasurementError, match="invalid option: --no-such-option=1") as error:
         measure(run, config, tmp_path / "data")
     log = run.log_path(tmp_path / "data")
@@ -108,7 +108,7 @@ def test_a_killed_run_says_it_was_killed(config, tmp_path, monkeypatch):
     """The OOM killer ends a run with SIGKILL (mbw at 1024 MiB arrays in a 2 GiB container printed
     only "Killed"): the error names the exit status and what it means, beside the parser's complaint."""
     run = run_of(config, "mbw")
-    monkeypatch.setattr(type(BENCHMARKS["mbw"]), "command", lambda self, v: "mbw -n 2 16 | head -3; kill -KILL $$")
+    monkeypatch.setattr(type(BENCHMARKS["mbw"]), "run", lambda self, v: "mbw -n 2 16 | head -3; kill -KILL $$")
     with pytest.raises(MeasurementError, match=r"mbw exited with status 137: killed \(SIGKILL: the out-of-memory killer"):
         measure(run, config, tmp_path / "data")
     assert not run.log_path(tmp_path / "data").exists()
@@ -121,7 +121,7 @@ def test_a_run_past_its_timeout_is_killed_and_fails(config, tmp_path, monkeypatc
 
     run = run_of(config, "sysbench_cpu")
     marker = "--cpu-max-prime=20011"  # a command line no other test uses, to find leftovers by
-    monkeypatch.setattr(type(BENCHMARKS["sysbench_cpu"]), "command", lambda self, v: f"sysbench cpu {marker} --time=60 run")
+    monkeypatch.setattr(type(BENCHMARKS["sysbench_cpu"]), "run", lambda self, v: f"sysbench cpu {marker} --time=60 run")
     with pytest.raises(MeasurementError):
         measure(run, config, tmp_path / "data", timeout=3)
     assert not run.log_path(tmp_path / "data").exists()
@@ -142,14 +142,14 @@ def test_a_variant_job_measures_only_missing_repetitions_and_marks_them_complete
     first = measure(variant.runs()[0], config, data)
     stamp = first.stat().st_mtime_ns
     # the other two fail: both are reported, none becomes a log, rep 0 is untouched, no marker
-    good_command = type(BENCHMARKS["sysbench_cpu"]).command
-    monkeypatch.setattr(type(BENCHMARKS["sysbench_cpu"]), "command", lambda self, v: "sysbench cpu --no-such-option=1 run")
+    good_command = type(BENCHMARKS["sysbench_cpu"]).run
+    monkeypatch.setattr(type(BENCHMARKS["sysbench_cpu"]), "run", lambda self, v: "sysbench cpu --no-such-option=1 run")
     with pytest.raises(MeasurementError, match="2 of 2 repetitions failed") as error:
         measure_variant(variant, config, data)
     assert "rep 1:" in str(error.value) and "rep 2:" in str(error.value)
     assert [r.repetition for r in variant.runs() if r.log_path(data).exists()] == [0]
     assert first.stat().st_mtime_ns == stamp and not variant.marker_path(data).exists()
-    monkeypatch.setattr(type(BENCHMARKS["sysbench_cpu"]), "command", good_command)
+    monkeypatch.setattr(type(BENCHMARKS["sysbench_cpu"]), "run", good_command)
     marker = measure_variant(variant, config, data)
     assert marker == variant.marker_path(data) and marker.name.endswith(".reps-3.part-1of1.json")
     content = json.loads(marker.read_text())

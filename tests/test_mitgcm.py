@@ -184,11 +184,11 @@ def test_the_namelist_sets_the_time_steps_in_place_of_the_end_time():
 def test_every_run_uploads_the_executable_its_namelist_and_the_input():
     benchmark = BENCHMARKS["mit_gcm"]
     variant = benchmark.variants({"days": 365})[0]
-    uploads = dict(benchmark.uploads(variant))
+    uploads = dict(benchmark.prepare(variant).uploads)
     assert uploads["@BUILT@/exp2/mitgcmuv"] == "@SCRATCH@/exp2/mitgcmuv"
     assert uploads["@BUILT@/exp2/data.steps-292"] == "@SCRATCH@/exp2/data"
     assert "@BUILT@/exp2/input/topog.bin" in uploads
-    assert "/usr/bin/time -p ./mitgcmuv" in benchmark.command(variant)
+    assert "/usr/bin/time -p ./mitgcmuv" in benchmark.run(variant)
 
 
 def test_a_figure_without_runs_says_that_mitgcm_was_skipped(tmp_path):
@@ -228,7 +228,7 @@ def test_a_failed_diverged_or_killed_run_is_refused(name, error, reason):
 
 def test_a_run_of_other_time_steps_than_asked_is_refused():
     with pytest.raises(ParseError, match="set up for 4 time steps, not the 292"):
-        BENCHMARKS["mit_gcm"].parse_run(fixture_text("mitgcm", GOOD), GOOD, {"days": 365})
+        BENCHMARKS["mit_gcm"].parse(fixture_text("mitgcm", GOOD), GOOD, {"days": 365})
 
 
 @pytest.mark.parametrize("damage, reason", [
@@ -282,7 +282,7 @@ def test_build_and_run_exp2_for_four_time_steps(tmp_path, monkeypatch):
     assert [(r.benchmark, r.variant.key) for r in runs] == [("mit_gcm", "days-5")]
     try:
         log = measure(runs[0], config, tmp_path / "data")
-        records = {r["metric"]: r for r in BENCHMARKS["mit_gcm"].parse_run(log.read_text(), str(log), {"days": 5})}
+        records = {r["metric"]: r for r in BENCHMARKS["mit_gcm"].parse(log.read_text(), str(log), {"days": 5})}
         assert records["time"]["value"] > 0 and records["output_files"]["value"] > 100
         sidecar = json.loads(log.with_suffix(".json").read_text())
         assert sidecar["mitgcm"]["tarball_sha256"] == source["sha256"]

@@ -72,7 +72,7 @@ def test_network_runs_between_two_native_instances(config, tmp_path):
         assert meta["endpoint"]["hostname"] == client
         assert [p["address"] for p in meta["peers"]] == [server]
         metric, unit = EXPECTED[(run.benchmark, run.variant.key)]
-        records = BENCHMARKS[run.benchmark].parse_run(log.read_text(), str(log), run.variant.param_dict)
+        records = BENCHMARKS[run.benchmark].parse(log.read_text(), str(log), run.variant.param_dict)
         main = [r for r in records if r["metric"] == metric]
         assert main and all(r["value"] > 0 and r["unit"] == unit for r in main)
         if run.benchmark == "iperf3":

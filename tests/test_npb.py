@@ -224,8 +224,8 @@ def test_mpi_across_instances_uses_every_instance_with_strict_host_keys():
     mpi = BENCHMARKS["npb_mpi"]
     variants = mpi.variants({"kernels": ["ep"], "class": "S", "processes": [4], "nodes": [2]})
     assert [v.key for v in variants] == ["kernel-ep_class-S_procs-4_nodes-2"]
-    assert mpi.instances(variants[0]) == 2 and mpi.peer_ssh(variants[0])
-    command = mpi.command(variants[0])
+    assert mpi.instances(variants[0]) == 2 and mpi.prepare(variants[0]).peer_ssh
+    command = mpi.run(variants[0])
     assert "--allow-run-as-root" in command and "--bind-to none" in command
     assert "StrictHostKeyChecking=yes" in command and "@HOSTS@" in command
 
@@ -254,23 +254,23 @@ def test_a_build_for_other_kernels_has_a_manifest_of_its_own(repo, tmp_path):
 def test_parse_run_checks_the_run_asked_for():
     mpi, omp = BENCHMARKS["npb_mpi"], BENCHMARKS["npb_omp"]
     text = fixture_text("npb", "mpi_ep.S.np2.log")
-    assert mpi.parse_run(text, "x", {"kernel": "ep", "class": "S", "procs": 2, "nodes": 1})
+    assert mpi.parse(text, "x", {"kernel": "ep", "class": "S", "procs": 2, "nodes": 1})
     with pytest.raises(ParseError, match="processes 2, not the 4"):
-        mpi.parse_run(text, "x", {"kernel": "ep", "class": "S", "procs": 4, "nodes": 1})
+        mpi.parse(text, "x", {"kernel": "ep", "class": "S", "procs": 4, "nodes": 1})
     with pytest.raises(ParseError, match="not the CG class S"):
-        mpi.parse_run(text, "x", {"kernel": "cg", "class": "S", "procs": 2, "nodes": 1})
+        mpi.parse(text, "x", {"kernel": "cg", "class": "S", "procs": 2, "nodes": 1})
     with pytest.raises(ParseError):
-        mpi.parse_run(fixture_text("npb", "bad_mpi_bt.S.np2-nonsquare.log"), "x",
+        mpi.parse(fixture_text("npb", "bad_mpi_bt.S.np2-nonsquare.log"), "x",
                       {"kernel": "bt", "class": "S", "procs": 2, "nodes": 1})
     with pytest.raises(ParseError, match="threads 1, not the 2"):
-        omp.parse_run(fixture_text("npb", "omp_cg.S.t1.log"), "x", {"kernel": "cg", "class": "S", "threads": 2})
+        omp.parse(fixture_text("npb", "omp_cg.S.t1.log"), "x", {"kernel": "cg", "class": "S", "threads": 2})
 
 
 def test_unverified_npb_output_is_a_failed_run():
     text = fixture_text("npb", "omp_ep.S.t2.log").replace("=               SUCCESSFUL", "=             UNSUCCESSFUL")
     assert "UNSUCCESSFUL" in text
     with pytest.raises(ParseError):
-        BENCHMARKS["npb_omp"].parse_run(text, "x", {"kernel": "ep", "class": "S", "threads": 2})
+        BENCHMARKS["npb_omp"].parse(text, "x", {"kernel": "ep", "class": "S", "threads": 2})
 
 
 # --- real build and runs (only with a tarball) -------------------------------------------------
@@ -320,7 +320,7 @@ def test_build_and_run_ep_serial_omp_mpi_and_mpi_over_two_instances(tmp_path, mo
     try:
         for run in runs:
             log = measure(run, config, tmp_path / "data")
-            records = BENCHMARKS[run.benchmark].parse_run(log.read_text(), str(log), run.variant.param_dict)
+            records = BENCHMARKS[run.benchmark].parse(log.read_text(), str(log), run.variant.param_dict)
             assert records[0]["benchmark"] == "EP" and records[0]["verification"] == "SUCCESSFUL"
             sidecar = json.loads(log.with_suffix(".json").read_text())
             assert sidecar["npb"]["tarball_sha256"] == source["sha256"] == sha(Path(TARBALL))

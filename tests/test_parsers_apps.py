@@ -135,34 +135,34 @@ def test_openssl_bad_logs_are_refused(path):
 def test_benchmarks_check_logs_against_their_parameters():
     wrk = fixture_text("wrk", "file64k-t2-c16-3s-latency.log")
     params = {"file_kb": 64, "connections": 16, "threads": "all", "seconds": 3}
-    assert BENCHMARKS["nginx_wrk"].parse_run(wrk, "w.log", params)
+    assert BENCHMARKS["nginx_wrk"].parse(wrk, "w.log", params)
     with pytest.raises(ParseError, match="connections 64"):
-        BENCHMARKS["nginx_wrk"].parse_run(wrk, "w.log", {**params, "connections": 64})
+        BENCHMARKS["nginx_wrk"].parse(wrk, "w.log", {**params, "connections": 64})
     pg = fixture_text("pgbench", "select-s1-c4-j2-3s.log")
     pg_params = {"mode": "select", "scale": 1, "clients": 4, "seconds": 3}
-    assert BENCHMARKS["pgbench"].parse_run(pg, "p.log", pg_params)
+    assert BENCHMARKS["pgbench"].parse(pg, "p.log", pg_params)
     with pytest.raises(ParseError, match="transaction_type"):
-        BENCHMARKS["pgbench"].parse_run(pg, "p.log", {**pg_params, "mode": "tpcb"})
+        BENCHMARKS["pgbench"].parse(pg, "p.log", {**pg_params, "mode": "tpcb"})
     openssl = fixture_text("openssl", "evp-aes-256-gcm-1s.log")
-    assert BENCHMARKS["openssl_speed"].parse_run(openssl, "o.log", {"algorithm": "aes-256-gcm", "seconds": 1})
+    assert BENCHMARKS["openssl_speed"].parse(openssl, "o.log", {"algorithm": "aes-256-gcm", "seconds": 1})
     with pytest.raises(ParseError, match="not a run of sha256"):
-        BENCHMARKS["openssl_speed"].parse_run(openssl, "o.log", {"algorithm": "sha256", "seconds": 1})
+        BENCHMARKS["openssl_speed"].parse(openssl, "o.log", {"algorithm": "sha256", "seconds": 1})
     nbody = fixture_text("pyperf", "nbody-fast.log")
     with pytest.raises(ParseError, match="benchmark richards"):
-        BENCHMARKS["pyperformance"].parse_run(nbody, "n.log", {"benchmark": "richards", "mode": "fast"})
+        BENCHMARKS["pyperformance"].parse(nbody, "n.log", {"benchmark": "richards", "mode": "fast"})
 
 
 def test_commands_name_the_peer_and_the_parameters():
     (variant,) = BENCHMARKS["pgbench"].variants({"modes": ["select"], "scale": 2, "clients": [8], "seconds": 7})
-    command = BENCHMARKS["pgbench"].command(variant)
+    command = BENCHMARKS["pgbench"].run(variant)
     assert "-h @PEER1@" in command and "-T 7 -S postgres" in command and "c=8" in command
-    assert "-s 2 " in BENCHMARKS["pgbench"].peer_start(variant)
+    assert "-s 2 " in BENCHMARKS["pgbench"].prepare(variant).peer_start
     (variant,) = BENCHMARKS["openssl_speed"].variants({"algorithms": ["rsa2048"], "seconds": 2})
-    assert BENCHMARKS["openssl_speed"].command(variant) == "openssl speed -seconds 2 -elapsed rsa2048"
+    assert BENCHMARKS["openssl_speed"].run(variant) == "openssl speed -seconds 2 -elapsed rsa2048"
     (variant,) = BENCHMARKS["openssl_speed"].variants({"algorithms": ["aes-256-gcm"], "seconds": 2})
-    assert BENCHMARKS["openssl_speed"].command(variant).endswith("-elapsed -evp aes-256-gcm")
+    assert BENCHMARKS["openssl_speed"].run(variant).endswith("-elapsed -evp aes-256-gcm")
     (variant,) = BENCHMARKS["pyperformance"].variants({"benchmarks": ["nbody"], "mode": "fast"})
-    uploads = dict((remote, local) for local, remote in BENCHMARKS["pyperformance"].uploads(variant))
+    uploads = dict((remote, local) for local, remote in BENCHMARKS["pyperformance"].prepare(variant).uploads)
     assert "@SCRATCH@/bm_nbody/run_benchmark.py" in uploads and "@SCRATCH@/lib/pyperf/__init__.py" in uploads
     assert not any("__pycache__" in remote for remote in uploads)
 
@@ -175,8 +175,8 @@ def test_openssl_speed_one_block_size_and_the_benchmark_checks_it():
     assert [(r["block_bytes"], r["value"]) for r in records] == [(16384, 1742651.39)]
     benchmark = BENCHMARKS["openssl_speed"]
     one, = [v for v in benchmark.variants({"algorithms": ["sha256"], "seconds": 1, "block_bytes": 16384})]
-    assert "-bytes 16384 " in benchmark.command(one)
-    assert benchmark.parse_run(text, "x", one.param_dict) == records
+    assert "-bytes 16384 " in benchmark.run(one)
+    assert benchmark.parse(text, "x", one.param_dict) == records
     # the six-size log is not a run of one block size
     with pytest.raises(ParseError, match="not 16384 alone"):
-        benchmark.parse_run(fixture_text("openssl", "sha256-1s.log"), "x", one.param_dict)
+        benchmark.parse(fixture_text("openssl", "sha256-1s.log"), "x", one.param_dict)

@@ -165,11 +165,11 @@ def test_direct_variant_runs_block_tests_only():
 
     bonnie = BENCHMARKS["bonnie"]
     variant = bonnie.variants({"file_sizes": ["256m"], "num_files": 0, "direct": True})[0]
-    assert " -D -f " in bonnie.command(variant)
-    assert " -D" not in bonnie.command(bonnie.variants({"file_sizes": ["256m"], "num_files": 0})[0])
+    assert " -D -f " in bonnie.run(variant)
+    assert " -D" not in bonnie.run(bonnie.variants({"file_sizes": ["256m"], "num_files": 0})[0])
     text = fixture_text(TOOL, "direct-fast-s256-x1.log")
-    assert {r["metric"] for r in bonnie.parse_run(text, "d.log", variant.param_dict)} >= {"put_block", "rewrite"}
+    assert {r["metric"] for r in bonnie.parse(text, "d.log", variant.param_dict)} >= {"put_block", "rewrite"}
     with pytest.raises(ParseError, match="per-character"):
         fields = text.strip().split(",")
         fields[9:11], fields[38] = ["2000", "90"], "900us"  # a putc result: value, %CPU, latency
-        bonnie.parse_run(",".join(fields) + "\n", "d.log", variant.param_dict)
+        bonnie.parse(",".join(fields) + "\n", "d.log", variant.param_dict)

@@ -43,12 +43,12 @@ def test_benchmark_log_write_then_read():
     assert (write["copy"], read["copy"]) == (0, 1)
     assert write["seconds"] == 0.0862368 and read["seconds"] == 0.0354966
     assert write["value"] == pytest.approx(389.1, rel=1e-3) and read["value"] == pytest.approx(945.3, rel=1e-3)
-    records = BENCHMARKS["dd"].parse_run(text, "run.log", {"bs": "1M", "count": 32})
+    records = BENCHMARKS["dd"].parse(text, "run.log", {"bs": "1M", "count": 32})
     assert [(r["op"], r.get("read_cache")) for r in records] == [("write", None), ("read", "direct")]
     with pytest.raises(TruncatedLogError, match="33554432 bytes, 67108864 were asked for"):
-        BENCHMARKS["dd"].parse_run(text, "run.log", {"bs": "1M", "count": 64})
+        BENCHMARKS["dd"].parse(text, "run.log", {"bs": "1M", "count": 64})
     with pytest.raises(TruncatedLogError, match="1 completed copies, 2 were run"):
-        BENCHMARKS["dd"].parse_run(text.split("virtrepro:")[0], "run.log", {"bs": "1M", "count": 32})
+        BENCHMARKS["dd"].parse(text.split("virtrepro:")[0], "run.log", {"bs": "1M", "count": 32})
 
 
 @pytest.mark.parametrize("path", bad_fixtures(TOOL), ids=lambda p: p.name)

@@ -55,7 +55,7 @@ def test_the_quick_scale_run_is_one_log_of_every_program():
     """The benchmark's own command at the quick scale, captured: parsed with what the variant asked for."""
     params = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["scales"]["quick"]["lmbench"]
     variant = LMBENCH.variants(params)[0]
-    records = LMBENCH.parse_run(fixture_text(TOOL, "quick-all-programs.log"), "x.log", variant.param_dict)
+    records = LMBENCH.parse(fixture_text(TOOL, "quick-all-programs.log"), "x.log", variant.param_dict)
     assert [r["syscall"] for r in records if r["metric"] == "syscall_latency"] == ["null", "read", "write", "stat", "open"]
     assert len([r for r in records if r["metric"] == "context_switch"]) == 4
     assert max(r["size_mib"] for r in records if r["metric"] == "memory_latency") == 8.0
@@ -106,7 +106,7 @@ def test_the_sigkilled_log_without_the_shells_line_is_caught_by_what_was_asked()
     text = fixture_text(TOOL, "bad-lat_ctx-truncated-sigkill.log").replace("Killed\n", "")
     assert len(parse_lmbench(text, "x.log")) == 2
     with pytest.raises(TruncatedLogError):
-        LMBENCH.parse_run(text, "x.log", {"tries": 3, "ctxkb": "0+16", "procs": "2+8"})
+        LMBENCH.parse(text, "x.log", {"tries": 3, "ctxkb": "0+16", "procs": "2+8"})
 
 
 def test_damaged_lines_are_refused():
@@ -127,7 +127,7 @@ def test_command_and_variant():
               "ctx_sizes_kb": [0], "mem_rd_mib": 8, "mem_rd_strides": [128], "bw_mem_mib": [1, 64], "bw_mem_ops": ["rd"]}
     (variant,) = LMBENCH.variants(params)
     assert variant.key == "tries-3_enough-5000_cpu-any_ctxkb-0_procs-2+8_bwmib-1+64_ops-rd"
-    assert LMBENCH.command(variant) == (
+    assert LMBENCH.run(variant) == (
         "export ENOUGH=5000 TIMING_O=0 LOOP_O=0"
         " && /usr/lib/lmbench/bin/*/lat_ctx -N 3 -s 0 2 8 && echo '\"bw_mem rd' >&2"
         " && /usr/lib/lmbench/bin/*/bw_mem -N 3 1m rd && /usr/lib/lmbench/bin/*/bw_mem -N 3 64m rd")
@@ -145,7 +145,7 @@ ONE_CPU = {"programs": ["lat_syscall", "lat_ctx"], "tries": 1, "enough_us": 5000
 def test_cpu_one_runs_every_program_on_one_cpu():
     (variant,) = LMBENCH.variants(ONE_CPU)
     assert variant.key == "tries-1_enough-5000_cpu-one_calls-null_ctxkb-0_procs-2"
-    command = LMBENCH.command(variant)
+    command = LMBENCH.run(variant)
     programs = [part for part in command.split(" && ") if "/usr/lib/lmbench/bin/*/" in part]
     assert len(programs) == 2 and all(part.startswith("taskset -c $cpu /usr/lib/lmbench/bin/*/") for part in programs)
     assert command.index("cpu=$(") < command.index("taskset")
@@ -162,7 +162,7 @@ def test_cpu_one_is_the_first_cpu_the_run_may_use(allowed):
     allowed &= os.sched_getaffinity(0)
     if not allowed:
         pytest.skip("this machine has none of these CPUs")
-    command = LMBENCH.command(LMBENCH.variants(ONE_CPU)[0])
+    command = LMBENCH.run(LMBENCH.variants(ONE_CPU)[0])
     prefix = command[:command.index(" && touch")]  # export ..., then cpu=$(...) && test -n "$cpu"
     out = subprocess.run(["sh", "-c", prefix + ' && echo "$cpu"'], capture_output=True, text=True, check=True,
                          preexec_fn=lambda: os.sched_setaffinity(0, allowed))

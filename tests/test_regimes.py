@@ -100,7 +100,7 @@ def test_benchmarks_label_their_records():
     vm = sidecar("qemu-tcg", GUEST, HOST, "writeback")
     assert disk.regime(params, {"metric": "read", "o_direct": True}, vm) == "page-cache"  # host cache holds 1 GiB
     assert disk.regime(params, {"metric": "read", "o_direct": True}, sidecar("qemu-tcg", GUEST, HOST, "none")) == "disk"
-    assert "-I" in disk.command(disk.variants({"file_size": "1g", "record_size": "1m", "guest_memory_mb": 512,
+    assert "-I" in disk.run(disk.variants({"file_size": "1g", "record_size": "1m", "guest_memory_mb": 512,
                                                 "direct": True}, "native")[0])  # fmt: skip
     bonnie = BENCHMARKS["bonnie"]
     params = {"size": "1g", "files": 0, "direct": True}
@@ -166,7 +166,7 @@ def test_hpcc_command_sizes_n_as_sized_n(tmp_path):
 
     bench = BENCHMARKS["hpcc"]
     variant = bench.variants({"procs": 2, "n": 1000, "nb": 150, "stream_llc_multiple": 4})[0]
-    script = bench.command(variant).replace("@SCRATCH@", str(tmp_path)).split("cat > hpccinf.txt")[0]
+    script = bench.run(variant).replace("@SCRATCH@", str(tmp_path)).split("cat > hpccinf.txt")[0]
     line = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True).stdout
     found = re.search(r"N=(\d+) .* usable_kb=(\d+) llc_kb=(\d+)", line)
     n, usable, llc = map(int, found.groups())

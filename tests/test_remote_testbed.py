@@ -131,7 +131,7 @@ def check_run_through_the_host(remote: RemoteHost, log: Path, platform: str) -> 
     assert rawlog.is_complete(log)
     meta = sidecar(log)
     params = meta["parameters"]
-    records = BENCHMARKS[meta["benchmark"]].parse_run(log.read_text(), str(log), params)
+    records = BENCHMARKS[meta["benchmark"]].parse(log.read_text(), str(log), params)
     assert meta["records"] == len(records) > 0
     endpoint = meta["endpoint"]
     # reached through the testbed host: the sidecar names the gateway
@@ -214,7 +214,7 @@ def test_guest_host_keys_are_pinned_and_instances_talk_privately(remote, config,
 def test_lifecycle_is_timed_by_the_host_agent_on_the_host(remote, config, tmp_path):
     run = next(r for r in plan(config, ["lxc"]) if r.benchmark == "lifecycle")
     log = measure(run, config, tmp_path / "data")
-    records = BENCHMARKS["lifecycle"].parse_run(log.read_text(), str(log), run.variant.param_dict)
+    records = BENCHMARKS["lifecycle"].parse(log.read_text(), str(log), run.variant.param_dict)
     assert {r["metric"] for r in records} >= {"provision", "boot", "reboot", "clone", "destroy"}
     assert "\ndestroy_resolution_s=0.0100\n" in log.read_text()  # timed to the look every 10 ms
     assert sidecar(log)["platform"]["applied"]["boot_to_ssh_s"] > 0

@@ -157,7 +157,7 @@ def test_mpi_across_the_two_nodes_starts_through_the_scheduler(cluster, tmp_path
     # cluster allows is available on both
     assert probe["platforms"]["charliecloud"] == {"status": "available"}
     assert {facts["userns"] for facts in probe["hosts"].values()} == {"yes"}
-    records = BENCHMARKS["hpcc"].parse_run(log, "log", {"procs": 1, "nodes": 2, "n": 400, "nb": 40})
+    records = BENCHMARKS["hpcc"].parse(log, "log", {"procs": 1, "nodes": 2, "n": 400, "nb": 40})
     assert {r["metric"] for r in records} >= {"hpl_gflops", "avg_ping_pong_latency"}
     assert {int(r["processes"]) for r in records} == {2}
 
@@ -186,7 +186,7 @@ def test_the_unprivileged_container_runs_on_a_node_through_the_scheduler(cluster
     assert record["platform"]["name"] == "charliecloud" and record["platform"]["applied"]["runtime"] == "ch-run"
     assert record["endpoint"]["user"] == "nobody"  # the node's user is root: the instance drops to nobody
     assert record["scheduler"]["job_id"] == job and record["host"]["hostname"] == record["scheduler"]["node"]
-    records = BENCHMARKS["sysbench_cpu"].parse_run(
+    records = BENCHMARKS["sysbench_cpu"].parse(
         next((tmp_path / "data" / "raw" / TESTBED).glob("charliecloud/sysbench_cpu/*/rep-0.log")).read_text(), "log",
         record["parameters"])
     assert [r["value"] > 0 for r in records if r["metric"] == "events_per_second"] == [True]

@@ -146,7 +146,7 @@ def test_isolation_run_with_a_stressing_neighbour_leaves_nothing_running(host, c
                    and v.param_dict["limits"] == limits)
     log = measure(Run(TESTBED, platform, variant, 0), config, tmp_path / "data")
     sidecar = json.loads(log.with_suffix(".json").read_text())
-    records = benchmark.parse_run(log.read_text(), str(log), sidecar["parameters"])
+    records = benchmark.parse(log.read_text(), str(log), sidecar["parameters"])
     assert records and sidecar["exit_status"] == 0 and len(sidecar["peers"]) == benchmark.instances(variant) - 1
     if platform == "lxc":
         limits_applied = sidecar["platform"]["applied"]["limits"]
@@ -189,5 +189,5 @@ def test_a_vm_larger_than_the_host_boots_and_measures(host, tmp_path, monkeypatc
     sidecar = json.loads(log.with_suffix(".json").read_text())
     applied = sidecar["platform"]["applied"]
     assert applied["memory_mb"] > host_memory_mb() and applied["memory_overcommitted"] is True
-    records = benchmark.parse_run(log.read_text(), str(log), sidecar["parameters"])
+    records = benchmark.parse(log.read_text(), str(log), sidecar["parameters"])
     assert [r["value"] > 0 for r in records if r["metric"] == "throughput"] == [True]

@@ -26,6 +26,7 @@ import functools
 import hashlib
 
 from virtrepro.benchmarks import BENCHMARKS
+from virtrepro.benchmarks.base import hosts_used
 from virtrepro.config import run_priority
 from virtrepro.config import VALIDATED_ENV, digest, write_config_file
 from virtrepro.measure import plan_entry
@@ -84,7 +85,7 @@ def measuring_hosts(benchmark, key, platform):
     command first: the same host on every platform, or the first hosts of the testbed for a run whose
     instances are on different hosts (MPI across hosts)."""
     planned = planned_part(platform, TESTBED, benchmark, key, 1)
-    spanned = BENCHMARKS[benchmark].hosts_used(planned.variant) if planned is not None else 1
+    spanned = hosts_used(BENCHMARKS[benchmark], planned.variant) if planned is not None else 1
     return tuple(placement.hosts_for(TESTBED_HOSTS, DATA, TESTBED, benchmark, key, spanned))
 
 

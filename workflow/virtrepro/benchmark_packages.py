@@ -1,7 +1,8 @@
 """The Debian packages the benchmarks declare, read from their source without importing it.
 
 A benchmark names the packages it needs in an instance (the host, for ``native``; the guest
-image, for the others) once, in its class: ``packages = ("sysbench",)``. The set-up script
+image, for the others) once, in its class: ``packages = ("sysbench",)``, or only its ``tool``
+where the package has the tool's name (``tool = "fio"``: the package ``fio``). The set-up script
 installs them on the host and the guest image's build puts them into the image; both read them
 here. The set-up script runs this file with the system's ``python3`` before the project's
 environment exists, so it imports nothing but the standard library and reads the class bodies
@@ -36,11 +37,17 @@ def _literal(node: ast.expr, where: str) -> list[str]:
 
 
 def in_source(text: str, filename: str = "<source>") -> dict[str, list[str]]:
-    """``{class name: its packages}`` for every class of ``text`` that assigns ``packages`` in its body."""
+    """``{class name: its packages}`` for every class of ``text`` that assigns ``packages`` in its body,
+    or else a literal ``tool`` (its package is the tool's name, as ``Benchmark`` derives it)."""
     found: dict[str, list[str]] = {}
     for node in ast.walk(ast.parse(text, filename)):
         if not isinstance(node, ast.ClassDef):
             continue
+        tool = [statement.value.value for statement in node.body if isinstance(statement, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "tool" for t in statement.targets)
+                and isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str)]
+        if tool:
+            found[node.name] = tool
         for statement in node.body:
             if isinstance(statement, ast.Assign):
                 targets, value = statement.targets, statement.value

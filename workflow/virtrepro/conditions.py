@@ -5,7 +5,7 @@ stand-ins the analogue table allows for it.
 the vocabulary below (:data:`CONDITIONS`, defined here and nowhere else) to what the paper's
 statement was made at. Each is decided from the records the claim's check compares (their
 parameters and labels in the tidy table) and from the testbed's facts those records carry: how many
-machines a run held is its benchmark's own declaration (``Benchmark.hosts_used``: netperf's two
+machines a run held is its benchmark's own declaration (``benchmarks.base.hosts_used``: netperf's two
 instances always share one host, an MPI variant ``across: hosts`` holds ``nodes`` hosts), where a
 number was measured is :mod:`virtrepro.regimes`' ``regime``.
 
@@ -49,6 +49,7 @@ import pandas as pd
 
 from . import metric_catalog, platform_names, regimes
 from .benchmarks import BENCHMARKS, Benchmark, Variant
+from .benchmarks.base import hosts_used
 
 NOT_COMPARABLE = "not comparable here"
 NOT_INFORMATIVE = "not informative (analogue's bias)"
@@ -135,14 +136,14 @@ def npb_class(records: pd.DataFrame) -> pd.Series:
 
 def machines(records: pd.DataFrame) -> pd.Series:
     """How many of the testbed's machines each record's run held: its benchmark's declaration
-    (``Benchmark.hosts_used``) of its variant's parameters."""
+    (``benchmarks.base.hosts_used``) of its variant's parameters."""
     params = [c for c in records.columns if c.startswith("param_")]
     held = {}
     for key, rows in records.groupby(["benchmark", "variant"], sort=False):
         first = rows.iloc[0]
         given = tuple(sorted((c.removeprefix("param_"), _plain(first[c])) for c in params if _present(first[c])))
         bench = BENCHMARKS.get(key[0], Benchmark())
-        held[key] = bench.hosts_used(Variant(key[0], str(key[1]), given))
+        held[key] = hosts_used(bench, Variant(key[0], str(key[1]), given))
     return pd.Series([held[k] for k in zip(records["benchmark"], records["variant"])], index=records.index, dtype=int)
 
 

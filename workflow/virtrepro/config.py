@@ -15,6 +15,7 @@ import yaml
 from .platforms import catalog as platform_catalog
 from .adaptive import RepetitionRule, Target
 from .benchmarks import BENCHMARKS, Variant
+from .benchmarks.base import runnable_variants
 from .errors import VirtreproError
 from . import datalayout, yamlfile
 
@@ -92,7 +93,7 @@ def check_semantics(config: dict) -> None:
             raise ConfigError(f"config key 'scales.{scale_name}.{name}.repetitions': {error}") from None
         for platform in platforms:
             try:
-                variants = BENCHMARKS[name].runnable_variants(scale[name], platform)
+                variants = runnable_variants(BENCHMARKS[name], scale[name], platform)
             except ValueError as error:
                 message = str(error).removeprefix(f"{name}: ")
                 raise ConfigError(f"config key 'scales.{scale_name}.{name}': {message}") from None
@@ -530,7 +531,7 @@ def plan_variants(config: dict, platforms: list[str] | None = None) -> list[Vari
             if count is None:
                 count = rule.min if rule is not None else params["repetitions"]
             parts = parts_for(count)
-            for variant in BENCHMARKS[name].runnable_variants(params, platform):
+            for variant in runnable_variants(BENCHMARKS[name], params, platform):
                 own = repetition_rule(config, name, platform, variant) if rule is not None else None  # its targets
                 variants.extend(VariantPlan(config["testbed"], platform, variant, count, part, parts, own)
                                 for part in range(1, parts + 1))

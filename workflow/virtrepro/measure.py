@@ -22,7 +22,7 @@ from pathlib import Path
 from . import __version__, adaptive, builds, datalayout, machines, placement, rawlog
 from .platforms import catalog as platform_catalog
 from .benchmarks import BENCHMARKS, BUILT, HOSTS, SCRATCH, SCRATCH_DIR, Benchmark, peer
-from .benchmarks.base import MPIRUN_SCHEDULED
+from .benchmarks.base import MPIRUN_SCHEDULED, across_hosts
 from .benchmarks.base import PEER_KNOWN_HOSTS, PEER_SSH_KEY
 from .config import QEMU_AUTO, Run, VariantPlan, repetition_rule, run_sequence
 from .errors import VirtreproError
@@ -338,18 +338,19 @@ def measure(
     scratch = f"{SCRATCH_DIR}/{run.testbed}.{run.platform}.{run.benchmark}.{run.repetition}.{os.getpid()}"
     count = benchmark.instances(run.variant)
     spanned = [host]  # the hosts the run holds: one, or one per instance (MPI across hosts)
-    if benchmark.across_hosts(run.variant):
+    if across_hosts(run.variant):
         spanned = _spanned_hosts(testbed, run, host, count)
     for each in spanned:
         testbed.stop_guests(keep_prefix=keep, host=each.name)  # the other hosts may be measuring
-    command = benchmark.command(run.variant).replace(SCRATCH, scratch)
+    command = benchmark.run(run.variant).replace(SCRATCH, scratch)
     if len(spanned) > 1:  # the scheduler knows where the instances are: no addresses in the command
         command = command.replace(MPIRUN_SCHEDULED, testbed.mpi_launcher(spanned))
     else:
         command = with_addresses(command, platform, count)
     try:
+        preparation = benchmark.prepare(run.variant, config)
         uploads = [(built_path(local, run.benchmark, config), remote.replace(SCRATCH, scratch))
-                   for local, remote in benchmark.uploads(run.variant, config)]
+                   for local, remote in preparation.uploads]
         build = builds.of(run.benchmark)
         built = {benchmark.build: build.record(config, run.benchmark)} if build is not None else {}
     except (OSError, ValueError, VirtreproError) as error:
@@ -369,12 +370,11 @@ def measure(
         "scale": config.get("scale"),
         "repetition_rule": rule.as_dict() if (rule := repetition_rule(config, run.benchmark, run.platform, run.variant)) else None,
         "command": command,
-        "scratch": scratch if SCRATCH in benchmark.command(run.variant) else None,
+        "scratch": scratch if SCRATCH in benchmark.run(run.variant) else None,
         "image": image_record(run.platform),
         **({"uploads": [{"local": _portable_path(local), "remote": remote, "sha256": _sha256(local)}
                         for local, remote in uploads]}
            if uploads else {}),
-        **benchmark.sidecar_fields(run.variant, config),
         **built,  # the source build the run used (its record: builds)
         # instances on different hosts: which hosts, and what started MPI there (the scheduler)
         **({"spanned_hosts": [each.name for each in spanned], "mpi_launch": scheduled.get("kind")}
@@ -391,11 +391,11 @@ def measure(
             instances = [(testbed.platform(each, run.platform, spec), each.hostname) for each in spanned]
         status, error = _measure_in_instances(platform, benchmark, run.variant, count, command, sidecar, partial, timeout, scratch,
                                               uploads, host, owner_pid=owner_pid or _owner_from_environment(),
-                                              on_hosts=instances)
+                                              on_hosts=instances, preparation=preparation)
     text = rawlog.read_log(partial)  # as the table reads it
     if error is None:
         try:
-            records = benchmark.parse_run(text, str(log), run.variant.param_dict)
+            records = benchmark.parse(text, str(log), run.variant.param_dict)
         except ParseError as exc:
             error = str(exc)
     if status not in (0, None):  # the exit status often says more than the parser's complaint
@@ -483,7 +483,7 @@ def with_addresses(command: str, platform, count: int) -> str:
 
 def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, command: str, sidecar: dict,
                           partial: Path, timeout, scratch: str, uploads=(), host: Host | None = None,
-                          owner_pid: int | None = None, on_hosts: list | None = None):
+                          owner_pid: int | None = None, on_hosts: list | None = None, preparation=None):
     """Run the benchmark's command over SSH in instance 0 of the platform, into ``partial``.
 
     With ``count`` > 1 every instance is a network instance; instances 1.. run the
@@ -491,6 +491,7 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
     whatever happened in between. ``on_hosts``: (the platform on a host, the host's address) for
     each instance of a run across hosts, the first instance of the platform on each.
     """
+    preparation = preparation or benchmark.prepare(variant)
     with ExitStack() as stack:
         if on_hosts:
             endpoints = [stack.enter_context(on_host.instance(0)) for on_host, _ in on_hosts]
@@ -515,15 +516,15 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
                 for i, (endpoint, peer_connection) in enumerate(zip(endpoints[1:], peers))
             ]
             # peer commands may name the instances too (@PEERn@)
-            stack.callback(_stop_peers, peers, with_addresses(benchmark.peer_stop(variant) or "", platform, count))
-            _start_peers(peers, with_addresses(benchmark.peer_start(variant) or "", platform, count),
-                         benchmark.peer_start_timeout)
-        if benchmark.uses_scratch:
+            stack.callback(_stop_peers, peers, with_addresses(benchmark.cleanup(variant) or "", platform, count))
+            _start_peers(peers, with_addresses(preparation.peer_start or "", platform, count),
+                         preparation.peer_start_timeout)
+        if benchmark.scratch == "instance":
             connection.run(f"mkdir -p {scratch}", hide=True, in_stream=False)
             sidecar["scratch_fs"] = scratch_fs(connection, scratch)
             stack.callback(connection.run, f"rm -rf {scratch}", hide=True, warn=True, in_stream=False)
             # the same paths in every instance: MPI starts the same binary, its ranks start in that directory
-            if uploads or (peers and (benchmark.peer_ssh(variant) or addresses)):
+            if uploads or (peers and (preparation.peer_ssh or addresses)):
                 for peer_connection in peers:  # the same paths in every instance (MPI starts the same binary)
                     peer_connection.run(f"mkdir -p {scratch}", hide=True, in_stream=False)
                     stack.callback(peer_connection.run, f"rm -rf {scratch}", hide=True, warn=True, in_stream=False)
@@ -532,12 +533,12 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
             instance.run("mkdir -p " + " ".join(map(shlex.quote, directories)), hide=True, in_stream=False)
             for local, remote in uploads:
                 instance.put(local, remote)  # SFTP; keeps the file's mode
-        if peers and benchmark.peer_ssh(variant):
+        if peers and preparation.peer_ssh:
             sidecar["peer_ssh"] = _trust_peers(stack, platform, connection, peers, endpoints, scratch)
-        if benchmark.peer_data_in_scratch and peers:
+        if benchmark.scratch == "peers" and peers:
             sidecar["peer_scratch_fs"] = [scratch_fs(peer_connection, SCRATCH_DIR) for peer_connection in peers]
         sidecar["placement"] = benchmark.placement(variant)
-        if benchmark.uses_scratch and host is not None:
+        if benchmark.scratch == "instance" and host is not None:
             sidecar["page_cache"] = drop_page_cache(host, connection, platform)
         if platform.family == "full-vm" and host is not None:  # a guest's caches run on the host's (regimes)
             sidecar["testbed_host"] = host_facts(open_connection(stack, host))
@@ -865,7 +866,7 @@ def variant_records(variant: VariantPlan, data_dir: str | Path) -> list[list[dic
             break
         sidecar = rawlog.complete_sidecar(log)
         try:
-            logs.append(benchmark.parse_run(rawlog.read_log(log), str(log), sidecar["parameters"]))
+            logs.append(benchmark.parse(rawlog.read_log(log), str(log), sidecar["parameters"]))
         except ParseError as error:
             raise MeasurementError(str(error)) from None
     return logs

@@ -165,7 +165,7 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
         raise ParseError(str(relative), f"unknown benchmark {where.benchmark!r}")
     bench = BENCHMARKS[where.benchmark]
     sidecar = run.to_json()  # the whole record, for the benchmark's and the machines' own facts
-    records = bench.parse_run(rawlog.read_checked(log, sidecar), str(relative), run.parameters)
+    records = bench.parse(rawlog.read_checked(log, sidecar), str(relative), run.parameters)
     context = {
         "testbed": where.testbed,
         "platform": where.platform,

@@ -4,7 +4,7 @@ and read by the table (:mod:`virtrepro.results`), the digests, the machine and i
 
 :class:`Sidecar` names the fields the harness itself reads (the run's place, its status, its order
 and repetition rule, its timing, its log's digest); every other field (host facts, tool versions,
-what the benchmark adds with ``sidecar_fields``) is kept as it is in :attr:`Sidecar.extra`. A
+the source build a run used) is kept as it is in :attr:`Sidecar.extra`. A
 sidecar read and written again is the same JSON object (:meth:`Sidecar.to_json` gives back exactly
 the fields :meth:`Sidecar.from_json` read, absent ones absent), so every committed sidecar stays
 readable and unchanged.

@@ -21,7 +21,7 @@ from pathlib import Path
 from ..parsers import ParseError
 from ..parsers.apps import (PYPERF_BEGIN, PYPERF_END, parse_amqp_load, parse_openssl_speed, parse_pgbench,
                             parse_pyperf, parse_wrk)
-from .base import SCRATCH, SCRATCH_DIR, Benchmark, Variant, peer, threads_arg
+from .base import SCRATCH, SCRATCH_DIR, Benchmark, Preparation, Variant, peer, threads_arg
 from .network import _wait_listening
 
 # components of the thesis' Intelligent River middleware that are not run, and why
@@ -74,14 +74,9 @@ class NginxWrk(Benchmark):
     """)
     tool = "wrk"
     packages = ("nginx", "wrk")
-    programs = ("nginx", "wrk", "ss")
-    check_command = "command -v wrk && command -v nginx"
+    programs = ("wrk", "nginx", "ss")
     version_command = "nginx -v 2>&1 | sed 's/.*: //'; wrk -v 2>&1 | head -n 1 | cut -d' ' -f1-2"
     PORT = 8080
-
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_wrk(text, source)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [self._variant(file_kb=size, connections=connections, threads=params["threads"], seconds=params["seconds"])
@@ -90,7 +85,8 @@ class NginxWrk(Benchmark):
     def instances(self, variant: Variant) -> int:
         return 2
 
-    def peer_start(self, variant: Variant) -> str:
+    def prepare(self, variant: Variant, config: dict | None = None) -> Preparation:
+        """nginx serving one file of ``file_kb`` in instance 1."""
         d = peer_dir("nginx")
         conf = (
             "worker_processes auto;\\n"
@@ -100,26 +96,26 @@ class NginxWrk(Benchmark):
             "http {\\n  access_log off;\\n  sendfile on;\\n  keepalive_requests 1000000;\\n"
             f"  server {{ listen {self.PORT}; root {d}/html; }}\\n}}\\n"
         )
-        return (
-            f"{self.peer_stop(variant)}; mkdir -p {d}/html {d}/logs && "
+        return Preparation(peer_start=(
+            f"{self.cleanup(variant)}; mkdir -p {d}/html {d}/logs && "
             f"head -c {int(variant.param_dict['file_kb']) * 1024} /dev/urandom > {d}/html/file.bin && "
             f"chmod -R a+rX {d} && printf '{conf}' > {d}/nginx.conf && nginx -p {d} -c {d}/nginx.conf && "
             + _wait_listening(self.PORT)
-        )
+        ))
 
-    def peer_stop(self, variant: Variant) -> str:
+    def cleanup(self, variant: Variant) -> str:
         d = peer_dir("nginx")
         return (f"if [ -f {d}/nginx.pid ]; then pid=$(cat {d}/nginx.pid); kill $pid 2>/dev/null; "
                 f"i=0; while kill -0 $pid 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; fi; "
                 f"rm -rf {d}; true")
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         threads = threads_arg(p["threads"])
         return (f"t={threads}; c={int(p['connections'])}; [ $t -gt $c ] && t=$c; "
                 f"wrk -t$t -c$c -d{int(p['seconds'])}s --latency http://{peer(1)}:{self.PORT}/file.bin")
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = parse_wrk(text, source)
         return _check_labels(records, source, "wrk", connections=int(params["connections"])) if params else records
 
@@ -150,13 +146,7 @@ class Pgbench(Benchmark):
     check_command = f"test -x {BIN}/pgbench && test -x {BIN}/initdb && id postgres"
     version_command = f"{BIN}/pgbench --version"
     PORT = 5432
-    peer_data_in_scratch = True
-    peer_start_timeout = 900  # initdb, start and pgbench -i; minutes under TCG at paper scale
-
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_pgbench(text, source)
-
+    scratch = "peers"
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [self._variant(mode=mode, scale=params["scale"], clients=clients, seconds=params["seconds"])
                 for mode in params["modes"] for clients in params["clients"]]
@@ -164,13 +154,14 @@ class Pgbench(Benchmark):
     def instances(self, variant: Variant) -> int:
         return 2
 
-    def peer_start(self, variant: Variant) -> str:
+    def prepare(self, variant: Variant, config: dict | None = None) -> Preparation:
+        """A PostgreSQL server in instance 1, its database initialised at the variant's ``scale``."""
         d = peer_dir("pgbench")
         b = self.BIN
         options = shlex.quote(f"-c listen_addresses='*' -c port={self.PORT} -c unix_socket_directories={d}")
         as_postgres = "runuser -u postgres --"
-        return (
-            f"{self.peer_stop(variant)}; b={b}; mkdir -p {d} && chown postgres {d} && "
+        return Preparation(peer_start_timeout=900, peer_start=(  # initdb, start and pgbench -i: minutes under TCG
+            f"{self.cleanup(variant)}; b={b}; mkdir -p {d} && chown postgres {d} && "
             f"{{ {as_postgres} $b/initdb -D {d}/data --auth=trust -U postgres > {d}/initdb.log 2>&1 "
             f"|| {{ cat {d}/initdb.log; exit 1; }}; }} && "
             # trust on every address: only the instances' private network reaches this server
@@ -179,15 +170,15 @@ class Pgbench(Benchmark):
             f"|| {{ tail -n 30 {d}/server.log; exit 1; }}; }} && "
             f"{{ $b/pgbench -h 127.0.0.1 -p {self.PORT} -U postgres -i -q -s {int(variant.param_dict['scale'])} "
             f"postgres > {d}/init.log 2>&1 || {{ tail -n 30 {d}/init.log; exit 1; }}; }}"
-        )
+        ))
 
-    def peer_stop(self, variant: Variant) -> str:
+    def cleanup(self, variant: Variant) -> str:
         d = peer_dir("pgbench")
         return (f"b={self.BIN}; if [ -f {d}/data/postmaster.pid ]; then "
                 f"runuser -u postgres -- $b/pg_ctl -D {d}/data -m fast -w -t 60 stop > /dev/null 2>&1 || "
                 f"kill -9 $(head -n 1 {d}/data/postmaster.pid) 2>/dev/null; fi; rm -rf {d}; true")
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         clients = int(p["clients"])
         select = " -S" if p["mode"] == "select" else ""
@@ -195,7 +186,7 @@ class Pgbench(Benchmark):
                 f"{self.BIN}/pgbench -h {peer(1)} -p {self.PORT} -U postgres -c $c -j $j -T {int(p['seconds'])}"
                 f"{select} postgres")
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = parse_pgbench(text, source)
         if not params:
             return records
@@ -232,14 +223,10 @@ class Rabbitmq(Benchmark):
     check_command = "test -x /usr/lib/rabbitmq/bin/rabbitmq-server && /usr/bin/python3 -c 'import pika'"
     version_command = ("echo rabbitmq-server $(dpkg-query -W -f='${Version}' rabbitmq-server) "
                        "pika $(/usr/bin/python3 -c 'import pika; print(pika.__version__)')")
-    uses_scratch = True
+    scratch = "instance"
     PORT = 5672
     LOAD_SCRIPT = Path(__file__).parent / "tools" / "amqp_load.py"
-    peer_start_timeout = 900  # the Erlang VM boots in about 15 s natively, minutes under TCG
-
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_amqp_load(text, source)
+    START_TIMEOUT = 900  # the Erlang VM boots in about 15 s natively, minutes under TCG
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [self._variant(messages=params["messages"], size=size, producers=producers, consumers=params["consumers"])
@@ -254,20 +241,21 @@ class Rabbitmq(Benchmark):
                 f"RABBITMQ_LOG_BASE={d}/log RABBITMQ_PID_FILE={d}/rabbitmq.pid RABBITMQ_CONFIG_FILE={d}/rabbitmq "
                 f"RABBITMQ_ENABLED_PLUGINS_FILE={d}/enabled_plugins")
 
-    def peer_start(self, variant: Variant) -> str:
+    def prepare(self, variant: Variant, config: dict | None = None) -> Preparation:
+        """The broker in instance 1, and the load generator uploaded into every instance."""
         d = peer_dir("rabbitmq")
-        return (
-            f"{self.peer_stop(variant)}; {self._environment()}; mkdir -p -m 700 {d}/home && "
+        return Preparation(uploads=((str(self.LOAD_SCRIPT), f"{SCRATCH}/amqp_load.py"),), peer_start_timeout=self.START_TIMEOUT, peer_start=(
+            f"{self.cleanup(variant)}; {self._environment()}; mkdir -p -m 700 {d}/home && "
             # guest/guest from other hosts: only the instances' private network reaches this broker
             f"printf 'loopback_users = none\\nlisteners.tcp.default = {self.PORT}\\n' > {d}/rabbitmq.conf && "
             # ready when the AMQP listener is up (RabbitMQ opens it last, once booted); not with
             # `rabbitmqctl wait`, which boots an Erlang VM of its own: seconds natively, a minute in TCG
             f"{{ setsid /usr/lib/rabbitmq/bin/rabbitmq-server > {d}/server.log 2>&1 < /dev/null & }} && "
             f"server=$! && echo $server > {d}/server.pgid && "
-            + _wait_listening(self.PORT, self.peer_start_timeout - 60, "$server", f"{d}/server.log")
-        )
+            + _wait_listening(self.PORT, self.START_TIMEOUT - 60, "$server", f"{d}/server.log")
+        ))
 
-    def peer_stop(self, variant: Variant) -> str:
+    def cleanup(self, variant: Variant) -> str:
         # SIGTERM to the server's process group (setsid made it; `kill -SIG -PGID`: dash has no `--`): the Erlang VM shuts RabbitMQ down
         # cleanly, without `rabbitmqctl stop` (another VM boot); what is left after 60 s is killed
         d = peer_dir("rabbitmq")
@@ -278,16 +266,13 @@ class Rabbitmq(Benchmark):
                 f"i=0; until epmd -kill > /dev/null 2>&1 || ! epmd -names > /dev/null 2>&1 || [ $i -ge 50 ]; do "
                 f"i=$((i+1)); sleep 0.1; done; fi; rm -rf {d}; true")
 
-    def uploads(self, variant: Variant, config: dict | None = None) -> list[tuple[str, str]]:
-        return [(str(self.LOAD_SCRIPT), f"{SCRATCH}/amqp_load.py")]
-
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         return (f"/usr/bin/python3 {SCRATCH}/amqp_load.py --host {peer(1)} --port {self.PORT} "
                 f"--messages {int(p['messages'])} --size {int(p['size'])} --producers {int(p['producers'])} "
                 f"--consumers {int(p['consumers'])}")
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = parse_amqp_load(text, source)
         if not params:
             return records
@@ -325,12 +310,8 @@ class Pyperformance(Benchmark):
     programs = ("/usr/bin/python3", "/usr/lib/python3/dist-packages/psutil/__init__.py")
     check_command = "/usr/bin/python3 -c 'import psutil'"
     version_command = "/usr/bin/python3 --version"
-    uses_scratch = True
+    scratch = "instance"
     MODES = {"fast": "--fast", "default": "", "rigorous": "--rigorous"}
-
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_pyperf(text, source)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [self._variant(benchmark=name, mode=params["mode"]) for name in params["benchmarks"]]
@@ -344,7 +325,8 @@ class Pyperformance(Benchmark):
             raise ValueError(f"the Python package {module} is not installed in this environment (run the set-up script)")
         return Path(spec.origin).parent
 
-    def uploads(self, variant: Variant, config: dict | None = None) -> list[tuple[str, str]]:
+    def prepare(self, variant: Variant, config: dict | None = None) -> Preparation:
+        """pyperf and the variant's benchmark from the controller's pyperformance, uploaded."""
         pyperf = self._package_dir("pyperf")
         bench = self._package_dir("pyperformance") / "data-files" / "benchmarks" / f"bm_{variant.param_dict['benchmark']}"
         if not bench.is_dir():
@@ -353,9 +335,9 @@ class Pyperformance(Benchmark):
                  if path.is_file() and "__pycache__" not in path.parts and "tests" not in path.relative_to(pyperf).parts]
         files += [(path, f"{SCRATCH}/{bench.name}/{path.relative_to(bench)}") for path in sorted(bench.rglob("*"))
                   if path.is_file() and "__pycache__" not in path.parts]
-        return [(str(local), remote) for local, remote in files]
+        return Preparation(uploads=tuple((str(local), remote) for local, remote in files))
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         flag = self.MODES[p["mode"]]
         return (
@@ -365,7 +347,7 @@ class Pyperformance(Benchmark):
             f"echo '{PYPERF_END}'; exit $status"
         )
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = parse_pyperf(text, source)
         return _check_labels(records, source, "pyperf", benchmark=params["benchmark"]) if params else records
 
@@ -397,15 +379,8 @@ class OpensslSpeed(Benchmark):
         verify_per_s  operations/s   higher
     """)
     tool = "openssl"
-    packages = ("openssl",)
-    programs = ("openssl",)
-    check_command = "command -v openssl"
     version_command = "openssl version"
     PUBLIC_KEY = ("rsa", "dsa", "ecdsa", "ecdh", "eddsa", "ed25519", "ed448", "ffdh")
-
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_openssl_speed(text, source)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         # block_bytes: one block size for digests and ciphers (openssl's -bytes; 1 run instead of 6);
@@ -415,14 +390,14 @@ class OpensslSpeed(Benchmark):
                               **({"bytes": block} if block and not algorithm.startswith(self.PUBLIC_KEY) else {}))
                 for algorithm in params["algorithms"]]
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         algorithm = p["algorithm"]
         evp = "" if algorithm.startswith(self.PUBLIC_KEY) else "-evp "
         size = f"-bytes {int(p['bytes'])} " if "bytes" in p else ""
         return f"openssl speed -seconds {int(p['seconds'])} -elapsed {size}{evp}{shlex.quote(algorithm)}"
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = parse_openssl_speed(text, source)
         if params:
             wanted = params["algorithm"].lower().replace("-", "")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import textwrap
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .. import metrics as metric_declarations
 from ..layout import SCRATCH_DIR
@@ -100,18 +99,51 @@ def size_to_kb(size: str) -> int:
     return int(match.group(1)) * {"k": 1, "m": 1024, "g": 1024 * 1024}[match.group(2)]
 
 
+# helpers the commands use beside the benchmark's own programs (they come with the base system or with
+# another package of the declaration): not what :attr:`Benchmark.check_command` asks for
+HELPERS = ("ss", "setsid", "awk", "ssh")
+
+
+def _check(program: str) -> str:
+    """The shell test that ``program`` (a name on PATH, an executable or a shared library) is there."""
+    if ".so." in program.rsplit("/", 1)[-1]:
+        return f"ldconfig -p | grep -q {program.rsplit('/', 1)[-1]}"
+    return f"test -x {program}" if program.startswith("/") else f"command -v {program}"
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """What the prepare stage does in the instances before a run (:meth:`Benchmark.prepare`)."""
+
+    # files (local path, path in the instance) copied into every instance over SFTP; remote paths are
+    # usually under SCRATCH, so they go away with the run's scratch directory (their directories are made)
+    uploads: tuple = ()
+    # command run in instances 1.. (a server); it must return once the server listens
+    peer_start: str | None = None
+    peer_start_timeout: int = 60  # seconds peer_start may take (servers that boot slowly raise it)
+    # instance 0 logs in to instances 1.. over SSH during the run (PEER_SSH_KEY, PEER_KNOWN_HOSTS)
+    peer_ssh: bool = False
+
+
 class Benchmark:
+    """A benchmark: a declaration (what it needs, its parameters and metrics) and four named stages,
+    prepare / run / parse / cleanup, as PerfKitBenchmarker's; :meth:`variants` plans its runs.
+
+    Declaration. ``tool`` is the program it measures with; ``packages`` (Debian packages) and
+    ``programs`` (every program and file its commands use in an instance: a name is looked up on
+    PATH, globs allowed; virtrepro.packages checks that the host's and the guest image's package
+    lists install them) are ``(tool,)`` unless declared, and :attr:`check_command` is derived from
+    ``programs`` unless declared."""
+
     name: str
     tool: str
     packages: tuple[str, ...]
-    # programs and files its commands use in an instance (a name is looked up on PATH; globs allowed):
-    # they must come with the host's and the guest image's package lists (virtrepro.packages)
-    programs: tuple[str, ...] = ()
-    check_command: str
+    programs: tuple[str, ...]
     version_command: str
-    parse: Callable[[str, str], list[dict]]
-    uses_scratch = False
-    peer_data_in_scratch = False  # True: the server in instances 1.. keeps its data under SCRATCH_DIR (a database)
+    # where its files go: "instance" (the command writes under SCRATCH in instance 0, made before
+    # and removed after the run), "peers" (the servers in instances 1.. keep their data under
+    # SCRATCH_DIR: a database), None (no files)
+    scratch: str | None = None
     host_side = False  # True: the harness itself does the work on the host (no command in a guest)
     # a compiled benchmark: the name of its source build in virtrepro.builds (obtained once per
     # testbed, with a recorded reason when it cannot be, and built before its first run); None: a package
@@ -119,7 +151,6 @@ class Benchmark:
     # where the paper measured what this benchmark reproduces (virtrepro.regimes: disk, page-cache,
     # memory); None: no paper's disk or memory number stands beside it
     measures: str | None = None
-
     # its parameters in a scale of the configuration, besides ``repetitions``: a JSON schema in YAML
     # (``required``, ``properties``; ``$ref`` to the configuration schema's ``$defs``), read by
     # :meth:`parameter_schema` into the configuration's schema (virtrepro.config.schema)
@@ -127,6 +158,21 @@ class Benchmark:
     # what it reports: (subsystem, table of "metric unit higher|lower|none" lines, *overview metrics),
     # read by virtrepro.metrics; every metric its parser reports (tests/test_declarations.py)
     metric_declaration: tuple
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        tool = vars(cls).get("tool")
+        if tool is not None:  # where they coincide, its package and program are its tool's name
+            if "packages" not in vars(cls):
+                cls.packages = (tool,)
+            if "programs" not in vars(cls):
+                cls.programs = (tool,)
+
+    @property
+    def check_command(self) -> str:
+        """Is it installed? Each of its ``programs`` (:data:`HELPERS` aside) is on PATH, executable or
+        a known shared library (a benchmark whose check is something else declares it)."""
+        return " && ".join(_check(program) for program in self.programs if program not in HELPERS) or "true"
 
     @property
     def metrics(self) -> dict:
@@ -149,68 +195,16 @@ class Benchmark:
             "properties": {"repetitions": {"$ref": "#/$defs/repetitions"}, **(declared.get("properties") or {})},
         }
 
+    # -- what one variant asks of the platform
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
-        raise NotImplementedError
-
-    def runnable_variants(self, params: dict, platform: str | None = None) -> list[Variant]:
-        """Its :meth:`variants` that ``platform`` can run: those over several instances need instances
-        with addresses of their own (the catalogue's ``private_network``; an unprivileged container's
-        instances share the host's network, where a server of one would meet a client of another on
-        the host's loopback, and a comparison with the others' private network would compare
-        networks, not virtualization layers)."""
-        from ..platforms import catalog as platform_catalog
-
-        found = self.variants(params, platform)
-        if platform_catalog.lacks(platform, "private_network"):
-            found = [variant for variant in found if self.instances(variant) == 1]
-        return found
-
-    def command(self, variant: Variant) -> str:
+        """The runs a scale's ``params`` ask for on ``platform`` (see :func:`runnable_variants`)."""
         raise NotImplementedError
 
     def instances(self, variant: Variant) -> int:
         """How many instances of the platform one run uses. With more than one, every instance is a
-        network instance on the private network, the command runs in instance 0, and
-        :meth:`peer_start` runs first in each of the others."""
+        network instance on the private network, the command runs in instance 0, and the prepare
+        stage's ``peer_start`` runs first in each of the others."""
         return 1
-
-    def across_hosts(self, variant: Variant) -> bool:
-        """True: its instances are on different hosts of the testbed, one each (``across: hosts``), and
-        its command starts with :data:`MPIRUN_SCHEDULED`."""
-        return variant.param_dict.get("across") == ACROSS_HOSTS
-
-    def hosts_used(self, variant: Variant) -> int:
-        """How many of the testbed's hosts one run holds (1 unless its instances span hosts)."""
-        return self.instances(variant) if self.across_hosts(variant) else 1
-
-    def peer_start(self, variant: Variant) -> str | None:
-        """Command run in instances 1.. before the run (a server); it must return once the server listens."""
-        return None
-
-    peer_start_timeout = 60  # seconds peer_start may take (servers that boot slowly raise it)
-
-    def peer_stop(self, variant: Variant) -> str | None:
-        """Command run in instances 1.. after the run, also a failed one: nothing is left running."""
-        return None
-
-    def placement(self, variant: Variant) -> dict | None:
-        """The CPUs the run's processes are bound to (recorded in the sidecar); None: the scheduler's."""
-        return None
-
-    def peer_ssh(self, variant: Variant) -> bool:
-        """True: instance 0 logs in to instances 1.. over SSH during the run (PEER_SSH_KEY, PEER_KNOWN_HOSTS)."""
-        return False
-
-    def uploads(self, variant: Variant, config: dict | None = None) -> list[tuple[str, str]]:
-        """Files (local path, path in the instance) copied into every instance before the run, over SFTP.
-
-        Remote paths are usually under SCRATCH, so they go away with the run's scratch directory;
-        their directories are created first."""
-        return []
-
-    def sidecar_fields(self, variant: Variant, config: dict | None = None) -> dict:
-        """What the run's sidecar records beyond the common facts (the NPB build a run used)."""
-        return {}
 
     def guest_overrides(self, variant: Variant) -> dict:
         """Changes to the configured guest spec that this variant needs (disk format, memory...)."""
@@ -221,10 +215,28 @@ class Benchmark:
         guest's memory size (checked when the configuration is read); None: small."""
         return None
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
-        """Parse one run's log, checking it against the run's parameters where the tool's output alone
-        cannot show a cut-short run (the number of requests or repetitions asked for)."""
-        return self.parse(text, source)
+    def placement(self, variant: Variant) -> dict | None:
+        """The CPUs the run's processes are bound to (recorded in the sidecar); None: the scheduler's."""
+        return None
+
+    # -- the stages
+    def prepare(self, variant: Variant, config: dict | None = None) -> Preparation:
+        """What goes into the instances before the run: uploads, servers in instances 1.., peer SSH."""
+        return Preparation()
+
+    def run(self, variant: Variant) -> str:
+        """The command run in instance 0, whose output is the run's log."""
+        raise NotImplementedError
+
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        """Parse one run's log (a pure parser of virtrepro.parsers), checking it against the run's
+        parameters where given and the tool's output alone cannot show a wrong or cut-short run (the
+        number of requests or repetitions asked for)."""
+        raise NotImplementedError
+
+    def cleanup(self, variant: Variant) -> str | None:
+        """Command run in instances 1.. after the run, also a failed one: nothing is left running."""
+        return None
 
     def regime(self, params: dict, record: dict, sidecar: dict) -> str | None:
         """Where ``record`` was measured (a :data:`virtrepro.regimes.REGIMES` value), decided from the
@@ -234,6 +246,31 @@ class Benchmark:
 
     def _variant(self, **params) -> Variant:
         return Variant(self.name, variant_key(params), tuple(sorted(params.items())))
+
+
+def runnable_variants(benchmark: Benchmark, params: dict, platform: str | None = None) -> list[Variant]:
+    """Its :meth:`~Benchmark.variants` that ``platform`` can run: those over several instances need
+    instances with addresses of their own (the catalogue's ``private_network``; an unprivileged
+    container's instances share the host's network, where a server of one would meet a client of
+    another on the host's loopback, and a comparison with the others' private network would compare
+    networks, not virtualization layers)."""
+    from ..platforms import catalog as platform_catalog
+
+    found = benchmark.variants(params, platform)
+    if platform_catalog.lacks(platform, "private_network"):
+        found = [variant for variant in found if benchmark.instances(variant) == 1]
+    return found
+
+
+def across_hosts(variant: Variant) -> bool:
+    """True: its instances are on different hosts of the testbed, one each (``across: hosts``), and
+    its command starts with :data:`MPIRUN_SCHEDULED`."""
+    return variant.param_dict.get("across") == ACROSS_HOSTS
+
+
+def hosts_used(benchmark: Benchmark, variant: Variant) -> int:
+    """How many of the testbed's hosts one run holds (1 unless its instances span hosts)."""
+    return benchmark.instances(variant) if across_hosts(variant) else 1
 
 
 def variant_key(params: dict) -> str:

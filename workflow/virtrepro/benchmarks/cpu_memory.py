@@ -31,16 +31,10 @@ class Sysbench(Benchmark):
     options a run echoes and its total time against the run's parameters (:meth:`expected`)."""
 
     tool = "sysbench"
-    packages = ("sysbench",)
-    programs = ("sysbench",)
     check_command = "sysbench --version"
     version_command = "sysbench --version"
 
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_sysbench(text, source)
-
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         return parse_sysbench(text, source, self.expected(params) if params else None)
 
     def expected(self, params: dict) -> dict:
@@ -73,7 +67,7 @@ class SysbenchCpu(Sysbench):
             for threads in params["threads"]
         ]
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         return f"sysbench cpu --cpu-max-prime={int(p['prime'])} --threads={threads_arg(p['threads'])} --time={int(p['seconds'])} run"
 
@@ -120,7 +114,7 @@ class SysbenchMemory(Sysbench):
             for threads in params["threads"]
         ]
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         return sysbench_memory_command(variant.param_dict)
 
     def expected(self, params: dict) -> dict:
@@ -144,9 +138,6 @@ class Mbw(Benchmark):
         elapsed_avg         s              lower
     """, "copy_bandwidth_avg")
     tool = "mbw"
-    packages = ("mbw",)
-    programs = ("mbw",)
-    check_command = "command -v mbw"
     version_command = "dpkg-query -W -f='mbw ${Version}' mbw 2>/dev/null || echo mbw"
     measures = regimes.MEMORY
 
@@ -155,11 +146,7 @@ class Mbw(Benchmark):
         instance, host, _ = regimes.sidecar_facts(sidecar)
         return regimes.memory_regime(int(params["mib"]) * 1024 * 1024, regimes.llc_bytes(instance, host))
 
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_mbw(text, source)
-
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         runs = int(params["runs"]) if params else None
         return parse_mbw(
             text, source, expected_runs=runs, expected_methods=("MEMCPY", "DUMB", "MCBLOCK"), expected_averages=True if params else None
@@ -168,7 +155,7 @@ class Mbw(Benchmark):
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [self._variant(runs=params["runs"], mib=params["array_mib"])]
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         return f"mbw -n {int(p['runs'])} {int(p['mib'])}"
 
@@ -228,15 +215,8 @@ class StressNg(Benchmark):
         zero_matrix_ops_per_second       ops/s          higher
     """, "bogo_ops_per_second_real")
     tool = "stress-ng"
-    packages = ("stress-ng",)
-    programs = ("stress-ng",)
-    check_command = "command -v stress-ng"
     version_command = "stress-ng --version"
-    uses_scratch = True  # --temp-path: stressors that write files write them there
-
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_stress_ng(text, source)
+    scratch = "instance"  # --temp-path: stressors that write files write them there
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         variants = []
@@ -246,7 +226,7 @@ class StressNg(Benchmark):
                 variants.append(self._variant(stressor=stressor, workers=workers, **extra, seconds=params["seconds"]))
         return variants
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         workers = threads_arg(p["workers"])
         if p["stressor"] == "cpu":
@@ -255,7 +235,7 @@ class StressNg(Benchmark):
             what = f"--vm {workers} --vm-bytes {p['bytes']}"
         return f"stress-ng {what} --timeout {int(p['seconds'])}s --metrics-brief --temp-path {SCRATCH}"
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         if params is None:
             return parse_stress_ng(text, source)
         records = parse_stress_ng(text, source, expected_seconds=float(params["seconds"]))

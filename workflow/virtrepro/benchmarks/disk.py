@@ -71,10 +71,8 @@ class Iozone(Benchmark):
     metric_declaration = ("disk", IOZONE_METRICS, "read", "write")
     tool = "iozone"
     packages = ("iozone3",)
-    programs = ("iozone",)
-    check_command = "command -v iozone"
     version_command = "iozone -v 2>&1 | sed -n 's/.*Version \\$Revision: \\([0-9.]*\\).*/iozone \\1/p'"
-    uses_scratch = True
+    scratch = "instance"
     _TEST_NUMBERS = {"write": 0, "read": 1}
     # Walters 2008: 1-512 MB files on hosts with 2 GB, "well within the buffer cache" (Regola 2010)
     measures = regimes.PAGE_CACHE
@@ -84,8 +82,7 @@ class Iozone(Benchmark):
             return None
         return _disk_regime(sidecar, int(record["file_size_kb"]) * 1024, bool(record.get("o_direct")))
 
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         return parse_iozone(text, source)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
@@ -102,7 +99,7 @@ class Iozone(Benchmark):
             )
         ]
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         low, high = p["sizes"].split("-")
         # iozone needs the writer (-i 0) to create the file any other test reads
@@ -154,13 +151,13 @@ class IozoneDisk(Iozone):
             ]
         return [self._variant(disk="host", cache="host", **common)]
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         direct = " -I" if p.get("direct") else ""  # O_DIRECT: past the instance's page cache
         return f"iozone -s {p['size']} -r {p['record']}{direct} -i 0 -i 1 -i 2 -f {SCRATCH}/iozone.tmp"
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
-        records = self.parse(text, source)
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+        records = parse_iozone(text, source)
         if params and params.get("direct") and not all(r.get("o_direct") for r in records):
             raise ParseError(source, "iozone did not report O_DIRECT, which the run asked for (-I)")
         return records
@@ -191,7 +188,7 @@ class SysbenchFileio(Sysbench):
           seconds: {type: integer, minimum: 1}
     """
     metric_declaration = ("disk", SYSBENCH_METRICS)
-    uses_scratch = True
+    scratch = "instance"
     measures = regimes.DISK  # thesis Figs. 4.9-4.10: disk I/O
 
     def regime(self, params: dict, record: dict, sidecar: dict) -> str | None:
@@ -200,7 +197,7 @@ class SysbenchFileio(Sysbench):
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [self._variant(mode=mode, size=params["total_size"], seconds=params["seconds"]) for mode in params["modes"]]
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         files = f"--file-total-size={p['size']} --file-num=4"
         return (
@@ -238,29 +235,22 @@ class Ioping(Benchmark):
         total_time           us             lower
     """)
     tool = "ioping"
-    packages = ("ioping",)
-    programs = ("ioping",)
-    check_command = "command -v ioping"
     version_command = "ioping -v 2>&1 | head -n 1"
-    uses_scratch = True
+    scratch = "instance"
     measures = regimes.DISK
     WORK_BYTES = 1024 * 1024  # ioping's default working set in a directory (-S 1m)
 
     def regime(self, params: dict, record: dict, sidecar: dict) -> str | None:
         return _disk_regime(sidecar, self.WORK_BYTES, bool(params["direct"]))
 
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_ioping(text, source)
-
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         count = int(params["count"]) if params else None
         return parse_ioping(text, source, expected_requests=count)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [self._variant(count=params["count"], interval=params["interval"], direct=params["direct"])]
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         direct = " -D" if p["direct"] else ""
         return f"ioping -c {int(p['count'])} -i {p['interval']}{direct} {SCRATCH}"
@@ -297,20 +287,13 @@ class Fio(Benchmark):
     """
     metric_declaration = ("disk", FIO_METRICS, "bw")
     tool = "fio"
-    packages = ("fio",)
-    programs = ("fio",)
-    check_command = "command -v fio"
     version_command = "fio --version"
-    uses_scratch = True
+    scratch = "instance"
     MODES = {"read": "read", "write": "write", "randread": "read", "randwrite": "write"}
     measures = regimes.DISK  # thesis chapter 6: disk I/O
 
     def regime(self, params: dict, record: dict, sidecar: dict) -> str | None:
         return _disk_regime(sidecar, size_to_kb(params["size"]) * 1024, bool(record.get("direct")))
-
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_fio(text, source)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         size_to_kb(params["file_size"])
@@ -323,7 +306,7 @@ class Fio(Benchmark):
             )
         return variants
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         return (
             f"{_direct_probe(SCRATCH, bool(p['direct']))}; "
@@ -331,7 +314,7 @@ class Fio(Benchmark):
             f"--runtime={int(p['seconds'])} --time_based --ioengine=psync --direct=$direct --output-format=json"
         )
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = parse_fio(text, source)
         if params is None:
             return records
@@ -415,19 +398,12 @@ class Bonnie(Benchmark):
         seq_stat_latency    us             lower
     """, "get_block", "put_block")
     tool = "bonnie++"
-    packages = ("bonnie++",)
-    programs = ("bonnie++",)
-    check_command = "command -v bonnie++"
     version_command = "bonnie++ 2>&1 | sed -n 's/^Version: */bonnie++ /p' | head -n 1"
-    uses_scratch = True
+    scratch = "instance"
     measures = regimes.DISK  # Youseff 2006: file sizes chosen "to eliminate any cache impact"
 
     def regime(self, params: dict, record: dict, sidecar: dict) -> str | None:
         return _disk_regime(sidecar, size_to_kb(params["size"]) * 1024, bool(params.get("direct")))
-
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_bonnie(text, source)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         variants = []
@@ -437,7 +413,7 @@ class Bonnie(Benchmark):
             variants.append(self._variant(size=size, files=params["num_files"], **({"direct": True} if params.get("direct") else {})))
         return variants
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         mib = size_to_kb(p["size"]) // 1024
         # -D: O_DIRECT for the block tests. -f: no per-character tests, which cannot run on an
@@ -448,7 +424,7 @@ class Bonnie(Benchmark):
         return (f"bonnie++ -d {SCRATCH} -s {mib} -r {mib // 2} -n {int(p['files'])}{direct} "
                 "-u \"$(id -u):$(id -g)\" -m virtrepro -q -x 1")
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = parse_bonnie(text, source, expected_runs=1 if params else None)
         if params is None:
             return records
@@ -480,16 +456,10 @@ class Dd(Benchmark):
     """)
     tool = "dd"
     packages = ("coreutils",)
-    programs = ("dd",)
-    check_command = "command -v dd"
     version_command = "dd --version | head -n 1"
-    uses_scratch = True
+    scratch = "instance"
     measures = regimes.DISK  # thesis Fig. 4.11: disk copy
     _CACHE_LINE = re.compile(r"^virtrepro: dd read page cache: (direct|dropped|cached)\s*$", re.M)
-
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_dd(text, source)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [self._variant(bs="1M", count=int(params["size_mib"]))]
@@ -499,7 +469,7 @@ class Dd(Benchmark):
         past = record.get("op") == "write" or record.get("read_cache") in ("direct", "dropped")
         return _disk_regime(sidecar, int(params["count"]) * size_to_kb(params["bs"].lower()) * 1024, past)
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         image = f"{SCRATCH}/dd.img"
         return (
@@ -511,7 +481,7 @@ class Dd(Benchmark):
             f"dd if={image} of=/dev/null bs={p['bs']} $flag"
         )
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         shell = re.search(r"^(?:sh|dash|bash)(?:: \d+)?: .*$", text, re.M)
         if shell:
             raise ParseError(source, f"the dd command failed in the shell: {shell.group(0)}")

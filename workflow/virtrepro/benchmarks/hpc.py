@@ -7,7 +7,8 @@ import re
 
 from .. import regimes
 from ..parsers import ParseError, TruncatedLogError, parse_hpcc, parse_hpccinf
-from .base import (HOSTS, MPIRUN_SCHEDULED, SCRATCH, Benchmark, Variant, check_rank_map, mpi_across_instances,
+from .base import (HOSTS, MPIRUN_SCHEDULED, SCRATCH, Benchmark, Preparation, Variant, across_hosts, check_rank_map,
+                   mpi_across_instances,
                    mpi_spread)
 
 # hpccinf.txt: the HPL part (lines 1-31) follows HPL's defaults except N, NB and P x Q; then PTRANS
@@ -163,9 +164,8 @@ class Hpcc(Benchmark):
     tool = "hpcc"
     packages = ("hpcc", "openmpi-bin", "openssh-client")
     programs = ("hpcc", "mpirun", "awk", "ssh")  # ssh: mpirun starts its daemons in the other instances
-    check_command = "command -v hpcc && command -v mpirun"
     version_command = "dpkg-query -W -f='hpcc ${Version}' hpcc 2>/dev/null || echo hpcc"
-    uses_scratch = True
+    scratch = "instance"
     measures = regimes.MEMORY  # Kudryavtsev 2012: N=30000 on 16 GB nodes; Youseff 2006: STREAM's memory bandwidth
     NOT_MEMORY = ("ping_pong", "ring")  # PingPong and ring latency and bandwidth: the network
 
@@ -197,10 +197,11 @@ class Hpcc(Benchmark):
     def instances(self, variant: Variant) -> int:
         return int(variant.param_dict.get("nodes", 1))
 
-    def peer_ssh(self, variant: Variant) -> bool:
-        return self.instances(variant) > 1 and not self.across_hosts(variant)
+    def prepare(self, variant: Variant, config: dict | None = None) -> Preparation:
+        """Over several instances on one host, instance 0's mpirun logs in to the others over SSH."""
+        return Preparation(peer_ssh=self.instances(variant) > 1 and not across_hosts(variant))
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         """``procs`` processes per instance; with ``nodes`` > 1, mpirun in instance 0 starts the ranks of
         the other instances over SSH (a per-run key and their pinned host keys, see measure) and the
         problem size follows the memory of all of them. Across hosts (``across: hosts``) mpirun is
@@ -216,7 +217,7 @@ class Hpcc(Benchmark):
         if nodes == 1:
             mpirun = 'mpirun --allow-run-as-root --bind-to none -np "$procs" hpcc'
             facts = ""
-        elif self.across_hosts(variant):
+        elif across_hosts(variant):
             mpirun = (f'{MPIRUN_SCHEDULED} --allow-run-as-root --bind-to none --display-map'
                       ' --map-by "ppr:$per_node:node" -np "$procs" hpcc')
             facts = f" nodes={nodes}"
@@ -256,11 +257,7 @@ class Hpcc(Benchmark):
             "exit $status"
         )
 
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return Hpcc().parse_run(text, source)
-
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         facts = _FACTS.search(text)
         if facts is None:
             raise TruncatedLogError(source, "hpcc log lacks the 'virtrepro: hpcc procs=...' line (the command did not get that far)")

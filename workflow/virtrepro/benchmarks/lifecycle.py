@@ -21,13 +21,11 @@ class Lifecycle(Benchmark):
         reboot     s              lower
     """)
     tool = "virtrepro"
-    packages = ()
-    check_command = "true"
+    packages = programs = ()
     version_command = "echo virtrepro lifecycle"
     host_side = True
 
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         return parse_lifecycle(text, source)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
@@ -35,5 +33,5 @@ class Lifecycle(Benchmark):
             return []
         return [self._variant(steps="provision+boot+reboot+clone+destroy")]
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         return "(harness) provision, boot, reboot, clone, destroy a fresh guest"

@@ -71,13 +71,8 @@ class Lmbench(Benchmark):
     tool = "lmbench"
     packages = ("lmbench",)  # taskset (cpu: one) is util-linux's, Essential in Debian: in every image and host
     programs = tuple(f"{BIN}/{program}" for program in PROGRAMS)
-    check_command = " && ".join(f"test -x {BIN}/{program}" for program in PROGRAMS)
     version_command = "dpkg-query -W -f='lmbench ${Version}' lmbench"
-    uses_scratch = True  # lat_syscall stat and open use a file there
-
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_lmbench(text, source)
+    scratch = "instance"  # lat_syscall stat and open use a file there
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         mib = int(params["mem_rd_mib"])
@@ -88,7 +83,7 @@ class Lmbench(Benchmark):
                   for scale_key, key in _KEYS[program].items()}
         return [self._variant(tries=params["tries"], enough=params["enough_us"], cpu=params["cpu"], **chosen)]
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         n = int(p["tries"])
         steps = [f"export ENOUGH={int(p['enough'])} TIMING_O=0 LOOP_O=0"]
@@ -133,5 +128,5 @@ class Lmbench(Benchmark):
                                   for op in _split(params["ops"]) for mib in _split(params["bwmib"], int)]
         return expected
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         return parse_lmbench(text, source, self.expected(params) if params else None)

@@ -12,7 +12,7 @@ binaries are. The run is timed by ``/usr/bin/time -p`` (real, user and system ti
 from __future__ import annotations
 
 from ..parsers.mitgcm import FILES_END, FILES_MARKER, parse_mitgcm
-from .base import BUILT, SCRATCH, Benchmark, Variant
+from .base import BUILT, SCRATCH, Benchmark, Preparation, Variant
 
 # exp2's time step of the tracers and of the model's clock (deltaTtracer, deltaTClock in
 # verification/exp2/input/data; the build checks the tree still says so): 1.25 days
@@ -45,9 +45,8 @@ class MitGcm(Benchmark):
     build = "mitgcm"  # virtrepro.builds: obtained and built by virtrepro.mitgcm
     packages = ("libgfortran5", "time")
     programs = ("/usr/lib/x86_64-linux-gnu/libgfortran.so.5", "/usr/bin/time")
-    check_command = "ldconfig -p | grep -q libgfortran.so.5 && test -x /usr/bin/time"
     version_command = "echo MITgcm exp2"
-    uses_scratch = True
+    scratch = "instance"
     parameters = """
         required: [days]
         properties:
@@ -65,27 +64,23 @@ class MitGcm(Benchmark):
         output_files      files  none   disk
     """)
 
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_mitgcm(text, source)
-
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         time_steps(params["days"])  # refused now, not when a run asks
         return [self._variant(days=int(params["days"]))]
 
-    def uploads(self, variant: Variant, config: dict | None = None) -> list[tuple[str, str]]:
+    def prepare(self, variant: Variant, config: dict | None = None) -> Preparation:
         """The executable, exp2's input and the namelist of the variant's time steps, built on the
         controller (virtrepro.mitgcm's build: ``@BUILT@/exp2/...``)."""
         steps = time_steps(variant.param_dict["days"])
         files = [(f"{BUILT}/exp2/{EXECUTABLE}", f"{RUN_DIR}/{EXECUTABLE}"),
                  (f"{BUILT}/exp2/{namelist_name(steps)}", f"{RUN_DIR}/data")]
-        return files + [(f"{BUILT}/exp2/input/{name}", f"{RUN_DIR}/{name}") for name in INPUTS]
+        return Preparation(uploads=tuple(files + [(f"{BUILT}/exp2/input/{name}", f"{RUN_DIR}/{name}") for name in INPUTS]))
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         # the files the model writes are those newer than the marker made just before it starts
         return (f"cd {RUN_DIR} && touch .virtrepro-start && /usr/bin/time -p ./{EXECUTABLE}; status=$?; "
                 f"echo '{FILES_MARKER}'; find . -type f -newer .virtrepro-start -printf '%s %P\\n' | sort -k 2; "
                 f"echo '{FILES_END}'; exit $status")
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         return parse_mitgcm(text, source, time_steps=time_steps(params["days"]) if params else None)

@@ -13,7 +13,7 @@ processes (on a 2-CPU VM host TCP_RR did 35-45 k transactions/s on one CPU and
 from __future__ import annotations
 
 from ..parsers import ParseError, parse_iperf3, parse_netperf
-from .base import Benchmark, Variant, peer
+from .base import Benchmark, Preparation, Variant, peer
 
 
 def _start_server(argv: str, pid_file: str, port: int) -> str:
@@ -86,16 +86,10 @@ class Netperf(Benchmark):
         transaction_rate         trans/s        higher
     """, "half_round_trip_latency", "throughput")
     tool = "netperf"
-    packages = ("netperf",)
     programs = ("netperf", "netserver", "ss", "setsid")
-    check_command = "command -v netperf && command -v netserver"
     version_command = "netperf -V 2>&1 | sed -n 's/^Netperf version \\(.*\\)/netperf \\1/p'"
     PORT = 12865
     PID_FILE = "/run/virtrepro-netserver.pid"
-
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
-        return parse_netperf(text, source)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [
@@ -107,13 +101,13 @@ class Netperf(Benchmark):
     def instances(self, variant: Variant) -> int:
         return 2
 
-    def peer_start(self, variant: Variant) -> str:
-        return _start_server(f"netserver -D -p {self.PORT}", self.PID_FILE, self.PORT)
+    def prepare(self, variant: Variant, config: dict | None = None) -> Preparation:
+        return Preparation(peer_start=_start_server(f"netserver -D -p {self.PORT}", self.PID_FILE, self.PORT))
 
-    def peer_stop(self, variant: Variant) -> str:
+    def cleanup(self, variant: Variant) -> str:
         return _stop_server(self.PID_FILE)
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         size, seconds = int(p["size"]), int(p["seconds"])
         options = f"-r {size},{size}" if p["test"] == "TCP_RR" else f"-m {size}"
@@ -123,7 +117,7 @@ class Netperf(Benchmark):
     def placement(self, variant: Variant) -> dict:
         return {**PLACEMENT, "how": "netperf -T client,server (netserver binds its test process)"}
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = parse_netperf(text, source)
         if params:
             field = "request_size" if params["test"] == "TCP_RR" else "message_size"
@@ -144,15 +138,12 @@ class Iperf3(Benchmark):
     """
     metric_declaration = ("network", IPERF3_METRICS, "throughput")
     tool = "iperf3"
-    packages = ("iperf3",)
     programs = ("iperf3", "ss", "setsid")
-    check_command = "command -v iperf3"
     version_command = "iperf3 --version 2>&1 | head -n 1 | cut -d' ' -f1-2"
     PORT = 5201
     PID_FILE = "/run/virtrepro-iperf3-server.pid"
 
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         return parse_iperf3(text, source)
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
@@ -161,13 +152,13 @@ class Iperf3(Benchmark):
     def instances(self, variant: Variant) -> int:
         return 2
 
-    def peer_start(self, variant: Variant) -> str:
-        return _start_server(f"iperf3 -s -p {self.PORT}", self.PID_FILE, self.PORT)
+    def prepare(self, variant: Variant, config: dict | None = None) -> Preparation:
+        return Preparation(peer_start=_start_server(f"iperf3 -s -p {self.PORT}", self.PID_FILE, self.PORT))
 
-    def peer_stop(self, variant: Variant) -> str:
+    def cleanup(self, variant: Variant) -> str:
         return _stop_server(self.PID_FILE)
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         cpus = f"{PLACEMENT['client_cpu']},{PLACEMENT['server_cpu']}"
         return f"iperf3 -c {peer(1)} -p {self.PORT} -t {int(p['seconds'])} -P {int(p['streams'])} -A {cpus} -J"

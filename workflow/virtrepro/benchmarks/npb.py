@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from ..parsers import ParseError, parse_npb
-from .base import (BUILT, HOSTS, MPIRUN_SCHEDULED, SCRATCH, Benchmark, Variant, check_rank_map,
+from .base import (BUILT, HOSTS, MPIRUN_SCHEDULED, SCRATCH, Benchmark, Preparation, Variant, across_hosts, check_rank_map,
                    mpi_across_instances, mpi_spread)
 
 KERNELS = ("bt", "cg", "ep", "ft", "is", "lu", "mg", "sp")
@@ -59,12 +59,10 @@ class _Npb(Benchmark):
     build = "npb"  # virtrepro.builds: obtained and built by virtrepro.npb
     packages = ("libgfortran5", "libgomp1")
     programs = ("/usr/lib/x86_64-linux-gnu/libgfortran.so.5", "/usr/lib/x86_64-linux-gnu/libgomp.so.1")
-    check_command = "ldconfig -p | grep -q libgfortran.so.5 && ldconfig -p | grep -q libgomp.so.1"
     version_command = "echo NPB 3.4"
-    uses_scratch = True
+    scratch = "instance"
 
-    @staticmethod
-    def parse(text: str, source: str) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         return parse_npb(text, source)
 
     def binary(self, variant: Variant) -> str:
@@ -74,9 +72,11 @@ class _Npb(Benchmark):
     def remote_binary(self, variant: Variant) -> str:
         return f"{SCRATCH}/npb-{self.flavour}-{self.binary(variant)}"
 
-    def uploads(self, variant: Variant, config: dict | None = None) -> list[tuple[str, str]]:
-        """Its binary, built on the controller (virtrepro.npb's build: ``@BUILT@/<flavour>/<binary>``)."""
-        return [(f"{BUILT}/{self.flavour}/{self.binary(variant)}", self.remote_binary(variant))]
+    def prepare(self, variant: Variant, config: dict | None = None) -> Preparation:
+        """Its binary, built on the controller (virtrepro.npb's build: ``@BUILT@/<flavour>/<binary>``),
+        uploaded; over several instances on one host instance 0's mpirun logs in to the others over SSH."""
+        return Preparation(uploads=((f"{BUILT}/{self.flavour}/{self.binary(variant)}", self.remote_binary(variant)),),
+                           peer_ssh=self.instances(variant) > 1 and not across_hosts(variant))
 
     def _check(self, records: list[dict], source: str, params: dict | None, **expected) -> list[dict]:
         if not params:
@@ -112,10 +112,10 @@ class NpbSerial(_Npb):
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
         return [self._variant(kernel=k, **{"class": kernel_class(params, k)}) for k in params["kernels"]]
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         return f"cd {SCRATCH} && OMP_NUM_THREADS=1 {self.remote_binary(variant)}"
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = self._check(parse_npb(text, source), source, params)
         if params and records[0].get("threads", 1) != 1:
             raise ParseError(source, f"NPB serial run used {records[0]['threads']} threads")
@@ -146,10 +146,10 @@ class NpbOmp(_Npb):
         return [self._variant(kernel=k, **{"class": kernel_class(params, k)}, threads=int(t))
                 for k in params["kernels"] for t in params["threads"]]
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         return f"cd {SCRATCH} && OMP_NUM_THREADS={int(variant.param_dict['threads'])} {self.remote_binary(variant)}"
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = parse_npb(text, source)
         if params:
             self._check(records, source, params, mode="omp", threads=int(params["threads"]))
@@ -207,23 +207,20 @@ class NpbMpi(_Npb):
     def instances(self, variant: Variant) -> int:
         return int(variant.param_dict["nodes"])
 
-    def peer_ssh(self, variant: Variant) -> bool:
-        return self.instances(variant) > 1 and not self.across_hosts(variant)
-
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         procs, nodes = int(p["procs"]), int(p["nodes"])
         if nodes == 1:
             return f"cd {SCRATCH} && {MPIRUN} -np {procs} {self.remote_binary(variant)}"
         slots = procs // nodes
-        if self.across_hosts(variant):  # through the testbed's scheduler, which knows the hosts
+        if across_hosts(variant):  # through the testbed's scheduler, which knows the hosts
             launcher = MPIRUN.replace("mpirun", MPIRUN_SCHEDULED, 1)
             return (f"cd {SCRATCH} && per_node={slots} && {launcher} --display-map --map-by ppr:{slots}:node -np {procs} "
                     f"{self.remote_binary(variant)}")
         hosts = f"$(echo {HOSTS} | sed -e 's/,/:{slots},/g' -e 's/$/:{slots}/')"
         return f"cd {SCRATCH} && {MPIRUN} --host {hosts} -np {procs} {mpi_across_instances()} {self.remote_binary(variant)}"
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = parse_npb(text, source)
         if params:
             self._check(records, source, params, mode="mpi", processes=int(params["procs"]))

@@ -26,7 +26,7 @@ from pathlib import Path
 from ..platforms import catalog as platform_catalog
 from ..platforms.guest import host_memory_mb, overcommit_policy
 from ..parsers import ParseError, parse_fio, parse_iperf3, parse_sysbench
-from .base import SCRATCH, Benchmark, Variant, peer, size_to_kb
+from .base import SCRATCH, Benchmark, Preparation, Variant, peer, size_to_kb
 from .cpu_memory import SYSBENCH_METRICS, Sysbench, sysbench_cpu_expected, sysbench_memory_command, sysbench_memory_expected
 from .disk import FIO_METRICS, _DIRECT_LINE, _direct_probe
 from .network import IPERF3_METRICS, _wait_listening
@@ -72,7 +72,7 @@ class CpuScaling(Sysbench):
     def guest_overrides(self, variant: Variant) -> dict:
         return {"vcpus": int(variant.param_dict["vcpus"])}
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         return f"sysbench cpu --cpu-max-prime={int(p['prime'])} --threads={int(p['vcpus'])} --time={int(p['seconds'])} run"
 
@@ -147,7 +147,7 @@ class MemoryScaling(Sysbench):
         memory = variant.param_dict["mem"]
         return {} if memory == "host" else {"memory_mb": int(memory)}
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         return sysbench_memory_command(variant.param_dict)
 
     def expected(self, params: dict) -> dict:
@@ -232,10 +232,9 @@ class Isolation(Benchmark):
     tool = "isolation (sysbench, stress-ng, fio, iperf3)"
     packages = ("sysbench", "stress-ng", "fio", "iperf3")
     programs = ("sysbench", "stress-ng", "fio", "iperf3", "ss", "setsid")
-    check_command = "command -v sysbench && command -v stress-ng && command -v fio && command -v iperf3"
     version_command = ("echo \"$(sysbench --version); $(stress-ng --version 2>&1 | head -n 1); $(fio --version); "
                        "$(iperf3 --version 2>&1 | head -n 1 | cut -d' ' -f1-2)\"")
-    uses_scratch = True
+    scratch = "instance"
     RESOURCES = ("cpu", "memory", "disk", "network")
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
@@ -286,7 +285,7 @@ class Isolation(Benchmark):
 
     # --- the victim ------------------------------------------------------------------------
 
-    def command(self, variant: Variant) -> str:
+    def run(self, variant: Variant) -> str:
         p = variant.param_dict
         seconds = int(p["seconds"])
         settle = f"sleep {SETTLE_S}; "
@@ -301,7 +300,7 @@ class Isolation(Benchmark):
                              "--direct=$direct --output-format=json")
         return settle + f"iperf3 -c {peer(2)} -p {PORTS['victim']} -t {seconds} -J"
 
-    def parse_run(self, text: str, source: str, params: dict | None = None) -> list[dict]:
+    def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         resource = (params or {}).get("resource")
         if resource is None:
             resource = "disk" if '"fio version"' in text else "network" if '"start"' in text else "sysbench"
@@ -346,19 +345,19 @@ class Isolation(Benchmark):
             start += _direct_probe(NEIGHBOUR_DIR, True) + " > /dev/null; "
         return start + _background(argv, "neighbour") + "; " + _alive("neighbour", f"the {p['resource']} stressor"), argv
 
-    def peer_start(self, variant: Variant) -> str:
+    def prepare(self, variant: Variant, config: dict | None = None) -> Preparation:
         p = variant.param_dict
         neighbour = self._stressor(p)[0] if p["neighbour"] == "stress" else "true"
         neighbour = f"{self._stop('neighbour', NEIGHBOUR_DIR)}; {neighbour}"
         if p["resource"] != "network":
-            return neighbour
+            return Preparation(peer_start=neighbour)
         servers = "; ".join(
             f"{_background(f'iperf3 -s -p {port}', f'server-{port}')}; {_wait_listening(port)}" for port in PORTS.values()
         )
         # the same command runs in instances 1 and 2: each finds its role by its own address (native
         # instances share /run, so each role stops only its own leftovers first)
-        return (f"if ip -o -4 addr show | grep -qF ' {peer(2)}/'; then {self._stop('server-*')}; {servers}; "
-                f"else {neighbour}; fi")
+        return Preparation(peer_start=(f"if ip -o -4 addr show | grep -qF ' {peer(2)}/'; then {self._stop('server-*')}; {servers}; "
+                                       f"else {neighbour}; fi"))
 
     @staticmethod
     def _stop(names: str = "*", directory: str | None = None) -> str:
@@ -371,5 +370,5 @@ class Isolation(Benchmark):
             f"rm -f \"$f\"; done; {f'rm -rf {directory}; ' if directory else ''}true"
         )
 
-    def peer_stop(self, variant: Variant) -> str:
+    def cleanup(self, variant: Variant) -> str:
         return self._stop("*", NEIGHBOUR_DIR)
