@@ -7,6 +7,7 @@ Afterwards no server may be left running and no server directory left behind.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from pathlib import Path
@@ -106,12 +107,17 @@ def test_a_server_that_cannot_start_fails_the_run_and_keeps_its_output(config, t
     cfg["scales"]["quick"]["pgbench"].update(modes=["select"], clients=[1], seconds=1)
     (run,) = plan(cfg)
     bench = BENCHMARKS["pgbench"]
-    original = bench.peer_start
+    original = bench.prepare
+
+    def refused(variant, config=None):
+        prepared = original(variant, config)
+        return dataclasses.replace(prepared, peer_start=prepared.peer_start.replace("-c port=5432", "-c port=5432 -c no_such_setting=1"))
+
     try:  # a real failure of the real server: an option PostgreSQL refuses
-        bench.peer_start = lambda variant: original(variant).replace("-c port=5432", "-c port=5432 -c no_such_setting=1")
+        bench.prepare = refused
         with pytest.raises(Exception, match="no_such_setting|starting the peer side"):
             measure(run, cfg, tmp_path / "data")
     finally:
-        bench.peer_start = original
+        bench.prepare = original
     assert not list((tmp_path / "data").rglob("rep-0.log"))
     assert servers_running() == []

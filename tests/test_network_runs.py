@@ -16,6 +16,7 @@ import yaml
 from conftest import REPO, require_tools
 from virtrepro import rawlog
 from virtrepro.benchmarks import BENCHMARKS, HOSTS, peer
+from virtrepro.benchmarks.base import Preparation
 from virtrepro.config import plan, validate_config
 from virtrepro.guests import stop_guests
 from virtrepro.measure import MeasurementError, measure, with_addresses
@@ -87,7 +88,7 @@ def test_network_runs_between_two_native_instances(config, tmp_path):
 def test_a_missing_server_fails_the_run_and_keeps_the_output(config, tmp_path, monkeypatch):
     """netperf against an instance where no netserver was started: a failed run, never a number."""
     run = next(r for r in plan(config) if r.benchmark == "netperf")
-    monkeypatch.setattr(type(BENCHMARKS["netperf"]), "peer_start", lambda self, v: None)
+    monkeypatch.setattr(type(BENCHMARKS["netperf"]), "prepare", lambda self, v, config=None: Preparation())
     with pytest.raises(MeasurementError, match="netperf"):
         measure(run, config, tmp_path / "data")
     log = run.log_path(tmp_path / "data")
