@@ -111,7 +111,14 @@ TESTBED_LAYERS = [
     ["virtrepro.hostagent"],
     ["virtrepro.agent"],
     ["virtrepro.testbed"],
-    ["virtrepro.remote", "virtrepro.measure"],
+    # the measurement (virtrepro.measurement), its modules in their order, and its command line on top
+    ["virtrepro.remote", "virtrepro.measurement", "virtrepro.measurement.provenance", "virtrepro.measurement.connections",
+     "virtrepro.measurement.cpu"],
+    ["virtrepro.measurement.instance", "virtrepro.measurement.peers"],
+    ["virtrepro.measurement.repetition"],
+    ["virtrepro.measurement.markers"],
+    ["virtrepro.measurement.variant"],
+    ["virtrepro.measure"],
 ]
 
 

@@ -215,6 +215,7 @@ def test_a_variant_jobs_repetitions_share_one_connection_and_read_the_load_anew(
     when the job ends."""
     from virtrepro import measure as measure_module
     from virtrepro import hosts as hosts_module
+    from virtrepro.measurement import connections
     from virtrepro.config import plan_variants
 
     opened, commands = [], []
@@ -232,7 +233,7 @@ def test_a_variant_jobs_repetitions_share_one_connection_and_read_the_load_anew(
         connection.run = run
         return connection
 
-    monkeypatch.setattr(measure_module, "connect", counting_connect)
+    monkeypatch.setattr(connections, "connect", counting_connect)
     config = {**config, "repetitions": 3}
     variant = next(v for v in plan_variants(config) if v.benchmark == "sysbench_fileio")
     variant = dataclasses.replace(variant, part=1, parts=1)

@@ -68,7 +68,7 @@ def test_run_time_install_blocks_services_only_while_it_runs_and_reports_apt_fai
 
 
 def test_harness_cpu_used_is_the_difference_as_a_share_of_a_core():
-    from virtrepro.measure import harness_cpu_used
+    from virtrepro.measurement.cpu import harness_cpu_used
 
     used = harness_cpu_used({"orchestrator": 10.0, "harness": 2.0}, {"orchestrator": 10.05, "harness": 2.5}, 10.0)
     assert used.pop("resolution_s") > 0
@@ -87,7 +87,7 @@ def test_the_tool_check_runs_once_per_instance_and_benchmark_in_a_process():
     from dataclasses import replace
     from types import SimpleNamespace
 
-    from virtrepro import measure
+    from virtrepro.measurement import instance as measure
     from virtrepro.benchmarks import BENCHMARKS
     from virtrepro.hosts import Host
 

@@ -241,8 +241,8 @@ def _connection_class():
         # declared here: invoke's DataProxy turns sets of undeclared attributes into config
         virtrepro_host = None
         timeout_s = CONNECT_TIMEOUT_S
-        facts = None  # host facts, cached per connection (virtrepro.measure.host_facts)
-        virtrepro_packages = None  # (packages) -> installed versions, asked once (virtrepro.measure.package_versions)
+        facts = None  # host facts, cached per connection (virtrepro.measurement.instance.host_facts)
+        virtrepro_packages = None  # (packages) -> installed versions, asked once (virtrepro.measurement.instance.package_versions)
         _runner = None  # None: not started yet; False: unavailable on this host
         _runner_lock = None
 

@@ -100,10 +100,11 @@ def remaining(variant: VariantPlan, data_dir: str | Path) -> tuple[int, int]:
 
 def rule_stops(variant: VariantPlan, data_dir: str | Path) -> bool:
     """Whether the variant's repetition rule stops on its complete logs as they are: the decision the
-    measurement job makes first (:func:`measure.continue_by_rule`), so such a job measures nothing.
+    measurement job makes first (:func:`virtrepro.measurement.variant.continue_by_rule`), so such a job measures nothing.
     False where the logs cannot be decided on (one does not parse: the job will say so)."""
     from . import adaptive
-    from .measure import MeasurementError, variant_records  # parsers: imported only when logs are there
+    from .measurement.provenance import MeasurementError
+    from .measurement.variant import variant_records  # parsers: imported only when logs are there
 
     try:
         return adaptive.decide(variant.rule, variant_records(variant, data_dir)).stop
@@ -168,7 +169,7 @@ def machine_check(config: dict, data_dir: str | Path, benchmarks: list[str], her
     """Which machine the data's complete runs of each of ``benchmarks`` name (:mod:`virtrepro.machines`),
     and which of them their measurement jobs will refuse to go on with: begun on another machine, on
     a local testbed (``here``: this machine; found when not given), or with guests in another guest
-    image than this code's (``image``: the current recipe's record, :func:`virtrepro.measure.current_image`;
+    image than this code's (``image``: the current recipe's record, :func:`virtrepro.measurement.provenance.current_image`;
     found when not given); of these only the benchmarks in ``pending`` (with jobs left; None: all), since a
     finished benchmark's jobs do not run again. Returns ``{"measured_on": {description: [benchmark, ...]}, "other_machine":
     {benchmark: description}, "here": description, "other_image": {benchmark: recipe}, "image": recipe}``."""
@@ -176,7 +177,7 @@ def machine_check(config: dict, data_dir: str | Path, benchmarks: list[str], her
     if local and here is None:
         here = machines.this_machine()
     if image is None:
-        from .measure import current_image
+        from .measurement.provenance import current_image
 
         image = current_image()
     measured_on: dict[str, list[str]] = defaultdict(list)
