@@ -1,9 +1,9 @@
-"""What runs: for each benchmark, its variants, its command line, its tools and its parser.
+"""What runs: for each benchmark, its declaration (what it needs, its parameters and metrics) and its
+stages, prepare / run / parse / cleanup (:class:`base.Benchmark`).
 
-Install (``packages``/``check_command``), run (``command``) and parse
-(``parse``) are kept apart so that each can be tested alone. A variant's key is
-the directory name of its raw logs and spells out every parameter that changes
-the measurement, so runs at different scales never share a directory.
+The stages are kept apart so that each can be tested alone; the parser each calls is a pure function of
+virtrepro.parsers. A variant's key is the directory name of its raw logs and spells out every parameter
+that changes the measurement, so runs at different scales never share a directory.
 """
 
 from __future__ import annotations

@@ -4,10 +4,10 @@ publisher/consumer load, pyperformance's benchmarks under pyperf, and ``openssl 
 
 The servers run in instance 1 of the platform (a second guest, or for native a second
 network namespace) and the load generator in instance 0, over the private network, like
-netperf's netserver. Each server is started by :meth:`peer_start` in a directory of its own
+netperf's netserver. Each server is started by the prepare stage (:meth:`prepare`) in a directory of its own
 (``/var/tmp/virtrepro/peer-<server>-<address>``) with its own configuration, port and pid
 file, never as the system service of its package (those are masked in the guest image), and
-:meth:`peer_stop` stops it and removes the directory after every run, also a failed one.
+:meth:`cleanup` stops it and removes the directory after every run, also a failed one.
 
 MongoDB and Apache Jena TDB, the thesis' other middleware components, are in no archive
 this project can reach; the notebook lists them as not run (:data:`NOT_RUN`).

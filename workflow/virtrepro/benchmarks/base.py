@@ -20,7 +20,7 @@ HOSTS = "@HOSTS@"  # every instance's private address, comma-separated, instance
 BUILT = "@BUILT@"
 # Benchmarks whose instance 0 logs in to the others over SSH (MPI) name these files: a key made
 # for the run (authorised on the peers during the run only) and a known_hosts file with the
-# peers' real host keys at their private addresses. measure writes both (see Benchmark.peer_ssh).
+# peers' real host keys at their private addresses. The measurement writes both (see Preparation.peer_ssh).
 PEER_SSH_KEY = f"{SCRATCH}/.peer-ssh/id_ed25519"
 PEER_KNOWN_HOSTS = f"{SCRATCH}/.peer-ssh/known_hosts"
 # MPI across hosts (``across: hosts``): the command of such a variant starts its mpirun with this

@@ -2,7 +2,7 @@
 
 The binaries are built on the testbed host (:mod:`virtrepro.npb`) and uploaded
 into the run's scratch directory of every instance before the run
-(:meth:`Benchmark.uploads`): guests are Debian 12 like the host, with the
+(the prepare stage's uploads, :meth:`Benchmark.prepare`): guests are Debian 12 like the host, with the
 Fortran, OpenMP and Open MPI run-time libraries in their image.
 
 MPI over ``nodes`` > 1 instances: mpirun runs in instance 0 with

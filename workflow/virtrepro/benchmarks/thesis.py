@@ -155,7 +155,7 @@ class MemoryScaling(Sysbench):
 
 
 # what the neighbour (instance 1) and the network variants' server (instance 2) leave behind, by name,
-# so that peer_stop finds it and a test can check that nothing is left
+# so that cleanup finds it and a test can check that nothing is left
 MARK = "virtrepro-isolation"
 NEIGHBOUR_DIR = f"/var/tmp/{MARK}-neighbour"
 PID_DIR = "/run"
@@ -183,8 +183,8 @@ class Isolation(Benchmark):
     Every run uses two instances of the platform (three for ``network``): the victim runs in
     instance 0; instance 1 is the neighbour, idle (``neighbour-none``, the "alone" baseline: the
     neighbour guest exists but does nothing) or running a stressor of the victim's kind
-    (``neighbour-stress``), started in the background by :meth:`peer_start` with a pid file and
-    stopped with its whole process group by :meth:`peer_stop`:
+    (``neighbour-stress``), started in the background by :meth:`prepare` with a pid file and
+    stopped with its whole process group by :meth:`cleanup`:
 
     ======== ======================================== ==========================================
     resource victim (instance 0)                      neighbour stressor (instance 1)
@@ -317,7 +317,7 @@ class Isolation(Benchmark):
 
     @staticmethod
     def _victim_expected(p: dict) -> dict:
-        """What the sysbench victim of :meth:`command` echoes (its thread count is the instance's CPU count)."""
+        """What the sysbench victim of :meth:`run` echoes (its thread count is the instance's CPU count)."""
         if p["resource"] == "cpu":
             return sysbench_cpu_expected(p["prime"], "all", p["seconds"])
         return sysbench_memory_expected({"block": p["block"], "total": MEMORY_VICTIM_TOTAL, "oper": "write",

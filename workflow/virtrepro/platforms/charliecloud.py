@@ -81,7 +81,7 @@ class Charliecloud(GuestPlatform):
             "KbdInteractiveAuthentication no",
             "UsePAM no",
             "StrictModes no",
-            "Subsystem sftp internal-sftp",  # benchmarks upload files (Benchmark.uploads)
+            "Subsystem sftp internal-sftp",  # benchmarks upload files (Benchmark.prepare: uploads)
             # root's search path, as in every other instance (sshd gives other users one without the
             # sbin directories, where bonnie++ is)
             "SetEnv PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",

@@ -76,7 +76,7 @@ class NativeNetns(GuestPlatform):
                     "KbdInteractiveAuthentication no",
                     "UsePAM no",
                     "StrictModes no",
-                    "Subsystem sftp internal-sftp",  # benchmarks upload files (Benchmark.uploads)
+                    "Subsystem sftp internal-sftp",  # benchmarks upload files (Benchmark.prepare: uploads)
                     "",
                 ]
             )
