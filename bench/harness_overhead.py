@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from virtrepro.benchmarks import BENCHMARKS
-from virtrepro.measure import ensure_tools, host_facts, run_command
+from virtrepro.measurement.instance import ensure_tools, host_facts, run_command
 from virtrepro.testbed import LocalTestbed
 from virtrepro.hosts import connect
 

@@ -251,7 +251,7 @@ def test_a_build_for_other_kernels_has_a_manifest_of_its_own(repo, tmp_path):
     assert npb.manifest_path(config, tmp_path) == more  # stable for the same wanted binaries
 
 
-def test_parse_run_checks_the_run_asked_for():
+def test_parse_checks_the_run_asked_for():
     mpi, omp = BENCHMARKS["npb_mpi"], BENCHMARKS["npb_omp"]
     text = fixture_text("npb", "mpi_ep.S.np2.log")
     assert mpi.parse(text, "x", {"kernel": "ep", "class": "S", "procs": 2, "nodes": 1})
