@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -143,9 +144,9 @@ def measurement_jobs(result) -> dict:
         if "virtrepro.measure" not in block:
             continue
         held = sorted(int(index) for index, count in re.findall(r"testbed_host_(\d+)=(\d+)", block) if count == "1")
-        platform = re.search(r"--platform (\S+)", block).group(1)
-        variant = re.search(r"--variant (\S+)", block).group(1).strip("'")
-        jobs[(platform, variant)] = (held, re.search(r"--host (\S+)", block).group(1).strip("'"))
+        words = shlex.split(next(line for line in block.splitlines() if "virtrepro.measure" in line))
+        entry = json.loads(words[words.index("--plan-entry") + 1])  # the job's plan entry, as the rule passes it
+        jobs[(entry["variant_plan"]["platform"], entry["variant_plan"]["variant"])] = (held, entry["host"])
     return jobs
 
 

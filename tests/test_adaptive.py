@@ -334,15 +334,16 @@ def test_a_variant_not_run_on_a_platform_is_estimated_from_another_platform_scal
     assert alone.per_repetition(wanted) == (40.0, "other variants")
 
 
-def test_a_rule_given_after_a_fixed_count_that_the_logs_already_met_is_the_tables_rule_from_the_marker(tmp_path):
+def test_a_rule_given_after_a_fixed_count_that_the_logs_already_met_is_the_tables_rule_from_its_record(tmp_path):
     """A variant measured at a fixed count, then given a rule its logs already meet: nothing new is
-    measured, the sidecars still say no rule, and only the marker records the rule's decision. The
-    table takes the rule from the marker, in a full build and in a build that reuses the earlier table."""
+    measured, the sidecars still say no rule, and the variant's rule record (committed beside its
+    logs) keeps the rule. The table takes the rule from that record, never from the git-ignored job
+    marker, in a full build and in a build that reuses the earlier table."""
     import json
 
     from conftest import DATA
     from test_rawlog_and_results import SYSBENCH_DIR, place
-    from virtrepro import results
+    from virtrepro import datalayout, results
 
     for rep in (0, 1):  # the same capture twice: half-width 0, so any width is reached at n = 2
         place(tmp_path, SYSBENCH_DIR, rep, DATA / "sysbench" / "cpu-1thread-10s.log")
@@ -353,6 +354,9 @@ def test_a_rule_given_after_a_fixed_count_that_the_logs_already_met_is_the_table
     marker = variant.parent / f"{variant.name}.reps-2to5-w0.02-c0.95.part-1of1.json"
     marker.write_text(json.dumps({"repetition_rule": {"n": 2, "rule": rule, "stop_reason": WIDTH_REACHED},
                                   "written_utc": "2026-11-27T22:00:00.000Z"}))
+    alone = results.build_table(tmp_path, "tb")  # a marker alone (git-ignored) changes nothing
+    assert set(alone["stopping"].map(lambda s: json.loads(s)["stop_reason"])) == {"fixed count"}
+    datalayout.rule_record_path(variant).write_text(json.dumps({"repetition_rule": rule}))
     expected = {"repetition_rule": "2to5-w0.02-c0.95", "stop_reason": WIDTH_REACHED, "n_repetitions": 2}
     for frame in (results.write_table(tmp_path, "tb", csv=False),  # reusing the first table's rows
                   results.build_table(tmp_path, "tb")):  # made anew

@@ -208,9 +208,11 @@ def test_snakemake_stops_on_a_bad_key_with_one_line(tmp_path, config, change, ex
 def test_a_damaged_probe_record_stops_snakemake_with_one_line(tmp_path, config, probe, content, reason):
     probes = tmp_path / "data" / "raw" / "local" / "probes"
     probes.mkdir(parents=True)
-    # both probes present, one of them damaged: the plan reads both
+    # every probe present, one of them damaged: the plan reads them all (a build's missing probe would
+    # be a checkpoint still to run, and a dry run stops planning there)
     (probes / "qemu-accel.json").write_text('{"platform": "qemu-tcg"}')
     (probes / "npb.json").write_text('{"status": "skipped", "reason": "offline"}')
+    (probes / "mitgcm.json").write_text('{"status": "skipped", "reason": "no tarball"}')
     (probes / probe).write_text(content)
     config["data_dir"] = str(tmp_path / "data")
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
