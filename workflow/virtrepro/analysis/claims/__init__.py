@@ -92,9 +92,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import conditions, datalayout, metric_catalog, platform_names, regimes, results, stats, yamlfile
-from .errors import VirtreproError
-from .platforms import catalog as platform_catalog
+from ... import conditions, datalayout, metric_catalog, platform_names, regimes, results, yamlfile
+from ...errors import VirtreproError
+from ...platforms import catalog as platform_catalog
+from .. import stats
 
 KINDS = ("overhead_at_most", "overhead_at_least", "equivalent", "better", "order", "trend", "spread", "saturation",
          "ratio_of_overheads", "better_in_some")
@@ -1372,7 +1373,7 @@ def _analogue_note(names: list[str], papers: list[str | None], relations: list[s
 # ---------------------------------------------------------------------------
 
 GUARD_MARGIN = 0.10  # a guest better than native by more than this at the interval's worse end is marked
-CAUSES_PATH = Path(__file__).resolve().parents[2] / "data" / "reference" / "faster_than_native.yaml"
+CAUSES_PATH = Path(__file__).resolve().parents[4] / "data" / "reference" / "faster_than_native.yaml"
 
 
 def load_causes(path: str | Path = CAUSES_PATH) -> list[dict]:
@@ -1540,7 +1541,7 @@ def claims_table(verdicts: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
 def unavailable_platforms(probe_path: str | Path) -> dict[str, str]:
     """platform -> reason, from a testbed's platform probe record (``probes/platforms.json``,
     :mod:`virtrepro.availability`); empty where there is none (a testbed measured before it existed)."""
-    from .availability import unavailable
+    from ...availability import unavailable
 
     try:
         return unavailable(json.loads(Path(probe_path).read_text()))
@@ -1591,6 +1592,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from .cli import run as run_cli
+    from ...cli import run as run_cli
 
     run_cli(main)
