@@ -441,7 +441,7 @@ def test_better_in_some_combines_the_variants_as_stated(monkeypatch):
         rows_ = [{"label": f"kernel={k}", "value": -0.01 * i, "ci_low": 0.0, "ci_high": 0.0, "n_platform": 3,
                   "n_baseline": 3, "ci_method": "fieller", "ci_note": "", "p_hold": h, "p_fail": f}
                  for i, (k, h, f) in enumerate(zip("abc", p_holds, p_fails))]  # fmt: skip
-        monkeypatch.setattr(claims, "_compare", lambda *a, **k: ([dict(r) for r in rows_], []))
+        monkeypatch.setattr(claims.shapes, "_compare", lambda *a, **k: ([dict(r) for r in rows_], []))
 
     data = table(kernels("native", "bench", "time", "s", {"a": 10}), kernels("lxc", "bench", "time", "s", {"a": 10}))
     some = claim("better_in_some", metric="time", platform="lxc", baseline="native", threshold=0.0)

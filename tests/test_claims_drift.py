@@ -1,4 +1,4 @@
-"""The part-consistency check (claims._part_consistency): a verdict decided on pooled data whose
+"""The part-consistency check (claims.gates._part_consistency): a verdict decided on pooled data whose
 deciding comparison lies on opposite sides of the threshold in the two parts of the run order is
 "not comparable here" (platform and time are confounded), with "drift between parts" in its note. Expected estimates are computed by hand: a sample against
 itself has a Hodges-Lehmann ratio of exactly 1, a sample against itself times f exactly f."""
@@ -82,10 +82,10 @@ def test_one_steady_counterexample_keeps_does_not_hold():
                  "by_part": lambda: {1: 0.0, 2: 0.2}},
                 {"verdict": "does not hold", "test": ("overhead_at_most", 0.1), "label": "b", "value": 0.3,
                  "by_part": lambda: {1: 0.3, 2: 0.3}}]  # fmt: skip
-    assert claims._part_consistency("does not hold", deciding) == ("does not hold", None)
-    assert claims._part_consistency("does not hold", deciding[:1])[0] == conditions.NOT_COMPARABLE
+    assert claims.gates._part_consistency("does not hold", deciding) == ("does not hold", None)
+    assert claims.gates._part_consistency("does not hold", deciding[:1])[0] == conditions.NOT_COMPARABLE
     held = [dict(r, verdict="holds") for r in deciding]
-    assert claims._part_consistency("holds", held)[0] == conditions.NOT_COMPARABLE  # any deciding comparison that drifts
+    assert claims.gates._part_consistency("holds", held)[0] == conditions.NOT_COMPARABLE  # any deciding comparison that drifts
 
 
 @pytest.fixture(scope="module")

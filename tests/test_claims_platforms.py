@@ -118,7 +118,7 @@ def test_the_claims_file_pairs_no_hypervisor_with_tcg():
         papers = claims.paper_platforms(c)
         assert all(p in platform_names.STAND_INS for p in papers), c["id"]
         if c["testable"]:
-            pairs = dict(zip(claims._check_platforms(c["check"]), papers))
+            pairs = dict(zip(claims.loading._check_platforms(c["check"]), papers))
             assert not any(p in HYPERVISORS and n == "qemu-tcg" for n, p in pairs.items()), c["id"]
 
 

@@ -20,7 +20,7 @@ from virtrepro import claims, stats
 def _fewer_repetitions_decide(monkeypatch):
     """Some of these tables have 3 values a step: the shape kinds' repetition gate
     (claims.MIN_REPETITIONS, tested in test_adaptive.py) is lowered so that the rules tested here decide."""
-    monkeypatch.setattr(claims, "MIN_REPETITIONS", 1)
+    monkeypatch.setattr(claims.gates, "MIN_REPETITIONS", 1)
 
 RNG = np.random.default_rng(20240607)
 
