@@ -30,71 +30,66 @@ COLUMNS = [
 ]  # fmt: skip
 
 
-def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin: float = 0.05,
-                   seed: int = 0, guard: list[dict] | None = None,
-                   unavailable: dict[str, str] | None = None) -> dict:  # fmt: skip
-    """One claim's verdict row (see the module docstring). ``guard``: the faster-than-native entries
-    of the table (:func:`_guard`; computed here with the registry's causes when not given).
-    ``unavailable``: platform -> why the testbed cannot run it (its platform probe,
-    :mod:`virtrepro.availability`), said in the note of a claim not measured for that reason."""
-    check = claim.get("check") or {}
+def _first_row(claim: dict, check: dict, papers: list[str | None]) -> dict:
+    """A claim's verdict row before anything is compared: its identity, its check and its paper's platforms."""
     row = {c: None for c in COLUMNS}
     row.update({k: claim.get(k) for k in ("id", "paper", "source", "published")})
     row.update({"kind": check.get("kind"), "benchmark": check.get("benchmark"), "metric": check.get("metric"),
                 "threshold": check.get("threshold"), "n_platform": 0, "n_baseline": 0})  # fmt: skip
     for key in ("value", "ci_low", "ci_high"):
         row[key] = float("nan")
-    papers = paper_platforms(claim)
     joint = " > " if check.get("kind") == "order" else " vs " if claim.get("testable") else ", "
     row["paper_platform"] = joint.join(p or "" for p in papers)
-    if not claim.get("testable"):
-        row.update(verdict="not testable here", note=claim.get("reason", ""), platforms="")
+    return row
+
+
+def _comparisons(kind: str, views: _Views, check: dict, names: list[str], row: dict, level: float, margin: float,
+                 seed: int) -> tuple[list[dict], list[str]]:  # fmt: skip
+    """The comparisons of the claim's kind (rows with their p-values) and the notes on what was not
+    run; sets the row's threshold as used (``margin`` for an ``equivalent`` claim without one)."""
+    if kind in SHAPE_KINDS:
+        rows, notes = {"trend": _trend_rows, "spread": _spread_rows, "saturation": _saturation_rows}[kind](
+            views, check, names, level)
+        row["threshold"] = check.get("threshold")
+    elif kind in ACROSS_VARIANT_KINDS:
+        rows, notes = ACROSS_VARIANT_KINDS[kind](views, check, names, level, seed)
+        row["threshold"] = check.get("threshold")
+    elif kind == "order":
+        rows, notes = [], []
+        for better, worse in zip(names, names[1:]):
+            got, missing = _compare(views, check, better, worse, "better", 0.0, level, seed)
+            for r in got:
+                r["label"] = f"{better} vs {worse}" + (f", {r['label']}" if r["label"] else "")
+            rows += got
+            notes += missing
+    else:
+        plat, base = names
+        threshold = check.get("threshold", margin if kind == "equivalent" else None)
+        row["threshold"] = threshold
+        rows, notes = _compare(views, check, plat, base, kind, float(threshold), level, seed)
+    return rows, notes
+
+
+def _not_measured(row: dict, why: NotMeasured, check: dict, names: list[str], rules: list, judged,
+                  unavailable: dict[str, str] | None) -> dict:  # fmt: skip
+    """The row of a claim whose records are missing: ``not measured`` with the reason (and why a platform
+    is unavailable), or ``not comparable here`` when its conditions or the analogue table put it out of reach."""
+    reasons = [f"{name} is unavailable on this testbed: {(unavailable or {})[name]}"
+               for name in dict.fromkeys(names) if name in (unavailable or {})]
+    # a claim that its conditions or the analogue table put out of reach is not comparable, whatever
+    # else is missing: measuring more of the same would not make it comparable
+    ruled, rule_notes = conditions.analogue_verdict("not measured", check, rules)
+    outside = judged.outside if judged is not None else ""
+    if outside or ruled == conditions.NOT_COMPARABLE:
+        row.update(verdict=conditions.NOT_COMPARABLE, note="; ".join(n for n in [outside, *rule_notes, str(why)] if n))
         return row
-    kind = check["kind"]
-    views = _views(table)
-    table = views.table
-    names: list[str] = []
-    rules: list = []
-    judged = None
-    try:
-        names = [resolve_platform(p, table, paper, conditions.rule_subsystem(check)) for p, paper in zip(_check_platforms(check), papers)]
-        row["platforms"] = (" > ".join(names) + " (best first)") if kind == "order" else " vs ".join(names)
-        relations = _stand_ins(names, papers, table, check)
-        rules = _analogue_rules(check, names, papers, relations)
-        row["stand_in"] = ", ".join(dict.fromkeys(relations))
-        views, judged = _within_conditions(claim, views, check, names)
-        if kind in SHAPE_KINDS:
-            rows, notes = {"trend": _trend_rows, "spread": _spread_rows, "saturation": _saturation_rows}[kind](
-                views, check, names, level)
-            row["threshold"] = check.get("threshold")
-        elif kind in ACROSS_VARIANT_KINDS:
-            rows, notes = ACROSS_VARIANT_KINDS[kind](views, check, names, level, seed)
-            row["threshold"] = check.get("threshold")
-        elif kind == "order":
-            rows, notes = [], []
-            for better, worse in zip(names, names[1:]):
-                got, missing = _compare(views, check, better, worse, "better", 0.0, level, seed)
-                for r in got:
-                    r["label"] = f"{better} vs {worse}" + (f", {r['label']}" if r["label"] else "")
-                rows += got
-                notes += missing
-        else:
-            plat, base = names
-            threshold = check.get("threshold", margin if kind == "equivalent" else None)
-            row["threshold"] = threshold
-            rows, notes = _compare(views, check, plat, base, kind, float(threshold), level, seed)
-    except NotMeasured as why:
-        reasons = [f"{name} is unavailable on this testbed: {(unavailable or {})[name]}"
-                   for name in dict.fromkeys(names) if name in (unavailable or {})]
-        # a claim that its conditions or the analogue table put out of reach is not comparable, whatever
-        # else is missing: measuring more of the same would not make it comparable
-        ruled, rule_notes = conditions.analogue_verdict("not measured", check, rules)
-        outside = judged.outside if judged is not None else ""
-        if outside or ruled == conditions.NOT_COMPARABLE:
-            row.update(verdict=conditions.NOT_COMPARABLE, note="; ".join(n for n in [outside, *rule_notes, str(why)] if n))
-            return row
-        row.update(verdict="not measured", note="; ".join([str(why), *reasons]))
-        return row
+    row.update(verdict="not measured", note="; ".join([str(why), *reasons]))
+    return row
+
+
+def _decided(kind: str, check: dict, rows: list[dict], notes: list[str], level: float) -> tuple[str, dict, list[str]]:
+    """The claim's verdict over its comparisons, the comparison shown and the note so far (how many
+    comparisons decided what, the ``where`` values not run, the shown interval's note)."""
     verdict = _shape_verdict(kind, rows, 1.0 - level)
     shown_as = {"order": "better", "trend": "overhead_at_least" if check.get("direction") == "worsens" else "better",
                 "spread": "overhead_at_least" if check.get("direction") == "larger" else "better",
@@ -112,6 +107,12 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
         note.append("not run: " + ", ".join(where_missing))
     if shown["ci_note"]:
         note.append(shown["ci_note"])
+    return verdict, shown, note
+
+
+def _through_gates(verdict: str, note: list[str], views: _Views, check: dict, names: list[str], rows: list[dict],
+                   kind: str, level: float) -> str:  # fmt: skip
+    """The verdict after the regime, drift and too-few gates, each reason put first in ``note``."""
     verdict, why = _regime_gate(verdict, views, check, names)
     if why:
         note.insert(0, why)
@@ -121,6 +122,40 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
     verdict, why = _too_few(verdict, rows, kind, _fewest_repetitions(views, check, names), level)
     if why:
         note.insert(0, why)
+    return verdict
+
+
+def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin: float = 0.05,
+                   seed: int = 0, guard: list[dict] | None = None,
+                   unavailable: dict[str, str] | None = None) -> dict:  # fmt: skip
+    """One claim's verdict row (see the package docstring). ``guard``: the faster-than-native entries
+    of the table (:func:`~virtrepro.analysis.claims.gates._guard`; computed here with the registry's
+    causes when not given). ``unavailable``: platform -> why the testbed cannot run it (its platform
+    probe, :mod:`virtrepro.availability`), said in the note of a claim not measured for that reason."""
+    check = claim.get("check") or {}
+    papers = paper_platforms(claim)
+    row = _first_row(claim, check, papers)
+    if not claim.get("testable"):
+        row.update(verdict="not testable here", note=claim.get("reason", ""), platforms="")
+        return row
+    kind = check["kind"]
+    views = _views(table)
+    table = views.table
+    names: list[str] = []
+    rules: list = []
+    judged = None
+    try:
+        names = [resolve_platform(p, table, paper, conditions.rule_subsystem(check)) for p, paper in zip(_check_platforms(check), papers)]
+        row["platforms"] = (" > ".join(names) + " (best first)") if kind == "order" else " vs ".join(names)
+        relations = _stand_ins(names, papers, table, check)
+        rules = _analogue_rules(check, names, papers, relations)
+        row["stand_in"] = ", ".join(dict.fromkeys(relations))
+        views, judged = _within_conditions(claim, views, check, names)
+        rows, notes = _comparisons(kind, views, check, names, row, level, margin, seed)
+    except NotMeasured as why:
+        return _not_measured(row, why, check, names, rules, judged, unavailable)
+    verdict, shown, note = _decided(kind, check, rows, notes, level)
+    verdict = _through_gates(verdict, note, views, check, names, rows, kind, level)
     flags = _flagged(_guard(table, level, load_causes()) if guard is None else guard, views, check, names)
     verdict = _gated(verdict, relations, flags)
     verdict, rule_notes = conditions.analogue_verdict(verdict, check, rules)

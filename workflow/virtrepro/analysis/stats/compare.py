@@ -258,14 +258,25 @@ def compare_to_baseline(
                    "dropped_platform": plat_dropped, "higher_is_better": hib}  # fmt: skip
             row.update(_compared(base, plat, hib, level, margin))
             rows.append(row)
-    columns = [
-        *by, platform, "baseline", "n_baseline", "n_platform", "dropped_baseline", "dropped_platform",
-        "mean_baseline", "mean_platform", "higher_is_better", "ratio", "ratio_ci_low", "ratio_ci_high",
-        "overhead_percent", "overhead_ci_low", "overhead_ci_high", "ci_method", "ci_note", "achieved",
-        "shapiro_p_baseline", "shapiro_p_platform", "p_value", "holm_p", "holm_family_size", "tost_p",
-        "significant", "verdict", "level", "margin", "outlier_rule",
-    ]  # fmt: skip
+    columns = [*by, platform, *_COMPARED_COLUMNS]
     out = pd.DataFrame(rows, columns=[c for c in columns if c not in _DERIVED])
+    _decide_family(out, alpha)
+    out["level"], out["margin"], out["outlier_rule"] = level, margin, outlier_rule or "none"
+    return out[columns]
+
+
+# compare_to_baseline's columns after the ``by`` columns and the platform's
+_COMPARED_COLUMNS = [
+    "baseline", "n_baseline", "n_platform", "dropped_baseline", "dropped_platform",
+    "mean_baseline", "mean_platform", "higher_is_better", "ratio", "ratio_ci_low", "ratio_ci_high",
+    "overhead_percent", "overhead_ci_low", "overhead_ci_high", "ci_method", "ci_note", "achieved",
+    "shapiro_p_baseline", "shapiro_p_platform", "p_value", "holm_p", "holm_family_size", "tost_p",
+    "significant", "verdict", "level", "margin", "outlier_rule",
+]  # fmt: skip
+
+
+def _decide_family(out: pd.DataFrame, alpha: float) -> None:
+    """Holm over the rows of one :func:`compare_to_baseline` call (one family), and each row's verdict."""
     out["holm_p"] = holm(out["p_value"].to_numpy(float)) if len(out) else []
     out["holm_family_size"] = int(out["p_value"].notna().sum())
     out["significant"] = out["holm_p"] < alpha
@@ -273,8 +284,6 @@ def compare_to_baseline(
         "equivalent" if tost < alpha else ("better" if ratio_better else "worse") if sig else "inconclusive"
         for tost, sig, ratio_better in zip(out["tost_p"], out["significant"], out["overhead_percent"] < 0)
     ]
-    out["level"], out["margin"], out["outlier_rule"] = level, margin, outlier_rule or "none"
-    return out[columns]
 
 
 _DERIVED = ("holm_p", "holm_family_size", "significant", "verdict", "level", "margin", "outlier_rule")
