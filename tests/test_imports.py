@@ -131,6 +131,41 @@ def test_the_testbed_layer_imports_only_downwards():
     assert upward == []
 
 
+# the analysis wing, bottom to top: the table, the analysis package (its statistics below its claims), the
+# figures. Each entry names a module or a package with everything under it (the longest name decides);
+# ``virtrepro.stats`` and ``virtrepro.claims`` are the analysis package's modules under their earlier names.
+ANALYSIS_LAYERS = [
+    ["virtrepro.results"],
+    ["virtrepro.analysis", "virtrepro.analysis.stats", "virtrepro.stats"],
+    ["virtrepro.analysis.claims", "virtrepro.claims"],
+    ["virtrepro.figures"],
+]
+
+
+def analysis_level(name: str) -> int | None:
+    """The level of ``name`` in ANALYSIS_LAYERS (by its longest listed prefix), None outside it."""
+    prefixes = {prefix: depth for depth, layer in enumerate(ANALYSIS_LAYERS) for prefix in layer}
+    matching = [prefix for prefix in prefixes if name == prefix or name.startswith(prefix + ".")]
+    return prefixes[max(matching, key=len)] if matching else None
+
+
+def test_the_analysis_layer_sits_between_the_table_and_the_figures():
+    edges = graph(PACKAGE)
+    for layer in ANALYSIS_LAYERS:
+        assert all(any(n == p or n.startswith(p + ".") for n in edges) for p in layer), f"no module {layer}"
+    upward = [(name, target) for name, targets in edges.items() for target in targets
+              if analysis_level(name) is not None and analysis_level(target) is not None
+              and analysis_level(target) > analysis_level(name)]
+    assert upward == []
+
+
+def test_the_analysis_statistics_import_nothing_else_of_the_package():
+    """The measurement's repetition rule (adaptive) uses the statistics: they stay a leaf."""
+    edges = graph(PACKAGE)
+    stats = {name for name in edges if name.startswith("virtrepro.analysis.stats")}
+    assert stats and all(edges[name] <= stats | {"virtrepro.analysis"} for name in stats)
+
+
 def _write(root: Path, files: dict[str, str]) -> Path:
     for relative, text in files.items():
         path = root / relative

@@ -48,7 +48,7 @@ def verdict_min_n(confidence: float = 0.95) -> int:
     """The fewest repetitions at which every interval the verdicts and this rule use exists at
     ``confidence``: the one-sample signed-rank interval (6 at 95 %), the Mann-Whitney interval of a
     ratio (4 a side) and the bootstrap of an aggregate (5)."""
-    from . import stats
+    from .analysis import stats
 
     return max(stats.signed_rank_min_n(confidence), stats.rank_sum_min_n(confidence), stats.MIN_N_BOOTSTRAP)
 
@@ -170,7 +170,7 @@ def log_half_width(values, confidence: float = 0.95) -> float:
     """Half the width, on the log scale, of the signed-rank interval of the log values
     (:func:`stats.hl_location_ci`): NaN where it has no interval (too few values, or a value of 0 or
     below); a constant sample's width is its printed resolution's alone."""
-    from . import stats
+    from .analysis import stats
 
     ci = stats.hl_location_ci(values, confidence)
     if ci.method == "none":
@@ -181,7 +181,7 @@ def log_half_width(values, confidence: float = 0.95) -> float:
 def relative_half_width(values, confidence: float = 0.95) -> float:
     """Half the width of the t-interval of the mean, relative to the mean's magnitude: 0 for a
     constant sample of 2 or more values, NaN for fewer than 2 values, inf for a mean of 0."""
-    from . import stats  # statsmodels and scipy: imported where a decision is made, not with the plan
+    from .analysis import stats  # statsmodels and scipy: imported where a decision is made, not with the plan
 
     data = [float(v) for v in values]
     if len(data) < 2:
