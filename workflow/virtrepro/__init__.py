@@ -15,7 +15,8 @@ The package is shared by the Snakemake rules, the notebooks and the tests:
 - ``rawlog``      atomic raw logs with provenance sidecars, each recording its log's sha256
 - ``digests``     the digests of raw logs committed before sidecars recorded them, from git
 - ``results``     the tidy table (one per testbed) built from raw logs
-- ``stats``       summary statistics (statsmodels)
+- ``analysis``    the statistics (``analysis.stats``, also ``stats``) and the claims' verdicts
+  (``analysis.claims``, also ``claims``), above ``results`` and below ``figures``
 - ``plotting``    consistent figure styling
 - ``notebook``    what every notebook checks first (its parameters)
 - ``errors``, ``cli``  the named errors' base, and the one error path of every command line
