@@ -108,11 +108,6 @@ def _regime_gate(verdict: str, table: pd.DataFrame, check: dict, platforms: list
     return (conditions.NOT_COMPARABLE, why) if why else (verdict, None)
 
 
-# ---------------------------------------------------------------------------
-# The paper's platforms and what stands for them (platform_names holds the rule)
-# ---------------------------------------------------------------------------
-
-
 def _fewest_repetitions(table: pd.DataFrame, check: dict, names: list[str]) -> int:
     """The fewest repetitions (distinct raw logs) of any variant the claim compares, on any side."""
     counts = []
@@ -121,6 +116,11 @@ def _fewest_repetitions(table: pd.DataFrame, check: dict, names: list[str]) -> i
         runs = records["source_log"] if "source_log" in records.columns else records["repetition"]
         counts.append(int(runs.groupby(records["variant"]).nunique().min()))
     return min(counts)
+
+
+# ---------------------------------------------------------------------------
+# The paper's platforms and what stands for them (platform_names holds the rule)
+# ---------------------------------------------------------------------------
 
 
 def _stand_ins(names: list[str], papers: list[str | None], table: pd.DataFrame, check: dict | None = None) -> list[str]:
