@@ -81,7 +81,9 @@ def test_the_reference_rules_are_read_from_the_configuration(tmp_path):
 
 def test_the_hardware_section_names_every_host_and_never_a_guests_own_facts(tmp_path):
     """A run measured in parts on two hosts names both; a VM's sidecar gives its testbed host's facts,
-    a container's none (its own facts are its limits)."""
+    a container's none (its own facts are its limits): through the run facts beside the table."""
+    from virtrepro.results import facts
+
     intel = {"cpu_model": "Intel Xeon", "cores": 2, "mem_total_kb": 24 * 2**20, "machine": "x86_64",
              "virtualization": "lxc", "os": "Debian 12", "kernel": "6.18.44-a"}
     amd = {**intel, "cpu_model": "AMD EPYC", "kernel": "6.18.44-b"}
@@ -91,7 +93,8 @@ def test_the_hardware_section_names_every_host_and_never_a_guests_own_facts(tmp_
                 {"benchmark": "npb", "platform": {"name": "podman", "family": "container"}, "host": container},
                 {"benchmark": "fio", "platform": {"name": "qemu-tcg", "family": "full-vm"}, "host": guest,
                  "testbed_host": amd}]
-    text = "\n".join(artifact.machine_section(sidecars, tmp_path, "t"))
+    variants = {f"{s['platform']['name']}/{s['benchmark']}/v": facts.of_variant([facts.of_run(s)]) for s in sidecars}
+    text = "\n".join(artifact.machine_section({"variants": variants, "probes": {}}, {}, tmp_path, "t"))
     assert "- host: AMD EPYC or Intel Xeon, 2 cores, 24 GiB, x86_64, virtualised (lxc);" in text
     assert "kernel 6.18.44-a or 6.18.44-b;" in text
     assert "QEMU Virtual CPU" not in text and "6.1.0-guest" not in text and "podman" not in text

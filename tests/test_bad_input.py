@@ -365,7 +365,7 @@ def test_a_table_without_a_column_is_refused_naming_the_file(tmp_path):
     with pytest.raises(results.TableError) as error:
         results.load("tb", tmp_path)
     assert str(error.value).startswith(f"{tmp_path}/tables/tb.parquet: the table has no column 'value' (damaged, or "
-                                       f"written by another version than this one's table format {results.TABLE_FORMAT}); delete it")
+                                       f"written by another version than this one's table format {results.TABLE_FORMAT}); build it again")
 
 
 def test_a_damaged_table_is_refused_naming_the_file(tmp_path):

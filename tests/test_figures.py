@@ -59,6 +59,48 @@ def test_every_registered_figure_is_drawn_by_its_notebook_and_nothing_else_is_sa
         assert "plotting.save(" not in code and "savefig(" not in code, paper  # a figure is drawn in one place
 
 
+def test_the_notebooks_figure_cells_are_the_registrys():
+    """The figure list is written once, in the registry: each notebook's figure cells are generated
+    from it (python -m virtrepro.figures.cells) and the committed notebooks are as generated."""
+    from virtrepro.figures import cells
+
+    assert cells.main(["--check"]) == 0
+
+
+def _notebooks_copy(tmp_path: Path) -> Path:
+    import shutil
+
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".*"))
+    return tmp_path / "notebooks"
+
+
+def test_a_registered_figure_without_cells_or_cells_of_an_unregistered_one_fail_the_check(tmp_path, capsys):
+    from virtrepro.figures import cells
+
+    copy = _notebooks_copy(tmp_path)
+    path = copy / "walters2008.ipynb"
+    notebook = json.loads(path.read_text())
+    gone = "fig2-iozone-reader-writer"
+    notebook["cells"] = [c for c in notebook["cells"] if cells.figure_of(c) != gone]  # a registered figure without cells
+    path.write_text(cells.text(notebook))
+    assert cells.main(["--check", "--notebooks", str(copy)]) == 1
+    assert "walters2008.ipynb: its figure cells are not the registry's" in capsys.readouterr().out
+    assert cells.main(["--notebooks", str(copy)]) == 0  # generated again: in place after the last figure's cells
+    assert [c for c in json.loads(path.read_text())["cells"] if cells.figure_of(c) == gone]
+    assert cells.main(["--check", "--notebooks", str(copy)]) == 0
+    notebook = json.loads(path.read_text())
+    notebook["cells"].append(cells._new_cell("fig9-not-registered", 0, 'fig9 = nb.draw("fig9-not-registered")'))
+    path.write_text(cells.text(notebook))
+    assert cells.main(["--check", "--notebooks", str(copy)]) == 1  # a cell of an unregistered figure
+    unmarked = {"cell_type": "code", "execution_count": None, "id": "by-hand", "metadata": {}, "outputs": [],
+                "source": ['mine = nb.draw("fig1-netperf-latency-bandwidth")']}
+    notebook["cells"] = [c for c in notebook["cells"] if cells.figure_of(c) != "fig9-not-registered"] + [unmarked]
+    path.write_text(cells.text(notebook))
+    capsys.readouterr()
+    assert cells.main(["--check", "--notebooks", str(copy)]) == 1  # a figure drawn by hand
+    assert "a cell draws a figure the registry did not make" in capsys.readouterr().out
+
+
 def test_the_workflow_lists_the_registered_figures_without_copying_them():
     text = (ROOT / "workflow" / "rules" / "notebooks.smk").read_text()
     assert "by_paper()" in text and "write_captions(" in text
@@ -370,6 +412,9 @@ def test_the_notebook_names_the_platforms_its_testbed_could_not_run_with_the_rea
         "native": {"status": "available"},
         "lxc": {"status": "unavailable", "reason": "node1: neither root nor passwordless sudo"}}}))
     monkeypatch.setattr(results, "load", lambda testbed, data_dir: table)
+    # the run facts the table rule writes beside the table: here of the probe alone
+    monkeypatch.setattr(results, "run_facts", lambda testbed, data_dir: {
+        **results.facts.probes(data_dir, testbed)[0], "variants": {}})
     nb = Notebook("kudryavtsev2012", testbed="cluster", data_dir=str(tmp_path / "data"), reference_dir=SETTING.reference_dir,
                   figures_dir=str(tmp_path / "figures"), confidence=0.97, baseline="native")
     about = nb.about().splitlines()

@@ -69,15 +69,15 @@ def test_the_table_refuses_one_benchmark_from_two_machines_and_takes_it_from_one
         "sysbench_cpu": ["AMD EPYC (L2=1024K L3=32768K), microcode 0x1000065, kernel 6.18.44-fc-v669"]}
     foreign = _place(tmp_path, "qemu-tcg", 0, XEON, guest=True)  # added to a built table: the incremental path
     with pytest.raises(results.MixedMachinesError, match="sysbench_cpu were measured on 2 machines") as error:
-        results.load("tb", tmp_path)
+        results.write_table(tmp_path, "tb", csv=False)
     assert "AMD EPYC" in str(error.value) and "Intel(R) Xeon(R) Processor" in str(error.value)
     with pytest.raises(results.MixedMachinesError):
-        results.load("tb", tmp_path, rebuild=True)  # and when every log is parsed again
+        results.write_table(tmp_path, "tb", csv=False, reparse=True)  # and when every log is parsed again
     moved = tmp_path / "elsewhere"
     moved.mkdir()
     for path in (foreign, rawlog.sidecar_path(foreign)):
         shutil.move(path, moved / path.name)
-    frame = results.load("tb", tmp_path)  # the other machine's log moved out: nothing else was lost
+    frame = results.write_table(tmp_path, "tb", csv=False)  # the other machine's log moved out: nothing else was lost
     assert sorted(frame[frame["metric"] == "events_per_second"]["repetition"]) == [0, 1]
 
 

@@ -118,7 +118,7 @@ def test_load_and_write_table_refuse_a_testbed_whose_measurements_all_failed(wor
     (data / "raw" / "mine" / "probes").mkdir()
     (data / "raw" / "mine" / "probes" / "platforms.json").write_text('{"hosts": {}, "platforms": {}}')
     before = snapshot(data / "tables")
-    for build in (lambda: results.load("mine", data), lambda: results.load("mine", data, rebuild=True),
+    for build in (lambda: results.load("mine", data), lambda: results.write_table(data, "mine", reparse=True),
                   lambda: results.write_table(data, "mine")):
         with pytest.raises(results.NoRawLogsError) as error:
             build()

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from conftest import DATA, commit_capture
-from virtrepro import rawlog, results
+from virtrepro import datalayout, rawlog, results
 from virtrepro.parsers import ParseError, TruncatedLogError
 from virtrepro.parsers.iozone import parse_iozone
 
@@ -150,35 +150,53 @@ def test_log_without_complete_sidecar_is_refused(data):
         results.build_table(data, "tb")
 
 
-def test_load_caches_and_rebuilds_when_a_log_changes(data):
-    first = results.load("tb", data)
+def test_load_only_reads_and_refuses_a_missing_or_stale_table_naming_the_command(data):
+    """The table rule (write_table) is the table's one writer: load() writes nothing, not even the
+    builder's checksum cache, and refuses a table that is missing or not of the logs there now in one
+    line that names the command which builds it."""
     paths = results.table_paths(data, "tb")
-    assert paths["parquet"].exists() and paths["manifest"].exists()
-    assert not paths["csv"].exists()  # the copy for people is the table rule's (write_table)
-    stamp = paths["parquet"].stat().st_mtime_ns
-    second = results.load("tb", data)
-    assert paths["parquet"].stat().st_mtime_ns == stamp  # cache hit: not rewritten
-    pd.testing.assert_frame_equal(first, second, check_dtype=False)
+    with pytest.raises(results.TableError) as error:
+        results.load("tb", data)
+    message = str(error.value)
+    assert "\n" not in message and "no table of testbed 'tb'" in message
+    assert f"python -m virtrepro.results tb --data-dir {data}" in message
+    assert not (data / "tables").exists()
+    first = results.write_table(data, "tb")
+    assert paths["parquet"].exists() and paths["manifest"].exists() and paths["csv"].exists() and paths["facts"].exists()
+    written = {path: path.stat().st_mtime_ns for path in (data / "tables").rglob("*") if path.is_file()}
+    pd.testing.assert_frame_equal(results.load("tb", data), first)
     place(data, SYSBENCH_2_DIR, 0, DATA / "sysbench" / "cpu-histogram-p99-interval.log")
-    third = results.load("tb", data)
-    assert len(third) > len(first)
-    assert 4565.97 in set(third["value"])
-    written = results.write_table(data, "tb")
-    pd.testing.assert_frame_equal(written, third)
+    with pytest.raises(results.TableError, match=r"the table is stale .*python -m virtrepro\.results tb"):
+        results.load("tb", data)
+    assert written == {path: path.stat().st_mtime_ns for path in (data / "tables").rglob("*") if path.is_file()}
+    third = results.write_table(data, "tb")
+    assert len(third) > len(first) and 4565.97 in set(third["value"])
+    pd.testing.assert_frame_equal(results.load("tb", data), third)
     csv = pd.read_csv(paths["csv"])
     assert len(csv) == len(third)
     manifest = json.loads(paths["manifest"].read_text())
     assert manifest["csv"] and manifest["csv_fingerprint"] == manifest["fingerprint"]
     place(data, SYSBENCH_2_DIR, 1, DATA / "sysbench" / "cpu-histogram-p99-interval.log")
-    results.load("tb", data)  # the Parquet table follows; the manifest says the CSV is of the table before
+    results.write_table(data, "tb", csv=False)  # the manifest says the CSV is of the table before
     manifest = json.loads(paths["manifest"].read_text())
     assert not manifest["csv"] and manifest["csv_fingerprint"] != manifest["fingerprint"]
     assert len(pd.read_csv(paths["csv"])) == len(csv)
 
 
-def test_load_rebuild_false_never_parses(data):
-    with pytest.raises(FileNotFoundError):
-        results.load("tb", data, rebuild=False)
+def test_the_run_facts_are_of_the_tables_logs_and_probes(data):
+    """The run facts beside the table (results.facts): each variant's runs, what its platform applied,
+    its host; refused once a probe record changed until the table is built again."""
+    results.write_table(data, "tb")
+    facts = results.run_facts("tb", data)
+    variant = facts["variants"][SYSBENCH_DIR.split("/", 2)[2]]
+    assert variant["runs"] == len(list((data / SYSBENCH_DIR).glob("rep-*.log")))
+    probe = datalayout.probe_path(data, "tb", datalayout.QEMU_PROBE)
+    probe.parent.mkdir(parents=True, exist_ok=True)
+    probe.write_text(json.dumps({"reason": "KVM works"}))
+    with pytest.raises(results.FactsError, match="python -m virtrepro.results tb"):
+        results.run_facts("tb", data)
+    results.write_table(data, "tb")
+    assert results.run_facts("tb", data)["probes"][datalayout.QEMU_PROBE] == {"reason": "KVM works"}
 
 
 def test_a_record_label_named_like_a_column_never_replaces_it():
@@ -192,10 +210,10 @@ def test_a_record_label_named_like_a_column_never_replaces_it():
     assert wide.loc[0, "class"] == "S" and wide.loc[0, "param_class"] == "S" and wide.loc[0, "param_kernel"] == "ep"
 
 
-def test_a_table_of_the_old_format_is_rebuilt_or_refused_in_one_line(data):
-    """A cached table of the wide format (a column per label and param_<name> as text, the variant
-    key in ``parameters``): load() rebuilds it, as its fingerprint names another table format; told not
-    to rebuild, it refuses it in one line that names the file and what to do."""
+def test_a_table_of_the_old_format_is_refused_in_one_line_and_rebuilt_by_the_builder(data):
+    """A table of the wide format (a column per label and param_<name> as text, the variant key in
+    ``parameters``): load() refuses it as stale (its fingerprint names another table format), naming
+    the command; read as a file it is refused in one line naming the file; the builder makes it anew."""
     paths = results.table_paths(data, "tb")
     paths["parquet"].parent.mkdir(parents=True)
     wide = pd.DataFrame({"testbed": ["tb"], "platform": ["native"], "benchmark": ["sysbench_cpu"],
@@ -203,19 +221,21 @@ def test_a_table_of_the_old_format_is_rebuilt_or_refused_in_one_line(data):
                          "unit": ["events/s"], "value": [1.0], "source_log": ["x"], "param_threads": ["1"], "threads": [1]})
     wide.to_parquet(paths["parquet"])
     paths["manifest"].write_text(json.dumps({"fingerprint": "the fingerprint of an older format"}))
+    with pytest.raises(results.TableError, match=r"stale .*python -m virtrepro\.results tb"):
+        results.load("tb", data)
     with pytest.raises(results.TableError) as error:
-        results.load("tb", data, rebuild=False)
+        results.read_table(paths["parquet"])
     message = str(error.value)
     assert "\n" not in message and message.startswith(f"{paths['parquet']}: the table has no column 'variant', 'labels'")
-    assert f"table format {results.TABLE_FORMAT}" in message and "rebuild it from the raw logs" in message
-    rebuilt = results.load("tb", data)
+    assert f"table format {results.TABLE_FORMAT}" in message and "build it again from the raw logs" in message
+    rebuilt = results.write_table(data, "tb")
     assert list(rebuilt.columns) == results.COLUMNS and 1141.43 in set(rebuilt["value"])
     assert list(pd.read_parquet(paths["parquet"]).columns) == results.COLUMNS
 
 
 def test_the_fingerprint_names_the_table_format(data, monkeypatch):
     before = results.fingerprint(data, "tb")
-    monkeypatch.setattr(results, "TABLE_FORMAT", results.TABLE_FORMAT - 1)
+    monkeypatch.setattr(results.cache, "TABLE_FORMAT", results.TABLE_FORMAT - 1)
     assert results.fingerprint(data, "tb") != before
 
 
@@ -247,7 +267,7 @@ def _parsed(monkeypatch) -> list[str]:
         seen.append(str(Path(log).relative_to(data_dir)))
         return real(log, data_dir)
 
-    monkeypatch.setattr(results, "parse_log", counting)
+    monkeypatch.setattr(results.build, "parse_log", counting)
     return seen
 
 
@@ -260,10 +280,10 @@ def _full(data: Path) -> pd.DataFrame:
 
 
 def test_a_new_log_is_the_only_one_parsed_and_its_variant_decided_anew(data, monkeypatch):
-    results.load("tb", data)
+    results.write_table(data, "tb", csv=False)
     parsed = _parsed(monkeypatch)
     new = place(data, SYSBENCH_DIR, 2, DATA / "sysbench" / "cpu-1thread-10s.log")
-    table = results.load("tb", data)
+    table = results.write_table(data, "tb", csv=False)
     assert parsed == [str(new.relative_to(data))]
     pd.testing.assert_frame_equal(table, _full(data))
     stopping = set(table.loc[table["variant"] == Path(SYSBENCH_DIR).name, "stopping"])
@@ -271,19 +291,19 @@ def test_a_new_log_is_the_only_one_parsed_and_its_variant_decided_anew(data, mon
 
 
 def test_a_changed_or_removed_log_is_seen_and_nothing_else_parsed(data, monkeypatch):
-    results.load("tb", data)
+    results.write_table(data, "tb", csv=False)
     parsed = _parsed(monkeypatch)
     log = data / SYSBENCH_DIR / "rep-1.log"
     sidecar = json.loads(rawlog.sidecar_path(log).read_text())
     rawlog.sidecar_path(log).write_text(json.dumps({**sidecar, "scale": "paper"}))  # a new file, as rawlog writes
-    table = results.load("tb", data)
+    table = results.write_table(data, "tb", csv=False)
     assert parsed == [str(log.relative_to(data))]
     assert set(table.loc[table["source_log"] == str(log.relative_to(data)), "scale"]) == {"paper"}
     pd.testing.assert_frame_equal(table, _full(data))
     rawlog.sidecar_path(log).unlink()
     log.unlink()
     parsed.clear()
-    table = results.load("tb", data)
+    table = results.write_table(data, "tb", csv=False)
     assert parsed == [] and str(log.relative_to(data)) not in set(table["source_log"])
     assert '"n_repetitions": 1' in table.loc[table["variant"] == Path(SYSBENCH_DIR).name, "stopping"].iloc[0]
     pd.testing.assert_frame_equal(table, _full(data))
@@ -292,14 +312,14 @@ def test_a_changed_or_removed_log_is_seen_and_nothing_else_parsed(data, monkeypa
 def test_variants_added_between_others_or_gone_leave_the_others_rows_as_one_block(data, monkeypatch):
     """The rows of an unchanged variant are kept as a block (manifest's variant_rows): the table stays
     in order when a variant sorts between kept ones, another is gone, and one more comes last."""
-    results.load("tb", data)
+    results.write_table(data, "tb", csv=False)
     parsed = _parsed(monkeypatch)
     between = "raw/tb/native/sysbench_cpu/prime-20000_seconds-10_threads-1"  # the same run spelled in another order: sorts before SYSBENCH_DIR
     last = "raw/tb/podman/sysbench_cpu/threads-1_prime-20000_seconds-10"
     added = [place(data, between, 0, DATA / "sysbench" / "cpu-1thread-10s.log"),
              place(data, last, 0, DATA / "sysbench" / "cpu-1thread-10s.log")]
     shutil.rmtree(data / IOZONE_DIR)
-    table = results.load("tb", data)
+    table = results.write_table(data, "tb", csv=False)
     assert sorted(parsed) == sorted(str(p.relative_to(data)) for p in added)  # nothing else parsed
     pd.testing.assert_frame_equal(table, _full(data))
     manifest = json.loads(results.table_paths(data, "tb")["manifest"].read_text())
@@ -314,37 +334,37 @@ def test_variants_added_between_others_or_gone_leave_the_others_rows_as_one_bloc
 def test_a_table_replaced_without_its_manifest_is_built_anew_not_cut_at_old_blocks(data, monkeypatch):
     """The manifest's row blocks describe its own Parquet file: another file under it (here a table
     of the same logs in another row order) is not reused, so a new log cannot take wrong rows."""
-    results.load("tb", data)
+    results.write_table(data, "tb", csv=False)
     paths = results.table_paths(data, "tb")
     shuffled = results.read_table(paths["parquet"]).iloc[::-1].reset_index(drop=True)
     shuffled.to_parquet(paths["parquet"], index=False)
     parsed = _parsed(monkeypatch)
     place(data, SYSBENCH_DIR, 2, DATA / "sysbench" / "cpu-1thread-10s.log")
-    table = results.load("tb", data)
+    table = results.write_table(data, "tb", csv=False)
     assert len(parsed) == len(results.raw_logs(data, "tb"))  # every log parsed again: nothing taken from that file
     pd.testing.assert_frame_equal(table, _full(data))
 
 
 def test_the_rows_of_a_changed_parser_are_made_anew(data, monkeypatch):
     """The table format is the parsers' version: another one reparses every log."""
-    results.load("tb", data)
+    results.write_table(data, "tb", csv=False)
     parsed = _parsed(monkeypatch)
-    monkeypatch.setattr(results, "TABLE_FORMAT", results.TABLE_FORMAT + 1)
-    results.load("tb", data)
+    monkeypatch.setattr(results.cache, "TABLE_FORMAT", results.TABLE_FORMAT + 1)
+    results.write_table(data, "tb", csv=False)
     assert sorted(parsed) == sorted(str(p.relative_to(data)) for p in results.raw_logs(data, "tb"))
 
 
 def test_a_log_rewritten_in_place_with_the_same_size_is_hashed_again(data):
     """The checksums are remembered by size, times and inode: a rewrite in place changes the times,
     so the log is read again, and refused: its bytes are not the ones its sidecar recorded."""
-    results.load("tb", data)
+    results.write_table(data, "tb", csv=False)
     log = data / SYSBENCH_DIR / "rep-1.log"
     text = log.read_text()
     changed = text.replace("events per second:  1141.43", "events per second:  1141.44")
     assert changed != text and len(changed) == len(text)
     log.write_text(changed)
     with pytest.raises(rawlog.LogDigestError, match="rep-1.log"):
-        results.load("tb", data)
+        results.write_table(data, "tb", csv=False)
 
 
 def _write_concurrently(data: str, seed: int) -> int:

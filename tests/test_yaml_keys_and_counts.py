@@ -337,7 +337,7 @@ def test_a_failing_claims_table_job_keeps_the_previous_verdicts(workflow_copy):
     said = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert said == [f"error: data/tables/{TESTBED}.parquet: not a readable Parquet table (Could not open Parquet input "
                     f"source 'data/tables/{TESTBED}.parquet': Parquet magic bytes not found in footer. Either the file "
-                    "is corrupted or this is not a parquet file.); delete it and its .manifest.json to rebuild it from "
-                    "the raw logs"], result.stderr[-3000:]
+                    "is corrupted or this is not a parquet file.); build it again from the raw logs (`python -m "
+                    "virtrepro.results <testbed>`, or the workflow's table rule)"], result.stderr[-3000:]
     assert digest(csv) == before
     assert not [p for p in csv.parent.iterdir() if p.name.endswith(".partial")]

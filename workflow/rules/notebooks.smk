@@ -39,6 +39,7 @@ for _paper in config["notebooks"]:
             f"notebook_{_paper}"
         input:
             table=str(datalayout.table_paths(DATA, TESTBED)["parquet"]),
+            facts=str(datalayout.table_paths(DATA, TESTBED)["facts"]),  # the run facts the figures read
             # the verdicts (the summary opens with them; the papers' notebooks list their claims)
             claims=str(datalayout.claims_table_path(DATA, TESTBED)),
             notebook=str(Path(workflow.basedir) / "notebooks" / f"{_paper}.ipynb"),

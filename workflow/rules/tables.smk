@@ -1,5 +1,6 @@
-# Parsing: every raw log of a testbed into one tidy table (Parquet + CSV), and the papers' claims
-# checked on it (<testbed>.claims.csv: one verdict per claim, readable without a notebook).
+# Parsing: every raw log of a testbed into one tidy table (Parquet + CSV, with its manifest and the run
+# facts beside it), and the papers' claims checked on it (<testbed>.claims.csv: one verdict per claim,
+# readable without a notebook). The table rule is the table's one writer: notebooks only read it.
 
 from virtrepro.claims import load_causes, load_claims
 from virtrepro.errors import VirtreproError
@@ -32,6 +33,7 @@ rule table:
         parquet=datalayout.table_pattern(DATA, "parquet"),
         csv=datalayout.table_pattern(DATA, "csv"),
         manifest=datalayout.table_pattern(DATA, "manifest"),
+        facts=datalayout.table_pattern(DATA, "facts"),
     log:
         "logs/table/{testbed}.log",
     run:

@@ -13,7 +13,8 @@ Under a data directory (``data/``, or an investigation's ``data/investigations/<
                                                              whose logs' sidecars record none (committed)
     raw/<testbed>/probes/<probe>.json                          probes: platforms, qemu-accel, <build>
     tables/<testbed>.parquet, .csv, .manifest.json, .claims.csv  the tidy table and the verdicts
-    tables/.cache/<testbed>.files.tsv, <testbed>.lock          the table builder's cache (not committed)
+    tables/<testbed>.facts.json                                 the run facts beside it (machines, probes, platforms)
+    tables/.cache/<testbed>.files.tsv, <testbed>.lock          the table builder's cache and lock (not committed)
     executed/<testbed>/<paper>.ipynb                           executed notebooks (not committed)
     investigations/<name>/                                     a data directory of its own
 """
@@ -223,12 +224,18 @@ def probe_path(data_dir: str | Path, testbed: str, probe: str) -> Path:
     return probes_dir(data_dir, testbed) / f"{probe}.json"
 
 
+def probe_records(data_dir: str | Path, testbed: str) -> dict[str, Path]:
+    """Every probe record of a testbed, by probe name (``platforms``, ``qemu-accel``, a build's), sorted."""
+    return {path.stem: path for path in sorted(probes_dir(data_dir, testbed).glob("*.json"))}
+
+
 def probe_name(probe: str) -> str:
     """A probe record's name relative to the testbed's raw directory, for messages."""
     return f"{PROBES}/{probe}.json"
 
 
 MANIFEST_SUFFIX = ".manifest.json"
+FACTS_SUFFIX = ".facts.json"  # the run facts beside the tidy table (virtrepro.results.facts)
 
 
 def tables_dir(data_dir: str | Path) -> Path:
@@ -236,9 +243,10 @@ def tables_dir(data_dir: str | Path) -> Path:
 
 
 def table_paths(data_dir: str | Path, testbed: str) -> dict[str, Path]:
-    """The tidy table's files: ``parquet``, ``csv``, ``manifest``."""
+    """The tidy table's files: ``parquet``, ``csv``, ``manifest``, and the run facts beside it (``facts``)."""
     base = tables_dir(data_dir) / testbed
-    return {"parquet": Path(f"{base}.parquet"), "csv": Path(f"{base}.csv"), "manifest": Path(f"{base}{MANIFEST_SUFFIX}")}
+    return {"parquet": Path(f"{base}.parquet"), "csv": Path(f"{base}.csv"), "manifest": Path(f"{base}{MANIFEST_SUFFIX}"),
+            "facts": Path(f"{base}{FACTS_SUFFIX}")}
 
 
 def claims_table_path(data_dir: str | Path, testbed: str) -> Path:
@@ -279,5 +287,5 @@ def probe_pattern(data: str, probe: str) -> str:
 
 
 def table_pattern(data: str, kind: str) -> str:
-    """``parquet``, ``csv``, ``manifest`` or ``claims`` of testbed ``{testbed}``."""
+    """``parquet``, ``csv``, ``manifest``, ``facts`` or ``claims`` of testbed ``{testbed}``."""
     return str(claims_table_path(data, "{testbed}") if kind == "claims" else table_paths(data, "{testbed}")[kind])

@@ -7,7 +7,8 @@ from what the repository declares and holds, so that it stays true:
 It reads the figure registry (each paper's figures, the benchmarks they read, the claims they
 test), ``data/reference/claims.yaml`` (every claim, its published value and its check) with its
 verdicts on the committed reference data (``data/tables/<testbed>.claims.csv``), the reference
-run's sidecars (machine, tools and versions, how long the benchmarks ran) and the measured time of
+run's facts beside its table (machine, tools and versions, how long the benchmarks ran:
+``results.run_facts``, ``results.measured_on``) and the measured time of
 the default run (``bench/results/default_run_time.json``, written by
 ``bench/default_run_time.py --fresh-clone``).
 """
@@ -23,9 +24,8 @@ from pathlib import Path
 import pandas as pd
 
 from .. import claims as claim_checks
-from .. import datalayout, machines, platform_names, yamlfile
+from .. import datalayout, machines, platform_names, results, yamlfile
 from ..platforms.catalog import CONTAINER
-from ..regimes import sidecar_facts
 from . import FIGURES, by_paper
 from .common import CONFIG  # the workflow's configuration
 from .reading import DEFAULTS
@@ -47,24 +47,24 @@ def _cell(value) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def _sidecars(data_dir: Path, testbed: str) -> list[dict]:
-    out = []
-    for path in datalayout.sidecars_of(data_dir, testbed):
-        try:
-            out.append(json.loads(path.read_text()))
-        except (OSError, ValueError):
-            continue
-    return out
+def _variants_by(facts: dict, part: int) -> dict[str, list[dict]]:
+    """The run facts' variants by platform (``part`` 0) or benchmark (1) of their ``platform/benchmark/variant``."""
+    found: dict[str, list[dict]] = defaultdict(list)
+    for key, variant in facts["variants"].items():
+        found[key.split("/")[part]].append(variant)
+    return found
 
 
-def machine_section(sidecars: list[dict], data_dir: Path, testbed: str) -> list[str]:
+def machine_section(facts: dict, machines_of: dict[str, list[str]], data_dir: Path, testbed: str) -> list[str]:
+    """The testbed host, software and machines of the runs, from the run facts beside the table
+    (:func:`virtrepro.results.run_facts`) and the machines its manifest records (``machines_of``)."""
     lines = ["## C. Hardware and software", ""]
-    if not sidecars:
-        return lines + [f"No sidecars of testbed `{testbed}` under `{datalayout.raw_dir(data_dir.name)}/`.", ""]
-    # the testbed host's facts: native's own and a VM's testbed_host (a container's own facts are its
+    variants = list(facts["variants"].values())
+    if not variants:
+        return lines + [f"No runs of testbed `{testbed}` in `{datalayout.tables_dir(data_dir.name)}/`.", ""]
+    # the testbed host's facts: native's own and a VM's testbed host (a container's own facts are its
     # limits: its CPUs and its own kind of virtualization); the CPU and kernel by benchmark below
-    hosts = [host for s in sidecars if isinstance(host := sidecar_facts(s)[1], dict)
-             and not (isinstance(s.get("platform"), dict) and s["platform"].get("family") == CONTAINER)]
+    hosts = [host for v in variants if v["family"] != CONTAINER for host in v["hosts"]]
 
     def fact(key, shown=str):
         return " or ".join(sorted({shown(h[key]) for h in hosts if h.get(key) not in (None, "")})) or "not recorded"
@@ -72,22 +72,19 @@ def machine_section(sidecars: list[dict], data_dir: Path, testbed: str) -> list[
     def gib(kb) -> str:
         return f"{round(int(kb) / 2**20)} GiB"
 
-    probe = datalayout.probe_path(data_dir, testbed, datalayout.QEMU_PROBE)
-    lines += [f"The committed reference data (testbed `{testbed}`), as its sidecars record:", "",
+    lines += [f"The committed reference data (testbed `{testbed}`), as its runs recorded it:", "",
               f"- host: {fact('cpu_model')}, {fact('cores')} cores, {fact('mem_total_kb', gib)}, {fact('machine')}, "
               f"virtualised ({fact('virtualization')});",
               f"- operating system: {fact('os')}, kernel {fact('kernel')};",
-              f"- virtrepro {sidecars[0].get('virtrepro_version')}, commits "
-              + ", ".join(f"`{c[:10]}`" for c in sorted({s.get('virtrepro_commit') or '' for s in sidecars} - {''})) + ";"]
+              f"- virtrepro {variants[0]['virtrepro_version']}, commits "
+              + ", ".join(f"`{c[:10]}`" for c in sorted({c for v in variants for c in v['virtrepro_commits']})) + ";"]
     # one machine per benchmark (virtrepro.machines); the table refuses a mix
-    named = [(s.get("benchmark") or "", machines.describe(machine)) for s in sidecars
-             if (machine := machines.identity(s)) is not None]
+    named = [(benchmark, name) for benchmark, names in machines_of.items() for name in names]
     lines += [f"- {line};" for line in machines.in_words(named, mark=lambda b: f"`{b}`")]
-    if probe.exists():
-        lines.append(f"- QEMU accelerator: {json.loads(probe.read_text()).get('reason')}.")
-    tools = defaultdict(set)
-    for s in sidecars:
-        tools[s.get("benchmark")].add(s.get("tool_version") or "unknown")
+    qemu = facts["probes"].get(datalayout.QEMU_PROBE)
+    if qemu is not None:
+        lines.append(f"- QEMU accelerator: {qemu.get('reason')}.")
+    tools = {benchmark: {t for v in found for t in v["tool_versions"]} for benchmark, found in _variants_by(facts, 1).items()}
     lines += ["", "| benchmark | tool and version, as run |", "|---|---|"]
     lines += [f"| `{b}` | {_cell('; '.join(sorted(v)))} |" for b, v in sorted(tools.items())]
     lines += ["", "Python packages: `envs/requirements.txt` (pinned); Debian packages: `envs/debian-packages.txt` "
@@ -115,17 +112,14 @@ def reference_rules(config_path: Path = CONFIG) -> str:
             + (f"; where guest code is binary-translated (QEMU TCG, 10-50 times slower) at most {lower}" if lower else ""))
 
 
-def time_section(sidecars: list[dict], testbed: str) -> list[str]:
+def time_section(facts: dict, testbed: str) -> list[str]:
     lines = ["## D. Set-up, run and time", "",
              "| step | command | time here |", "|---|---|---|"]
     timing = json.loads(TIMING.read_text()) if TIMING.exists() else None
     quick = (f"{timing['wall_min']:.0f} min from a fresh clone ({timing['date']}; measurement jobs "
              + ", ".join(f"{platform_names.label(p)} {m:.1f}" for p, m in timing["per_platform_min"].items())
              + " min)") if timing else "not measured yet (bench/default_run_time.py --fresh-clone)"
-    per_platform = defaultdict(float)
-    for s in sidecars:
-        per_platform[s.get("platform", {}).get("name") if isinstance(s.get("platform"), dict) else s.get("platform")] += \
-            float(s.get("duration_s") or 0)
+    per_platform = {platform: sum(v["duration_s"] for v in found) for platform, found in _variants_by(facts, 0).items()}
     ran = ", ".join(f"{platform_names.label(p)} {v / 3600:.1f} h" for p, v in sorted(per_platform.items(), key=lambda kv: str(kv[0])))
     parts = ROOT / "bench" / "results" / f"{testbed}_run_time.json"
     wall = (f"measured in {len(record['parts'])} parts, {record['wall_h']:.1f} h from each part's first repetition to its "
@@ -136,7 +130,7 @@ def time_section(sidecars: list[dict], testbed: str) -> list[str]:
         f"| quick scale: set up, measure every platform, tables, notebooks | `bash scripts/reproduce.sh` | {quick} |",
         "| the tests | `bash scripts/test.sh` | see docs/testing.md |",
         f"| reference scale (the committed data) | `bash scripts/reference_run.sh` (`-n`: what is left, estimated) | "
-        f"{wall}its benchmarks ran {ran} (sum of the sidecars' durations; guest boots and set-up on top) |",
+        f"{wall}its benchmarks ran {ran} (sum of the runs' recorded durations; guest boots and set-up on top) |",
         "| paper scale | `snakemake --cores all --config scale=paper` | days on one host: "
         "`python -m virtrepro.plan --estimate --config scale=paper` |",
         "| analysis of committed data: one figure | `python -m virtrepro.figures PAPER/ID` | seconds |",
@@ -209,12 +203,13 @@ def render(root: Path = ROOT, testbed: str = DEFAULTS["testbed"]) -> str:
     listed = claim_checks.load_claims(data_dir / "reference" / "claims.yaml")
     claims_csv = datalayout.claims_table_path(data_dir, testbed)
     verdicts = pd.read_csv(claims_csv) if claims_csv.exists() else None
-    sidecars = _sidecars(data_dir, testbed)
+    results.load(testbed, data_dir)  # the table is current: its run facts are of the raw logs there now
+    facts, machines_of = results.run_facts(testbed, data_dir), results.measured_on(testbed, data_dir)
     lines = [
         "# Artifact description and evaluation",
         "",
         "<!-- generated by `python -m virtrepro.figures.artifact` from the figure registry, the claims, their "
-        "verdicts and the reference run's sidecars: edit those, not this file (tests/test_artifact.py checks it is current) -->",
+        "verdicts and the reference run's tables: edit those, not this file (tests/test_artifact.py checks it is current) -->",
         "",
         "## A. What the artifact is",
         "",
@@ -244,8 +239,8 @@ def render(root: Path = ROOT, testbed: str = DEFAULTS["testbed"]) -> str:
         "figures and the environment's versions into one tarball with a SHA-256 list, for deposit in an archive.",
         "",
     ]
-    lines += machine_section(sidecars, data_dir, testbed)
-    lines += time_section(sidecars, testbed)
+    lines += machine_section(facts, machines_of, data_dir, testbed)
+    lines += time_section(facts, testbed)
     lines += figures_section(listed)
     lines += claims_section(listed, verdicts, testbed)
     return "\n".join(lines).rstrip() + "\n"

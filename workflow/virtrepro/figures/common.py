@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from .. import datalayout, plotting, results, stats
-from ..npb import why_no_runs
 from ..platform_names import STAND_INS
 
 # the columns of stats.compare_to_baseline a reader wants to see
@@ -174,8 +172,19 @@ def times_axis(ax, s, axis: str = "y") -> None:
     (ax.set_ylabel if axis == "y" else ax.set_xlabel)(label)
 
 
+def probe_record(s, probe: str) -> dict:
+    """What the testbed's probe ``probe`` recorded (its ``status`` and ``reason``; none if it did not
+    run), from the run facts beside the table (:func:`virtrepro.results.run_facts`)."""
+    return results.run_facts(s.testbed, s.data_dir)["probes"].get(probe, {})
+
+
 def npb_missing(s, benchmark: str = "NPB") -> str:
-    return why_no_runs(s.data_dir, s.testbed, benchmark)
+    """One line on why ``benchmark`` (an NPB one) has no runs here: the reason recorded when NPB was
+    skipped, else that nothing was measured yet."""
+    record = probe_record(s, datalayout.NPB_PROBE)
+    if record.get("status") == "skipped":
+        return f"no {benchmark} runs: NPB was skipped ({record.get('reason', 'no reason recorded')})"
+    return f"no {benchmark} runs on testbed {s.testbed!r}"
 
 
 # a source build's name in words (virtrepro.builds)
@@ -188,8 +197,8 @@ def short_why(s, benchmark: str) -> str:
     from ..benchmarks import BENCHMARKS
 
     build = BENCHMARKS[benchmark].build if benchmark in BENCHMARKS else None
-    probe = datalayout.probe_path(s.data_dir, s.testbed, build) if build else None
-    if probe is not None and probe.exists() and json.loads(probe.read_text()).get("status") == "skipped":
+    if build and probe_record(s, build).get("status") == "skipped":
+        probe = datalayout.probe_path(s.data_dir, s.testbed, build)  # named, not read
         return (f"no {benchmark} runs here: {BUILD_NAMES.get(build, build)} was not obtained on this testbed "
                 f"(why: its probe record, {probe.relative_to(s.data_dir)})")
     return f"no {benchmark} runs on testbed {s.testbed!r}"

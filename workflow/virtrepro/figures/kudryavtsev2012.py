@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import claims, plotting, rawlog, results
+from .. import claims, plotting, results
 from ..platforms.catalog import FULL_VM, get
 from .registry import Drawn, figure
 from .common import (NO_INTERVAL_MARK, OVERHEAD, baseline_first, claim_thresholds, compare, comparable, footnote,
@@ -160,12 +159,12 @@ def fig3(table, s) -> Drawn:
 
 def guest_knobs(table, s) -> pd.DataFrame:
     """The KVM guest settings each VM run of hpcc and npb_mpi applied (NUMA nodes, huge pages, vCPU pinning),
-    from the first log's sidecar."""
+    as its first variant recorded them (the run facts beside the table: results.run_facts)."""
     vm_logs = table[table["platform"].map(lambda p: get(p).family == FULL_VM) & table["benchmark"].isin(["hpcc", "npb_mpi"])]
-    knobs = []
+    knobs, variants = [], results.run_facts(s.testbed, s.data_dir)["variants"] if len(vm_logs) else {}
     for (platform, benchmark), logs in vm_logs.groupby(["platform", "benchmark"]):
-        sidecar = rawlog.read_sidecar(Path(s.data_dir) / logs["source_log"].iloc[0])
-        spec, applied = sidecar["platform"].get("spec", {}), sidecar["platform"].get("applied", {})
+        facts = variants[f"{platform}/{benchmark}/{logs['variant'].iloc[0]}"]
+        spec, applied = facts["spec"], facts["applied"]
         knobs.append({"platform": platform, "benchmark": benchmark, "vcpus": spec.get("vcpus"),
                       "numa_nodes": applied.get("numa_nodes"), "hugepages": applied.get("hugepages"),
                       "vcpu_pinning": applied.get("vcpu_pinning", "off")})

@@ -6,8 +6,8 @@ Panels: system call latency, context switch latency and memory bandwidth as each
 ratio to the baseline (the Hodges-Lehmann ratio with its exact Mann-Whitney interval,
 :func:`virtrepro.stats.hl_ratio_ci`, as the verdicts use; a log axis when the
 ratios span more than a factor of ten), and lat_mem_rd's load latency over array sizes, one line
-per platform (the cache and memory staircase), with the testbed host's cache sizes as its runs'
-sidecars record them marked: where the largest array stays within the last-level cache as the
+per platform (the cache and memory staircase), with the testbed host's cache sizes as its runs
+recorded them marked: where the largest array stays within the last-level cache as the
 host's CPU reports it, the title says so (the Intel Xeon reference host, itself a virtual machine,
 reports 480 MiB, which a virtual CPU's CPUID need not match: a step the staircase shows anyway is
 the real cache's edge).
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import machines, plotting, regimes, results, stats
+from .. import plotting, regimes, results, stats
 from ..platforms import catalog as platform_catalog
 from ..platform_names import label
 from .registry import Drawn, figure
@@ -137,7 +137,7 @@ def _ratio_panel(ax, rows, metric, labels, title, case_text, baseline, level, ca
     return bool(frame["low"].isna().any())  # stats.hl_ratio_ci's none: too few runs for the level
 
 
-# the caches marked on the staircase (a sidecar's cache_sizes names), drawn as vertical lines of this id
+# the caches marked on the staircase (a machine's cache_sizes names), drawn as vertical lines of this id
 MARKED_CACHES = ("L1d", "L2", "L3")
 CACHE_LINE = "cache size"
 
@@ -192,9 +192,9 @@ def _size(mib: float) -> str:
                 "baseline's mean (with the interval of the ratio), and lat_mem_rd's load latency over the array size "
                 "(the cache and memory staircase), one line per platform, the host's cache sizes marked.")
 def lmbench_relative(table: pd.DataFrame, s) -> Drawn:
-    # one machine per benchmark (virtrepro.machines): its cache sizes, as its runs' sidecars record them
-    found = machines.recorded(s.data_dir, s.testbed, BENCHMARK)
-    fig = lmbench_figure(table, s.baseline, s.confidence, regimes.cache_sizes(found[0][1]) if found else None)
+    # one machine per benchmark (virtrepro.machines): its cache sizes, as the table's manifest records them
+    found = results.recorded_machines(s.testbed, s.data_dir).get(BENCHMARK)
+    fig = lmbench_figure(table, s.baseline, s.confidence, regimes.cache_sizes(found[0]) if found else None)
     rows = lmbench_rows(table)
     numbers = {}
     for metric, labels, _, _ in RATIO_PANELS:

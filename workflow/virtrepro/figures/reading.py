@@ -3,7 +3,6 @@ numbers can carry, draw the paper's registered figures and report its claims."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -54,7 +53,7 @@ class Notebook:
         self.setting = Setting(p["testbed"], p["data_dir"], p["reference_dir"], p["confidence"], p["baseline"], p["margin"],
                                tuple(t for t in p["compare_testbeds"] if t != p["testbed"]))
         plotting.style()
-        # raw logs -> tidy table (results.load: cached in data/tables/, rebuilt when a log changes)
+        # the tidy table (results.load: built by the workflow's table rule; refused if missing or stale)
         self.table = results.load(p["testbed"], p["data_dir"])
         self.scale = scale_note(self.table)  # also the figures' footer (plotting.DATA_SCALE)
         # benchmark -> the machine its runs name (one: the table refuses a mix; virtrepro.machines)
@@ -71,12 +70,12 @@ class Notebook:
         own = {b for (paper, _), fig in FIGURES.items() if paper == self.paper for b in fig.benchmarks}
         lines += machines.in_words((benchmark, name) for benchmark, names in self.machines.items()
                                    if benchmark in own or not own for name in names)
-        platforms_probe = datalayout.probe_path(s.data_dir, s.testbed, datalayout.PLATFORM_PROBE)
-        qemu_probe = datalayout.probe_path(s.data_dir, s.testbed, datalayout.QEMU_PROBE)
+        facts = results.run_facts(s.testbed, s.data_dir)  # the probes, as the table's builder read them
         lines += [f"unavailable on this testbed: {platform_names.label(name)} ({why})"
-                  for name, why in claims.unavailable_platforms(platforms_probe).items()]
-        if qemu_probe.exists():
-            lines.append("QEMU accelerator probe: " + json.loads(qemu_probe.read_text())["reason"])
+                  for name, why in facts["unavailable_platforms"].items()]
+        qemu = facts["probes"].get(datalayout.QEMU_PROBE)
+        if qemu is not None:
+            lines.append("QEMU accelerator probe: " + qemu["reason"])
         return "\n".join(lines)
 
     def view(self, benchmark, metric=None) -> pd.DataFrame:

@@ -315,7 +315,7 @@ def interleaved(s) -> str:
     of the per-round ratios, with its interval: :func:`stats.paired_rounds`), for every metric but the
     percentiles. A ratio is of the metric's values: above 1 is better where higher is better."""
     data_dir = datalayout.investigation_dir(s.data_dir, INTERLEAVED)
-    if not datalayout.testbed_dir(data_dir, s.testbed).is_dir():
+    if not results.has_raw_logs(data_dir, s.testbed):
         return f"no interleaved re-measurement of testbed {s.testbed!r} in {data_dir}"
     table = results.load(s.testbed, data_dir)
     paired = stats.paired_rounds(table, s.baseline, level=s.confidence)
