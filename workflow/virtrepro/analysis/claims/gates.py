@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ... import conditions, platform_names, regimes, results
+from ... import conditions, metric_catalog, platform_names, regimes, results
 from ...platforms import catalog as platform_catalog
 from .. import stats
 from .intervals import _percent, higher_is_better
@@ -180,8 +180,9 @@ GUARD_MARGIN = 0.10  # a guest better than native by more than this at the inter
 
 def _guard(table: pd.DataFrame, level: float, causes: list[dict], margin: float = GUARD_MARGIN) -> list[dict]:
     """Every (guest platform, benchmark, metric, variant) whose relative difference against native
-    (the Hodges-Lehmann ratio's exact Mann-Whitney interval at ``level``, positive = worse) lies entirely below ``-margin``, with the table
-    records of the guest's side and the recorded cause ("" when none)."""
+    (the Hodges-Lehmann ratio's exact Mann-Whitney interval at ``level``, positive = worse) lies entirely
+    below ``-margin``, with the table records of the guest's side and the recorded cause ("" when none).
+    A metric declared with no better side is no performance and is left out."""
     out = []
     baseline = platform_catalog.BASELINE
     if table.empty or baseline not in set(table["platform"]):
@@ -195,6 +196,9 @@ def _guard(table: pd.DataFrame, level: float, causes: list[dict], margin: float 
     for (bench, metric), part in parts:
         if baseline not in set(part["platform"]) or part["platform"].nunique() < 2:
             continue
+        if bench in metric_catalog.METRICS and metric_catalog.metric(bench, metric).higher_is_better is None:
+            continue  # a size or a count (MIT GCM's bytes written), not a performance: nothing is faster
+
         dims = _dimensions([part], {}, set())
         keys = pd.Series(list(zip(*[_column_text(part, d) for d in dims])) if dims else [()] * len(part), index=part.index)
         slim = pd.DataFrame({"platform": part["platform"].astype(str), "key": keys, "value": part["value"].astype(float)})
