@@ -17,7 +17,7 @@ from .registry import Drawn, figure, get
 from .common import (NO_INTERVAL_MARK, at_size, baseline_first, ci_label, comparable, footnote, lines_with_bands,
                      no_interval_text, npb_ratio_bars, published_panel, short_why, stand_in_present, summarize)
 from .common import PUBLISHED_GREY, published_rows
-from .common import NETPERF_TOPOLOGY, claim_thresholds, compare, near_one, netperf_rows, note_below, untranslated
+from .common import NETPERF_SIZE, NETPERF_TOPOLOGY, claim_thresholds, compare, near_one, netperf_rows, note_below, untranslated
 from .common import netperf as netperf_summaries
 
 PAPER = "walters2008"
@@ -35,90 +35,15 @@ NPB_RATIO = ["kernel", "platform", "n_platform", "n_baseline", "ratio", "ratio_c
                 'to the baseline\'s on a linear axis around 1, with the bounds of the latency claims.')
 def fig1(table, s) -> Drawn:
     latency, bandwidth = netperf_summaries(table, s)
-    size = "message size (bytes)"
     fig, axes = plt.subplots(1, 3, figsize=(17, 4.2), gridspec_kw={"width_ratios": [4, 4, 3]})
     numbers = {}
     if latency.empty and bandwidth.empty:
         for ax in axes:
             plotting.unavailable(ax, f"no netperf runs on testbed {s.testbed!r}")
     else:
-        ax = axes[0]
-        bare = lines_with_bands(ax, latency, size)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel(size)
-        ax.set_ylabel("one-way latency (us, log scale)")
-        ax.set_title("(a) TCP_RR half round trip latency")
-        # the paper's own latencies (Section 3.1, data/reference): grey stars at their message size
-        published = published_rows(s.reference_dir, PAPER, "netperf", unit="us")
-        published = published[published["metric"] == "half_round_trip_latency"]
-        for _, row in published.iterrows():
-            p = dict(kv.split("=", 1) for kv in str(row["parameters"]).split(";") if "=" in kv)
-            ax.plot(float(p["size"]), float(row["value"]), "*", color=PUBLISHED_GREY, markersize=11, zorder=5)
-            ax.annotate(f"paper: {row['platform_in_paper']} {float(row['value']):g} us", (float(p["size"]), float(row["value"])),
-                        textcoords="offset points", xytext=(8, 4 if row["platform_in_paper"] != BASELINE else -10),
-                        fontsize=7, color=PUBLISHED_GREY)
-        if len(published):
-            numbers["the paper's latencies (us)"] = published[["platform_in_paper", "parameters", "value"]]
-        # below the panel: inside, it covers the bands
-        ax.legend(title="platform", fontsize="x-small", ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.32))
-        numbers["one-way latency (half round trip, us), median over repetitions"] = latency.pivot_table(
-            index=size, columns="platform", values="median")
-        numbers["TCP_STREAM bandwidth (Mbit/s), median over repetitions"] = bandwidth.pivot_table(
-            index=size, columns="platform", values="median")
-        # (c) the latency of the platforms that do not translate against the baseline's, near 1 with the
-        # bounds of the latency claims (a few per cent cannot be read on (a)'s log axis)
-        rr = netperf_rows(table, "half_round_trip_latency")
-        near = compare(rr, s, [size], higher_is_better=False)
-        if len(near):
-            near = near.assign(**{size: near[size].astype(int).astype(str)})
-            order = [str(x) for x in sorted(near[size].astype(int).unique())]
-            near_one(axes[2], near, s, size, order,
-                     claim_thresholds(s, get(PAPER, "fig1-netperf-latency-bandwidth").claims, "netperf",
-                                      untranslated(near["platform"]), {"test": "TCP_RR"}), "latency")
-            axes[2].set_xlabel(size)
-            axes[2].set_title("(c) latency near 1, with the claims' bounds", fontsize="small")
-            numbers[f"latency / {s.baseline}"] = near.pivot_table(index=size, columns="platform", values="ratio")
-        else:
-            plotting.unavailable(axes[2], f"latency relative to {s.baseline!r} needs {s.baseline!r} runs")
-        largest, bw = at_size(bandwidth, max)
-        ax = axes[1]
-        if s.baseline in bw.index:
-            percent = bw / bw[s.baseline] * 100
-            order = baseline_first(percent.index, s.baseline)
-            # each platform's Hodges-Lehmann ratio to the baseline with its exact Mann-Whitney interval, in per cent
-            stream = netperf_rows(table, "throughput")
-            compared = compare(stream[stream[size] == largest], s, [size]).set_index("platform")
-            shown = pd.DataFrame({"platform": order, "x": size,
-                                  "percent": [100.0 if p == s.baseline else compared["ratio"].get(p, float("nan")) * 100
-                                              for p in order],
-                                  "low": [100.0 if p == s.baseline else compared["ratio_ci_low"].get(p, float("nan")) * 100
-                                          for p in order],
-                                  "high": [100.0 if p == s.baseline else compared["ratio_ci_high"].get(p, float("nan")) * 100
-                                           for p in order]})
-            shown.loc[shown["platform"] == s.baseline, ["low", "high"]] = float("nan")  # the reference itself
-            ax.bar(order, shown["percent"], color=[plotting.platform_palette(order)[p] for p in order])
-            ax.errorbar(order, shown["percent"], yerr=[shown["percent"] - shown["low"], shown["high"] - shown["percent"]],
-                        fmt="none", ecolor="black", capsize=3, linewidth=1)
-            # the paper's percentages of native, on the platform that stands in for the paper's
-            for paper_platform, paper_value in PAPER_BANDWIDTH.items():
-                platform = stand_in_present(paper_platform, order)
-                if platform:
-                    x = order.index(platform)
-                    ax.plot([x - 0.4, x + 0.4], [paper_value] * 2, color="black", linestyle="--")
-                    ax.annotate(f"paper: {paper_platform}\n{paper_value} %", (x, paper_value), textcoords="offset points",
-                                xytext=(0, 3), ha="center", va="bottom", fontsize=7,
-                                bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
-            ax.set_ylabel(f"bandwidth, % of {s.baseline}\n(Hodges-Lehmann ratio, {s.confidence:.0%} CI)")
-            ax.set_title(f"(b) TCP_STREAM bandwidth, {largest}-byte messages")
-            smallest, lat = at_size(latency, min)
-            numbers["ours"] = pd.DataFrame({
-                f"{smallest}-byte latency (us)": lat,
-                f"latency / {s.baseline}": lat / lat.get(s.baseline, float("nan")),
-                f"bandwidth at {largest} B (% of {s.baseline})": shown.set_index("platform")["percent"],
-            })
-        else:
-            plotting.unavailable(ax, f"bandwidth relative to {s.baseline!r} needs {s.baseline!r} runs")
+        bare = _latency_panel(axes[0], latency, bandwidth, s, numbers)
+        _latency_near_one(axes[2], table, s, numbers)
+        _bandwidth_panel(axes[1], table, latency, bandwidth, s, numbers)
     fig.suptitle(f"Walters 2008 Fig. 1 redrawn on testbed {s.testbed!r}")
     if not (latency.empty and bandwidth.empty):
         fig.tight_layout()
@@ -126,6 +51,94 @@ def fig1(table, s) -> Drawn:
         note_below(fig, f"(a) {bands}" + (f"; no interval: {'; '.join(bare)}" if bare else "") + ". "
                    + NETPERF_TOPOLOGY.format(testbed=s.testbed))
     return Drawn(fig, numbers)
+
+
+def _latency_panel(ax, latency, bandwidth, s, numbers: dict) -> list[str]:
+    """(a) the latency over the message sizes, with the paper's latencies as grey stars; the points
+    without an interval, in words."""
+    size = NETPERF_SIZE
+    bare = lines_with_bands(ax, latency, size)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(size)
+    ax.set_ylabel("one-way latency (us, log scale)")
+    ax.set_title("(a) TCP_RR half round trip latency")
+    # the paper's own latencies (Section 3.1, data/reference): grey stars at their message size
+    published = published_rows(s.reference_dir, PAPER, "netperf", unit="us")
+    published = published[published["metric"] == "half_round_trip_latency"]
+    for _, row in published.iterrows():
+        p = dict(kv.split("=", 1) for kv in str(row["parameters"]).split(";") if "=" in kv)
+        ax.plot(float(p["size"]), float(row["value"]), "*", color=PUBLISHED_GREY, markersize=11, zorder=5)
+        ax.annotate(f"paper: {row['platform_in_paper']} {float(row['value']):g} us", (float(p["size"]), float(row["value"])),
+                    textcoords="offset points", xytext=(8, 4 if row["platform_in_paper"] != BASELINE else -10),
+                    fontsize=7, color=PUBLISHED_GREY)
+    if len(published):
+        numbers["the paper's latencies (us)"] = published[["platform_in_paper", "parameters", "value"]]
+    # below the panel: inside, it covers the bands
+    ax.legend(title="platform", fontsize="x-small", ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.32))
+    numbers["one-way latency (half round trip, us), median over repetitions"] = latency.pivot_table(
+        index=size, columns="platform", values="median")
+    numbers["TCP_STREAM bandwidth (Mbit/s), median over repetitions"] = bandwidth.pivot_table(
+        index=size, columns="platform", values="median")
+    return bare
+
+
+def _latency_near_one(ax, table, s, numbers: dict) -> None:
+    """(c) the latency of the platforms that do not translate against the baseline's, near 1 with the
+    bounds of the latency claims (a few per cent cannot be read on (a)'s log axis)."""
+    size = NETPERF_SIZE
+    near = compare(netperf_rows(table, "half_round_trip_latency"), s, [size], higher_is_better=False)
+    if not len(near):
+        plotting.unavailable(ax, f"latency relative to {s.baseline!r} needs {s.baseline!r} runs")
+        return
+    near = near.assign(**{size: near[size].astype(int).astype(str)})
+    order = [str(x) for x in sorted(near[size].astype(int).unique())]
+    near_one(ax, near, s, size, order,
+             claim_thresholds(s, get(PAPER, "fig1-netperf-latency-bandwidth").claims, "netperf",
+                              untranslated(near["platform"]), {"test": "TCP_RR"}), "latency")
+    ax.set_xlabel(size)
+    ax.set_title("(c) latency near 1, with the claims' bounds", fontsize="small")
+    numbers[f"latency / {s.baseline}"] = near.pivot_table(index=size, columns="platform", values="ratio")
+
+
+def _bandwidth_panel(ax, table, latency, bandwidth, s, numbers: dict) -> None:
+    """(b) each platform's Hodges-Lehmann ratio to the baseline's bandwidth at the largest message,
+    with its exact Mann-Whitney interval, in per cent, and the paper's percentages on their stand-ins."""
+    size = NETPERF_SIZE
+    largest, bw = at_size(bandwidth, max)
+    if s.baseline not in bw.index:
+        plotting.unavailable(ax, f"bandwidth relative to {s.baseline!r} needs {s.baseline!r} runs")
+        return
+    order = baseline_first(bw.index, s.baseline)
+    stream = netperf_rows(table, "throughput")
+    compared = compare(stream[stream[size] == largest], s, [size]).set_index("platform")
+
+    def percent(column):
+        return [100.0 if p == s.baseline else compared[column].get(p, float("nan")) * 100 for p in order]
+
+    shown = pd.DataFrame({"platform": order, "x": size, "percent": percent("ratio"), "low": percent("ratio_ci_low"),
+                          "high": percent("ratio_ci_high")})
+    shown.loc[shown["platform"] == s.baseline, ["low", "high"]] = float("nan")  # the reference itself
+    ax.bar(order, shown["percent"], color=[plotting.platform_palette(order)[p] for p in order])
+    ax.errorbar(order, shown["percent"], yerr=[shown["percent"] - shown["low"], shown["high"] - shown["percent"]],
+                fmt="none", ecolor="black", capsize=3, linewidth=1)
+    # the paper's percentages of native, on the platform that stands in for the paper's
+    for paper_platform, paper_value in PAPER_BANDWIDTH.items():
+        platform = stand_in_present(paper_platform, order)
+        if platform:
+            x = order.index(platform)
+            ax.plot([x - 0.4, x + 0.4], [paper_value] * 2, color="black", linestyle="--")
+            ax.annotate(f"paper: {paper_platform}\n{paper_value} %", (x, paper_value), textcoords="offset points",
+                        xytext=(0, 3), ha="center", va="bottom", fontsize=7,
+                        bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
+    ax.set_ylabel(f"bandwidth, % of {s.baseline}\n(Hodges-Lehmann ratio, {s.confidence:.0%} CI)")
+    ax.set_title(f"(b) TCP_STREAM bandwidth, {largest}-byte messages")
+    smallest, lat = at_size(latency, min)
+    numbers["ours"] = pd.DataFrame({
+        f"{smallest}-byte latency (us)": lat,
+        f"latency / {s.baseline}": lat / lat.get(s.baseline, float("nan")),
+        f"bandwidth at {largest} B (% of {s.baseline})": shown.set_index("platform")["percent"],
+    })
 
 
 def iozone_summary(table, s) -> tuple[pd.DataFrame, pd.DataFrame]:
