@@ -144,16 +144,18 @@ def test_the_staircase_marks_the_hosts_caches_and_says_when_it_never_leaves_the_
     assert "within the" not in microbenchmarks.lmbench_figure(table(), caches=small).axes[3].get_title()
 
 
-def test_the_registered_figure_reads_the_cache_sizes_from_the_runs_sidecars(tmp_path):
+def test_the_registered_figure_reads_the_cache_sizes_from_the_tables_manifest(tmp_path):
+    """The machine the table's manifest records for the benchmark's logs (the table is the only door:
+    the figure reads no sidecar)."""
     import json
 
+    from virtrepro import datalayout
     from virtrepro.figures.registry import Setting
 
-    sidecar = tmp_path / "raw" / "tb" / "native" / "lmbench" / "some-variant" / "rep-0.json"
-    sidecar.parent.mkdir(parents=True)
-    sidecar.write_text(json.dumps({"status": "complete", "platform": {"name": "native", "family": "native"},
-                                   "host": {"cpu_model": "AMD EPYC", "kernel": "6.18.44-fc-v669",
-                                            "cache_sizes": "L1d=32K L1i=32K L2=1024K L3=32768K "}}))
+    manifest = datalayout.table_paths(tmp_path, "tb")["manifest"]
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text(json.dumps({"variant_machines": {"native/lmbench/some-variant": [
+        {"cpu_model": "AMD EPYC", "kernel": "6.18.44-fc-v669", "cache_sizes": "L1d=32K L1i=32K L2=1024K L3=32768K "}]}}))
     drawn = microbenchmarks.lmbench_relative(table(), Setting(testbed="tb", data_dir=tmp_path))
     staircase = drawn.fig.axes[3]
     assert {t.get_text() for t in staircase.texts} == {"L1d 32 KiB", "L2 1 MiB", "L3 32 MiB"}

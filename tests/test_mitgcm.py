@@ -191,13 +191,17 @@ def test_every_run_uploads_the_executable_its_namelist_and_the_input():
     assert "/usr/bin/time -p ./mitgcmuv" in benchmark.run(variant)
 
 
-def test_a_figure_without_runs_says_that_mitgcm_was_skipped(tmp_path):
+def test_a_figure_without_runs_says_that_mitgcm_was_skipped(tmp_path, monkeypatch):
+    from virtrepro import results
     from virtrepro.figures.common import short_why
     from virtrepro.figures.registry import Setting
 
     probes = tmp_path / "raw" / "tb" / "probes"
     probes.mkdir(parents=True)
     (probes / "mitgcm.json").write_text(json.dumps({"status": "skipped", "reason": "no tarball"}))
+    # the run facts the table rule writes beside the table: here of the probe alone
+    monkeypatch.setattr(results, "run_facts", lambda testbed, data_dir: {
+        **results.facts.probes(data_dir, testbed)[0], "variants": {}})
     why = short_why(Setting(testbed="tb", data_dir=tmp_path), "mit_gcm")
     assert "MITgcm was not obtained" in why and "probes/mitgcm.json" in why
     assert "no tarball" in mitgcm.why_no_runs(tmp_path, "tb")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import json
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -82,11 +83,11 @@ def test_the_workflow_holds_one_host_per_measurement_and_puts_a_variant_on_one_h
         assert sorted(index for index, count in held if count == "1") != [] and \
             sum(int(count) for _, count in held) == 1, block
         index = int(next(index for index, count in held if count == "1"))
-        host = re.search(r"--host (\S+)", block).group(1).strip("'")
+        words = shlex.split(next(line for line in block.splitlines() if "virtrepro.measure" in line))
+        entry = json.loads(words[words.index("--plan-entry") + 1])  # the job's plan entry, as the rule passes it
+        host = entry["host"]
         assert host == f"three/{hosts[index]}"
         assert not re.search(r"threads: [2-9]", block)  # a remote host's measurement leaves this machine's cores to the others
-        benchmark = re.search(r"--benchmark (\S+)", block).group(1)
-        variant = re.search(r"--variant (\S+)", block).group(1).strip("'")
-        by_variant[(benchmark, variant)].add(host)
+        by_variant[(entry["variant_plan"]["benchmark"], entry["variant_plan"]["variant"])].add(host)
     assert all(len(chosen) == 1 for chosen in by_variant.values())
     assert {host for chosen in by_variant.values() for host in chosen} == {f"three/{h}" for h in hosts}
