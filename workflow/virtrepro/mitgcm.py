@@ -253,14 +253,11 @@ def build(config: dict, source: dict, log=sys.stdout, state_dir: Path | None = N
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .sourcebuild import add_obtain_build, obtain_or_build
+
     parser = argparse.ArgumentParser(prog="python -m virtrepro.mitgcm", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    ob = sub.add_parser("obtain", help="check the configured tarball; write the probe record")
-    ob.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
-    ob.add_argument("--output", required=True)
-    bu = sub.add_parser("build", help="build exp2 for what the configuration asks")
-    bu.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
-    bu.add_argument("--source", required=True, help="the record written by `obtain`")
+    add_obtain_build(sub, "check the configured tarball; write the probe record", "build exp2 for what the configuration asks")
     pk = sub.add_parser("pack", help="pack what exp2's build needs of a commit of a git clone as a reproducible tarball")
     pk.add_argument("--clone", required=True, help="a clone (bare or not) of MITgcm's public repository")
     pk.add_argument("--commit", required=True, help="a commit or tag")
@@ -274,23 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"commit {packed['commit']}, {packed['files']} files of {', '.join(packed['paths'])} under "
               f"{packed['top']}/; the tar inside: sha256 {packed['tar_sha256']}", file=sys.stderr)
         return 0
-    from .config import given_config
-
-    config = given_config(args.config)
-    if config is None:
-        parser.error("no configuration: pass --config or set VIRTREPRO_CONFIG")
-    if args.command == "obtain":
-        record = obtain(settings(config))
-        write_record(record, Path(args.output))
-        print(f"MITgcm: {record['status']}" + (f" ({record['reason']})" if record["status"] == "skipped"
-                                                else f" ({record['tarball']})"))
-    else:
-        try:
-            source = json.loads(Path(args.source).read_text())
-        except ValueError as error:
-            raise MitgcmError(f"{args.source}: not the JSON record `obtain` writes ({error})") from None
-        print(f"built: {build(config, source)}")
-    return 0
+    return obtain_or_build(parser, args, lambda record: "MITgcm", lambda config: obtain(settings(config)), build,
+                           write_record, MitgcmError)
 
 
 if __name__ == "__main__":

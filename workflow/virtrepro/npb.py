@@ -425,14 +425,12 @@ def pack_git(repo: Path, commit: str, output: Path, directory: str = "NPB3.4.1")
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .sourcebuild import add_obtain_build, obtain_or_build
+
     parser = argparse.ArgumentParser(prog="python -m virtrepro.npb", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    ob = sub.add_parser("obtain", help="find or download the tarball; write the probe record")
-    ob.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
-    ob.add_argument("--output", required=True)
-    bu = sub.add_parser("build", help="build the binaries the configuration asks for")
-    bu.add_argument("--config", help="configuration as JSON (default: $VIRTREPRO_CONFIG)")
-    bu.add_argument("--source", required=True, help="the record written by `obtain`")
+    add_obtain_build(sub, "find or download the tarball; write the probe record",
+                     "build the binaries the configuration asks for")
     pack = sub.add_parser("pack-git", help="pack the NPB directory of a commit of a git clone as a tarball")
     pack.add_argument("--repo", required=True, help="a clone of a repository that holds the NPB tree")
     pack.add_argument("--commit", required=True)
@@ -443,23 +441,9 @@ def main(argv: list[str] | None = None) -> int:
         digest = pack_git(Path(args.repo), args.commit, Path(args.out), args.directory)
         print(f"{digest}  {args.out}")
         return 0
-    from .config import given_config
-
-    config = given_config(args.config)
-    if config is None:
-        parser.error("no configuration: pass --config or set VIRTREPRO_CONFIG")
-    if args.command == "obtain":
-        record = {**obtain(settings(config)), "not_planned": not_planned(config)}
-        write_record(record, Path(args.output))
-        print(f"NPB {record['version']}: {record['status']}"
-              + (f" ({record['reason']})" if record["status"] == "skipped" else f" ({record['tarball']})"))
-    else:
-        try:
-            source = json.loads(Path(args.source).read_text())
-        except ValueError as error:
-            raise NpbError(f"{args.source}: not the JSON record `obtain` writes ({error})") from None
-        print(f"built: {build(config, source)}")
-    return 0
+    return obtain_or_build(parser, args, lambda record: f"NPB {record['version']}",
+                           lambda config: {**obtain(settings(config)), "not_planned": not_planned(config)},
+                           build, write_record, NpbError)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,44 @@
+"""The command line every source build shares (:mod:`virtrepro.builds`: NPB, MITgcm): ``obtain``
+writes the probe record, ``build`` compiles from it. Each build module gives its own steps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+CONFIG_HELP = "configuration as JSON (default: $VIRTREPRO_CONFIG)"
+
+
+def add_obtain_build(sub, obtain_help: str, build_help: str) -> None:
+    """The ``obtain`` and ``build`` subcommands, with their options."""
+    ob = sub.add_parser("obtain", help=obtain_help)
+    ob.add_argument("--config", help=CONFIG_HELP)
+    ob.add_argument("--output", required=True)
+    bu = sub.add_parser("build", help=build_help)
+    bu.add_argument("--config", help=CONFIG_HELP)
+    bu.add_argument("--source", required=True, help="the record written by `obtain`")
+
+
+def obtain_or_build(parser, args, name: Callable[[dict], str], obtain: Callable[[dict], dict], build: Callable[[dict, dict], Path],
+                    write_record: Callable[[dict, Path], None], error: type) -> int:
+    """Run ``obtain`` (``obtain(config)``: the probe record, written to ``--output``) or ``build``
+    (``build(config, source)``, the record read from ``--source``; ``error`` names a record that is
+    not JSON); ``name(record)`` is what the line printed calls the build."""
+    from .config import given_config
+
+    config = given_config(args.config)
+    if config is None:
+        parser.error("no configuration: pass --config or set VIRTREPRO_CONFIG")
+    if args.command == "obtain":
+        record = obtain(config)
+        write_record(record, Path(args.output))
+        print(f"{name(record)}: {record['status']}"
+              + (f" ({record['reason']})" if record["status"] == "skipped" else f" ({record['tarball']})"))
+        return 0
+    try:
+        source = json.loads(Path(args.source).read_text())
+    except ValueError as failure:
+        raise error(f"{args.source}: not the JSON record `obtain` writes ({failure})") from None
+    print(f"built: {build(config, source)}")
+    return 0
