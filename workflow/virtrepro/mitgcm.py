@@ -37,6 +37,7 @@ from pathlib import Path
 from . import datalayout
 from .benchmarks.mitgcm import EXECUTABLE, INPUTS, TIME_STEP_S, namelist_name, time_steps
 from .errors import VirtreproError
+from .sourcebuild import add_obtain_build, obtain_or_build, run_step, tool_versions
 from .hosts import default_state_dir
 from .npb import REPOSITORY, _recorded, sha256_of, utc_now, write_record
 
@@ -159,21 +160,11 @@ def why_no_runs(data_dir: str | Path, testbed: str, benchmark: str = BENCHMARK) 
 # --- the build ------------------------------------------------------------------------------------
 
 def _run(argv: list[str], cwd: Path, log) -> None:
-    print(f"$ (cd {cwd} && {' '.join(argv)})", file=log, flush=True)
-    result = subprocess.run(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
-    if result.returncode != 0:
-        raise MitgcmError(f"`{' '.join(argv)}` in {cwd} failed with exit status {result.returncode} (its output: the build log)")
+    run_step(argv, cwd, log, MitgcmError)
 
 
 def _tool_versions() -> dict:
-    versions = {}
-    for name in ("gfortran", "make"):
-        try:
-            out = subprocess.run([name, "--version"], capture_output=True, text=True, timeout=30).stdout
-            versions[name] = out.splitlines()[0] if out else "unknown"
-        except OSError:
-            versions[name] = "missing"
-    return versions
+    return tool_versions(("gfortran", "make"))
 
 
 def _extract(tarball: Path, root: Path) -> Path:
@@ -253,8 +244,6 @@ def build(config: dict, source: dict, log=sys.stdout, state_dir: Path | None = N
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .sourcebuild import add_obtain_build, obtain_or_build
-
     parser = argparse.ArgumentParser(prog="python -m virtrepro.mitgcm", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     add_obtain_build(sub, "check the configured tarball; write the probe record", "build exp2 for what the configuration asks")

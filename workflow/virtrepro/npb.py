@@ -43,6 +43,7 @@ from pathlib import Path
 
 from . import datalayout
 from .errors import VirtreproError
+from .sourcebuild import add_obtain_build, obtain_or_build, run_step, tool_versions
 from .hosts import default_state_dir
 
 # Published sha256 checksums of NASA's tarballs, by version. Only checksums
@@ -316,22 +317,11 @@ def local_binary(npb: dict, flavour: str, kernel: str, cls: str, state_dir: Path
 
 
 def _run(argv: list[str], cwd: Path, log) -> None:
-    print(f"$ (cd {cwd} && {' '.join(argv)})", file=log, flush=True)
-    result = subprocess.run(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
-    if result.returncode != 0:
-        raise NpbError(f"`{' '.join(argv)}` in {cwd} failed with exit status {result.returncode}")
+    run_step(argv, cwd, log, NpbError)
 
 
 def _tool_versions() -> dict:
-    versions = {}
-    for name, argv in (("gfortran", ["gfortran", "--version"]), ("mpif90", ["mpif90", "--version"]),
-                       ("mpirun", ["mpirun", "--version"])):
-        try:
-            out = subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout
-            versions[name] = out.splitlines()[0] if out else "unknown"
-        except OSError:
-            versions[name] = "missing"
-    return versions
+    return tool_versions(("gfortran", "mpif90", "mpirun"))
 
 
 def build(config: dict, source: dict, log=sys.stdout, state_dir: Path | None = None) -> Path:
@@ -425,8 +415,6 @@ def pack_git(repo: Path, commit: str, output: Path, directory: str = "NPB3.4.1")
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .sourcebuild import add_obtain_build, obtain_or_build
-
     parser = argparse.ArgumentParser(prog="python -m virtrepro.npb", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     add_obtain_build(sub, "find or download the tarball; write the probe record",

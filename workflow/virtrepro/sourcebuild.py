@@ -42,3 +42,27 @@ def obtain_or_build(parser, args, name: Callable[[dict], str], obtain: Callable[
         raise error(f"{args.source}: not the JSON record `obtain` writes ({failure})") from None
     print(f"built: {build(config, source)}")
     return 0
+
+
+def run_step(argv: list[str], cwd: Path, log, error: type) -> None:
+    """One build step, its command and output appended to ``log``; ``error`` (one line) if it fails."""
+    import subprocess
+
+    print(f"$ (cd {cwd} && {' '.join(argv)})", file=log, flush=True)
+    result = subprocess.run(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+    if result.returncode != 0:
+        raise error(f"`{' '.join(argv)}` in {cwd} failed with exit status {result.returncode} (its output: the build log)")
+
+
+def tool_versions(tools: tuple[str, ...]) -> dict:
+    """The first line of each tool's ``--version`` ("missing" where it is not installed)."""
+    import subprocess
+
+    versions = {}
+    for name in tools:
+        try:
+            out = subprocess.run([name, "--version"], capture_output=True, text=True, timeout=30).stdout
+            versions[name] = out.splitlines()[0] if out else "unknown"
+        except OSError:
+            versions[name] = "missing"
+    return versions
