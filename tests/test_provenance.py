@@ -84,3 +84,17 @@ def test_the_sidecar_names_the_guest_image_record(tmp_path, monkeypatch):
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({"recipe": recipe, "installed": {"sysbench": "1.0.20+ds-3"}}))
     assert image_record("qemu-tcg") == {"recipe": recipe, "record_sha256": hashlib.sha256(record.read_bytes()).hexdigest()}
+
+
+def test_the_invocation_names_no_path_outside_the_repository(tmp_path):
+    """A tarball kept outside the repository is recorded by its file name; a path inside the repository
+    relative to it; words that are not absolute paths stay as they are."""
+    from virtrepro.measurement.provenance import without_local_paths
+
+    repo = tmp_path / "clone"
+    assert without_local_paths("mitgcm={tarball: /srv/sources/MITgcm-checkpoint69p.tar.gz}", repo) == \
+        "mitgcm={tarball: MITgcm-checkpoint69p.tar.gz}"
+    assert without_local_paths(f"{repo}/config/npb-from-git.yaml", repo) == "config/npb-from-git.yaml"
+    assert without_local_paths("data_dir=data/staging", repo) == "data_dir=data/staging"
+    assert without_local_paths("platforms=[native,lxc]", repo) == "platforms=[native,lxc]"
+    assert without_local_paths("--configfile=/etc/virtrepro/site.yaml", repo) == "--configfile=site.yaml"

@@ -7,6 +7,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -38,11 +39,29 @@ def provenance() -> dict:
         commit, dirty = "", False
     workflow_argv = json.loads(os.environ.get("VIRTREPRO_INVOCATION", "null")) or sys.argv
     return {
-        "invocation": [Path(workflow_argv[0]).name, *workflow_argv[1:]],
+        "invocation": [Path(workflow_argv[0]).name, *(without_local_paths(arg, repo) for arg in workflow_argv[1:])],
         "virtrepro_commit": commit or None,
         "virtrepro_tree_modified": dirty,
         "python": sys.version.split()[0],
     }
+
+
+# an absolute path in a command-line argument (also inside "key={tarball: /a/b}")
+_ABSOLUTE = re.compile(r"(?<![\w.~])/[^\s,:{}\[\]'\"=;]+")
+
+
+def without_local_paths(arg: str, repo: Path = REPO) -> str:
+    """``arg`` as the provenance records it: an absolute path inside the repository relative to it,
+    one outside it by its file name only (where this machine keeps a tarball is no fact of the run;
+    its checksum, in the probe record, is)."""
+    def shown(match: re.Match) -> str:
+        path = Path(match.group(0))
+        try:
+            return str(path.relative_to(repo)) or "."
+        except ValueError:
+            return path.name or match.group(0)
+
+    return _ABSOLUTE.sub(shown, arg)
 
 
 CODE_DIRS = ("workflow", "config", "scripts")  # what measures: a reference testbed needs them committed
