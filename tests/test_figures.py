@@ -653,7 +653,7 @@ def test_an_interval_of_the_median_is_drawn_around_the_median_and_the_label_says
     assert np.allclose([segment[0][1], segment[1][1]], [row["ci_low"], row["ci_high"]])
     assert ax.containers[-1].lines[0].get_ydata()[0] == np.median(values) == 0.55  # the marked median
     plt.close(fig)
-    assert ci_label(Setting(testbed="tb"), summary) == ci_label(Setting(testbed="tb")) == "median with 95% CI (order statistics)"
+    assert ci_label(Setting(testbed="tb"), summary) == ci_label(Setting(testbed="tb")) == "median with 95% CI (order statistics; \u2020: too few runs for one)"
 
 
 def test_no_committed_notebook_names_a_path_of_the_machine_that_ran_it():

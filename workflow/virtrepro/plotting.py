@@ -218,7 +218,7 @@ def tidy_legends(fig) -> None:
 def grouped_bars(ax, frame, x: str, value: str, low: str | None = None, high: str | None = None,
                  hue: str = "platform", order=None, hue_order=None, colors: dict | None = None,
                  points=None, missing: str | None = None, points_label: str = "one run",
-                 no_interval: str | None = None) -> None:
+                 no_interval: str | None = "\u2020") -> None:
     """Bars of ``value`` grouped by ``x``, one per ``hue`` (platform colours by default), with error
     bars from the ``low``/``high`` columns where they are not NaN (an unbounded interval has none;
     an interval of the median, ``ci_of`` "median" beside a ``median`` column, is drawn around the
@@ -226,7 +226,7 @@ def grouped_bars(ax, frame, x: str, value: str, low: str | None = None, high: st
     ``points``: rows with ``x``, ``hue`` and ``value`` columns (the individual runs), drawn as dots on
     their bar, so that a reader sees how few runs a wide interval rests on. ``missing``: the mark of a
     slot without a value (its reason belongs in the figure's note), so that no slot is silently empty.
-    ``no_interval``: the mark over a bar that has a value but no interval (its reason, the ``ci_note``
+    ``no_interval``: the mark (a dagger unless another is given; None for none) over a bar that has a value but no interval (its reason, the ``ci_note``
     of the comparison, belongs in the figure's note: figures.common.no_interval_text), so that no
     whisker is silently missing."""
     order = list(order if order is not None else dict.fromkeys(frame[x]))

@@ -32,7 +32,7 @@ def baseline_first(platforms, baseline: str) -> list:
 def ci_label(s, summary: pd.DataFrame | None = None) -> str:
     """What the bars and intervals show: a summary's (stats.summarize) median with its order-statistic
     interval (none below 6 runs at 95 %). ``summary`` is accepted for the callers' symmetry."""
-    label = f"median with {s.confidence:.0%} CI (order statistics)"
+    label = f"median with {s.confidence:.0%} CI (order statistics; \u2020: too few runs for one)"
     return label
 
 
