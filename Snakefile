@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from snakemake.utils import min_version, validate
 
 from virtrepro.cli import end_if_interrupted, interrupts_exit_130, one_line_errors, stop
-from virtrepro.config import ConfigError, read_config_file
+from virtrepro.planning.config import ConfigError, read_config_file
 
 min_version("9.0")
 
@@ -24,7 +24,7 @@ interrupts_exit_130()
 
 # Errors in the configuration stop the run with one line naming the file and line, or the key
 # (VIRTREPRO_DEBUG=1: a traceback). Snakemake reads --configfile itself, before this file:
-# `python -m virtrepro.run` checks those first (scripts/reproduce.sh runs the workflow so). Snakemake
+# `python -m virtrepro` checks those first (scripts/reproduce.sh runs the workflow so). Snakemake
 # keeps the last of a key given twice in a file without a word: each file is read again here, where
 # that is an error (virtrepro.yamlfile).
 DEFAULT_CONFIG = str(Path(workflow.basedir) / "config" / "config.yaml")

@@ -16,8 +16,8 @@ import tempfile
 import time
 
 from virtrepro.guests import GuestError, image_dir
-from virtrepro.platforms import get_platform
-from virtrepro.testbed import LocalTestbed
+from virtrepro.platforms.base import get_platform
+from virtrepro.testbed.kinds import LocalTestbed
 
 
 def main() -> None:

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.measurement.instance import ensure_tools, host_facts, run_command
-from virtrepro.testbed import LocalTestbed
-from virtrepro.hosts import connect
+from virtrepro.testbed.kinds import LocalTestbed
+from virtrepro.testbed.hosts import connect
 
 # the targets of the issue "Harness overhead near the physical limit"
 TARGET_COMMAND_S = 0.010

@@ -2,7 +2,7 @@
 tests/test_rank_intervals.py: one cell per method, noise and sample size, ``--draws`` draws each
 (default 1000: a standard error of 0.007 at 95 %), printed as a table.
 
-Methods (virtrepro.stats): ``moses`` (hl_ratio_ci, two samples), ``signed-rank`` (hl_paired_ci,
+Methods (virtrepro.analysis.stats): ``moses`` (hl_ratio_ci, two samples), ``signed-rank`` (hl_paired_ci,
 paired rounds with a drift between rounds), ``median`` (median_order_ci), ``ratio-of-ratios``
 (shift_bootstrap_ci over four samples, a speed-up) and ``geomean-4`` (shift_bootstrap_ci, the
 geometric mean of four variants' ratios, eight samples). The truth: a ratio of 1.07 under a scale
@@ -17,7 +17,7 @@ import argparse
 
 import numpy as np
 
-from virtrepro import stats
+from virtrepro.analysis import stats
 
 NOISE = {
     "normal": lambda rng, n: 1 + 0.05 * rng.standard_normal(n),

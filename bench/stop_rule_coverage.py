@@ -1,4 +1,4 @@
-"""What the repetition rule that serves the verdict (``target: claims``, virtrepro.adaptive) costs and
+"""What the repetition rule that serves the verdict (``target: claims``, virtrepro.planning.adaptive) costs and
 guarantees: a simulation of data-dependent stopping. Each draw measures a baseline and a platform
 sample one repetition at a time, each stopping on its own by the rule (the signed-rank half-width of
 its log values at most (m / 2) / sqrt(2), at least 6 repetitions, at most ``--cap``); the verdict's
@@ -20,7 +20,8 @@ import math
 
 import numpy as np
 
-from virtrepro import adaptive, stats
+from virtrepro.planning import adaptive
+from virtrepro.analysis import stats
 
 NOISE = {  # multiplicative noise around 1: a run-to-run spread of 1-5 %, some skewed or with outliers
     "normal-1%": lambda rng, n: 1 + 0.01 * rng.standard_normal(n),

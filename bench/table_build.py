@@ -27,7 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from virtrepro import rawlog, results
+from virtrepro.rawdata import rawlog
+from virtrepro import results
 
 TARGET_FULL_S = 30.0
 TARGET_ONE_LOG_S = 2.0

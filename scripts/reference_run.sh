@@ -25,7 +25,7 @@ args=(--configfile config/npb-from-git.yaml --config testbed=reference-vm scale=
       "data_dir=${DATA_DIR:-data/staging}" "notebooks=[]")
 if [ "${1:-}" = "-n" ]; then
     shift
-    exec .venv/bin/python -m virtrepro.plan --estimate "${args[@]:2}" "$@"
+    exec .venv/bin/python -m virtrepro.measurement.estimate --estimate "${args[@]:2}" "$@"
 fi
-.venv/bin/python -m virtrepro.run --cores all prepare "${args[@]}" "$@"
-exec .venv/bin/python -m virtrepro.run --cores all --keep-going "${args[@]}" "$@"
+.venv/bin/python -m virtrepro --cores all prepare "${args[@]}" "$@"
+exec .venv/bin/python -m virtrepro --cores all --keep-going "${args[@]}" "$@"

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # First the guest image and the probes that decide the plan (KVM or TCG, NPB or not), so that the
-# main run's progress ("k of N steps") counts every job from the start. Through virtrepro.run: a
+# main run's progress ("k of N steps") counts every job from the start. Through virtrepro: a
 # missing or broken --configfile is named with its line (then Snakemake runs).
-.venv/bin/python -m virtrepro.run --cores all prepare "$@"
-exec .venv/bin/python -m virtrepro.run --cores all "$@"
+.venv/bin/python -m virtrepro --cores all prepare "$@"
+exec .venv/bin/python -m virtrepro --cores all "$@"

@@ -18,5 +18,5 @@ fi
 # the probes first (which platforms the nodes allow, QEMU's accelerator, NPB's source: checkpoints),
 # so that the main run's plan is whole from its first line (and --until/--omit-from, which Snakemake
 # does not apply again after a checkpoint, filter the whole plan)
-.venv/bin/python -m virtrepro.run --cores all prepare "$@"
-exec .venv/bin/python -m virtrepro.run --cores all "$@"
+.venv/bin/python -m virtrepro --cores all prepare "$@"
+exec .venv/bin/python -m virtrepro --cores all "$@"

@@ -52,10 +52,10 @@ def built_image() -> Path:
 
 def commit_capture(capture: Path, log: Path, sidecar: dict) -> Path:
     """Commit a captured tool output as the raw log ``log`` with ``sidecar``, as a measurement does
-    (virtrepro.rawlog.commit: the sidecar records the log's digest); a log already there is
+    (virtrepro.rawdata.rawlog.commit: the sidecar records the log's digest); a log already there is
     replaced (a test placing a repetition again). A repetition's ``started_utc`` is made up from
     its number unless given: two repetitions of the same capture are two runs."""
-    from virtrepro import rawlog
+    from virtrepro.rawdata import rawlog
 
     log = Path(log)
     log.parent.mkdir(parents=True, exist_ok=True)

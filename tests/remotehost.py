@@ -19,8 +19,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from virtrepro import supervisor
-from virtrepro.hosts import Host, connect
+from virtrepro.testbed import supervisor
+from virtrepro.testbed.hosts import Host, connect
 
 SSHD_CONFIG = """ListenAddress {address}:22
 HostKey {dir}/ssh_host_ed25519_key

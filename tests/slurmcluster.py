@@ -24,7 +24,7 @@ from pathlib import Path
 
 from remotehost import RemoteHost
 
-from virtrepro import supervisor
+from virtrepro.testbed import supervisor
 
 SUBNET = "10.250.80"
 BRIDGE = "vrslurm0"

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from virtrepro import placement
+from virtrepro.testbed import placement
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.benchmarks.base import MPIRUN_SCHEDULED, hosts_used, mpi_spread
-from virtrepro.config import Run
-from virtrepro.hosts import Host
-from virtrepro.measure import MeasurementError, _spanned_hosts
-from virtrepro.testbed import LocalTestbed, RemoteTestbed, SlurmTestbed
+from virtrepro.planning.config import Run
+from virtrepro.testbed.hosts import Host
+from virtrepro.measurement.job import MeasurementError, _spanned_hosts
+from virtrepro.testbed.kinds import LocalTestbed, RemoteTestbed, SlurmTestbed
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -141,10 +141,10 @@ def measurement_jobs(result) -> dict:
     assert result.returncode == 0, result.stderr[-3000:]
     jobs = {}
     for block in result.stdout.split("\n\n"):
-        if "virtrepro.measure" not in block:
+        if "virtrepro.measurement.job" not in block:
             continue
         held = sorted(int(index) for index, count in re.findall(r"testbed_host_(\d+)=(\d+)", block) if count == "1")
-        words = shlex.split(next(line for line in block.splitlines() if "virtrepro.measure" in line))
+        words = shlex.split(next(line for line in block.splitlines() if "virtrepro.measurement.job" in line))
         entry = json.loads(words[words.index("--plan-entry") + 1])  # the job's plan entry, as the rule passes it
         jobs[(entry["variant_plan"]["platform"], entry["variant_plan"]["variant"])] = (held, entry["host"])
     return jobs

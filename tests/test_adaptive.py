@@ -1,4 +1,4 @@
-"""Repetitions chosen by the data (virtrepro.adaptive): the stopping rule on synthetic series whose
+"""Repetitions chosen by the data (virtrepro.planning.adaptive): the stopping rule on synthetic series whose
 t-intervals are computed here by hand, and how the plan names and splits an adaptive variant."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import pytest
 import yaml
 
 from conftest import REPO
-from virtrepro.adaptive import CAP_REACHED, CONTINUE, WIDTH_REACHED, RepetitionRule, decide, relative_half_width, series
-from virtrepro.config import ConfigError, plan_variants, validate_config
+from virtrepro.planning.adaptive import (CAP_REACHED, CONTINUE, WIDTH_REACHED, RepetitionRule, decide,
+    relative_half_width, series)
+from virtrepro.planning.config import ConfigError, plan_variants, validate_config
 
 # Student t quantiles t(0.975, df) from a printed table
 T975 = {2: 4.302653, 4: 2.776445, 5: 2.570582}
@@ -138,7 +139,8 @@ def test_the_table_says_per_variant_which_rule_how_many_repetitions_why_it_stopp
 
     from conftest import DATA
     from test_rawlog_and_results import SYSBENCH_2_DIR, SYSBENCH_DIR, place
-    from virtrepro import rawlog, results
+    from virtrepro.rawdata import rawlog
+    from virtrepro import results
 
     rule = {"min": 2, "max": 5, "rel_half_width": 0.02, "confidence": 0.95, "metrics": ["events_per_second"]}
     for rep in (0, 1):
@@ -160,7 +162,7 @@ def test_a_claim_with_too_few_repetitions_for_any_interval_is_inconclusive_too_f
     import pandas as pd
 
     from conftest import table_row
-    from virtrepro import claims
+    from virtrepro.analysis import claims
 
     def records(platform, values):
         return [table_row(testbed="t", platform=platform, benchmark="bench", repetition=i, metric="throughput",
@@ -185,7 +187,7 @@ def test_a_claim_with_too_few_repetitions_for_any_interval_is_inconclusive_too_f
 def test_the_estimate_counts_missing_repetitions_times_earlier_durations_and_says_where_it_has_none(tmp_path):
     import json
 
-    from virtrepro import plan
+    from virtrepro.planning import plan
 
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     config.update(platforms=["native", "lxc"], benchmarks=["sysbench_cpu"], testbed="tb")
@@ -229,7 +231,7 @@ def test_a_continuing_part_whose_logs_the_rule_stops_on_has_nothing_left_without
     complete logs, as the job would, instead of counting up to the cap."""
     from conftest import DATA
     from test_rawlog_and_results import place
-    from virtrepro import plan
+    from virtrepro.planning import plan
 
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     config.update(platforms=["native"], benchmarks=["sysbench_cpu"], testbed="tb")
@@ -250,7 +252,7 @@ def test_a_continuing_part_whose_logs_the_rule_stops_on_has_nothing_left_without
     # it continues, up to the cap (3 more)
     slower = variant.directory(tmp_path) / "rep-1.log"
     slower.write_text(capture.read_text().replace("events per second:  1141.43", "events per second:  1041.43"))
-    from virtrepro.measure import variant_records
+    from virtrepro.measurement.job import variant_records
 
     assert [r["value"] for log in variant_records(variant, tmp_path) for r in log
             if r["metric"] == "events_per_second"] == [1141.43, 1041.43]  # it parses: the rule, not an error, decides
@@ -270,8 +272,8 @@ def test_an_adaptive_variant_is_measured_until_its_rule_stops_and_resumes_from_i
     import json
 
     from conftest import require_tools
-    from virtrepro.measure import measure_variant
-    from virtrepro.testbed import LocalTestbed
+    from virtrepro.measurement.job import measure_variant
+    from virtrepro.testbed.kinds import LocalTestbed
 
     require_tools("/usr/sbin/sshd", "sysbench")
     monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))
@@ -319,8 +321,8 @@ def test_a_variant_not_run_on_a_platform_is_estimated_from_another_platform_scal
     """NPB's kernels take from 0.2 to 2.6 s natively; a TCG guest is 10 to 40 times slower. A kernel
     not yet run in the guest is estimated from its native time times the guest's median slowdown on
     the kernels both have run (here 20 and 30: 25), not from the guest's other kernels' mean."""
-    from virtrepro import plan
-    from virtrepro.config import Variant, VariantPlan
+    from virtrepro.planning import plan
+    from virtrepro.planning.config import Variant, VariantPlan
 
     durations = plan.Durations(
         by_variant={("native", "npb_serial", "ep"): 2.0, ("native", "npb_serial", "is"): 0.2,
@@ -371,7 +373,7 @@ def test_a_rule_given_after_a_fixed_count_that_the_logs_already_met_is_the_table
 
 def walsh_bounds(values, k):
     """The k-th smallest and k-th largest Walsh average (x_i + x_j) / 2, i <= j, of ``values``:
-    enumerated here, independently of virtrepro.stats."""
+    enumerated here, independently of virtrepro.analysis.stats."""
     from itertools import combinations_with_replacement
 
     averages = sorted((a + b) / 2 for a, b in combinations_with_replacement(values, 2))
@@ -379,8 +381,8 @@ def walsh_bounds(values, k):
 
 
 def test_the_signed_rank_width_of_log_values_and_its_minimum_n_by_hand():
-    from virtrepro import stats
-    from virtrepro.adaptive import log_half_width, verdict_min_n
+    from virtrepro.analysis import stats
+    from virtrepro.planning.adaptive import log_half_width, verdict_min_n
 
     # the widest signed-rank interval has confidence 1 - 2 * 2**-n: 0.9375 at n = 5, 0.96875 at n = 6;
     # the widest Mann-Whitney interval 1 - 2 / C(2n, n): 0.9 at 3 + 3, 1 - 2 / 70 at 4 + 4
@@ -429,8 +431,8 @@ HAND_CLAIMS = [
 
 
 def test_each_variants_target_is_the_tightest_threshold_of_the_claims_that_select_it(tmp_path):
-    from virtrepro.adaptive import SIGNED_RANK, Target
-    from virtrepro.config import DEFAULT_MARGIN, claim_targets, repetition_rule
+    from virtrepro.planning.adaptive import SIGNED_RANK, Target
+    from virtrepro.planning.config import DEFAULT_MARGIN, claim_targets, repetition_rule
 
     claims = write_claims(tmp_path / "claims.yaml", HAND_CLAIMS)
     rr1, rr256, rr4096 = (netperf_variant("TCP_RR", s) for s in (1, 256, 4096))
@@ -461,7 +463,7 @@ def test_each_variants_target_is_the_tightest_threshold_of_the_claims_that_selec
 
 
 def test_the_plan_gives_each_variant_its_own_claims_rule(tmp_path, monkeypatch):
-    from virtrepro import config as config_module
+    from virtrepro.planning import config as config_module
 
     monkeypatch.setattr(config_module, "CLAIMS_PATH", write_claims(tmp_path / "claims.yaml", HAND_CLAIMS))
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
@@ -477,8 +479,8 @@ def test_the_plan_gives_each_variant_its_own_claims_rule(tmp_path, monkeypatch):
 
 
 def test_the_rule_never_stops_below_the_verdicts_minimum_n():
-    from virtrepro import stats
-    from virtrepro.adaptive import SIGNED_RANK
+    from virtrepro.analysis import stats
+    from virtrepro.planning.adaptive import SIGNED_RANK
 
     SR_RULE = RepetitionRule(min=2, max=30, rel_half_width=0.03, interval=SIGNED_RANK)
     narrow = [100.000001 + i * 1e-6 for i in range(6)]  # a spread of 5e-8 on the log scale
@@ -507,7 +509,7 @@ def test_the_decision_looks_at_the_width_never_at_the_estimates_side_of_a_thresh
     the same decision at every n, with the same width."""
     import random
 
-    from virtrepro.adaptive import Target
+    from virtrepro.planning.adaptive import Target
 
     rule = RepetitionRule(min=6, max=30, rel_half_width=0.03, interval="signed-rank",
                           targets=(Target("m", 0.05, ("hand",)),))
@@ -536,9 +538,9 @@ def test_a_real_variant_under_the_claims_rule_stops_with_a_sample_its_verdict_ac
 
     from conftest import require_tools
     from virtrepro import results
-    from virtrepro.adaptive import verdict_min_n
-    from virtrepro.measure import measure_variant
-    from virtrepro.testbed import LocalTestbed
+    from virtrepro.planning.adaptive import verdict_min_n
+    from virtrepro.measurement.job import measure_variant
+    from virtrepro.testbed.kinds import LocalTestbed
 
     require_tools("/usr/sbin/sshd", "sysbench")
     monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))

@@ -1,4 +1,4 @@
-"""Which platforms a testbed's hosts can run (virtrepro.availability): the probe's shell script run
+"""Which platforms a testbed's hosts can run (virtrepro.testbed.availability): the probe's shell script run
 for real as root and as an unprivileged user, the decision for each platform from the facts, and
 the refusal of a garbled answer. The workflow's use of the record: test_across_hosts.py."""
 
@@ -10,9 +10,9 @@ import subprocess
 import pytest
 
 from conftest import require_tools
-from virtrepro import availability
-from virtrepro.testbed import LocalTestbed
-from virtrepro.availability import FACTS_COMMAND, decide, parse_facts, unavailable
+from virtrepro.testbed import availability
+from virtrepro.testbed.kinds import LocalTestbed
+from virtrepro.testbed.availability import FACTS_COMMAND, decide, parse_facts, unavailable
 
 ROOT = {"root": "yes", "kvm": "yes", "user": "root", "userns": "yes", "userns_user": "nobody"}
 NO_ROOT_NO_KVM = {"root": "no", "kvm": "missing", "user": "alice", "userns": "yes", "userns_user": "alice"}

@@ -19,7 +19,7 @@ import yaml
 
 from conftest import REPO
 from virtrepro.cli import run
-from virtrepro.config import ConfigError, read_config_file, validate_config
+from virtrepro.planning.config import ConfigError, read_config_file, validate_config
 
 PYTHON = sys.executable
 
@@ -76,16 +76,16 @@ def test_a_config_file_without_keys_is_refused(tmp_path):
 
 
 def test_run_names_a_missing_or_broken_configfile_before_snakemake_starts(tmp_path):
-    missing = one_error_line(command("-m", "virtrepro.run", "-n", "--configfile", str(tmp_path / "nope.yaml")))
+    missing = one_error_line(command("-m", "virtrepro", "-n", "--configfile", str(tmp_path / "nope.yaml")))
     assert missing == f"error: config file {tmp_path}/nope.yaml: No such file or directory"
     broken = tmp_path / "broken.yaml"
     broken.write_text("testbed: local\n\tscale: quick\n")
-    line = one_error_line(command("-m", "virtrepro.run", "-n", f"--configfile={broken}"))
+    line = one_error_line(command("-m", "virtrepro", "-n", f"--configfile={broken}"))
     assert line.startswith(f"error: config file {broken}:2:1: not valid YAML")
 
 
 def test_run_finds_every_configfile_argument():
-    from virtrepro.run import configfiles
+    from virtrepro.__main__ import configfiles
 
     argv = ["--cores", "all", "--configfile", "a.yaml", "b.yaml", "-n", "--configfiles=c.yaml", "--config", "x=1"]
     assert configfiles(argv) == ["a.yaml", "b.yaml", "c.yaml"]
@@ -153,7 +153,7 @@ def test_snakemake_still_fills_the_schemas_defaults_under_each_kind_of_testbed(c
     on the schema the declarations complete, written to a file as the workflow does."""
     from snakemake.utils import validate
 
-    from virtrepro.config import write_schema
+    from virtrepro.planning.config import write_schema
 
     config["testbeds"]["far"] = dict(SSH)
     validate(config, str(write_schema(tmp_path)))
@@ -170,7 +170,7 @@ def test_semantic_errors_are_checked_for_the_chosen_scale_and_benchmarks_only(co
 
 
 def test_repetitions_null_takes_the_benchmarks_own_count_and_zero_does_not(config):
-    from virtrepro.config import plan_variants
+    from virtrepro.planning.config import plan_variants
 
     config["platforms"], config["benchmarks"] = ["native"], ["mbw"]
     assert {v.repetitions for v in plan_variants(config)} == {config["scales"]["quick"]["mbw"]["repetitions"]}
@@ -224,7 +224,7 @@ def test_a_damaged_probe_record_stops_snakemake_with_one_line(tmp_path, config, 
 
 # -- the measurement job -----------------------------------------------------------------------
 
-JOB = ["-m", "virtrepro.measure", "--testbed", "local", "--platform", "native", "--benchmark", "sysbench_cpu",
+JOB = ["-m", "virtrepro.measurement.job", "--testbed", "local", "--platform", "native", "--benchmark", "sysbench_cpu",
        "--variant", "threads-1_prime-20000_seconds-5"]
 
 
@@ -245,7 +245,7 @@ def test_measurement_job_refuses_a_config_that_is_not_json(tmp_path):
     ],
 )
 def test_measurement_job_validates_its_configuration_and_writes_nothing(tmp_path, capsys, config, given, expected):
-    from virtrepro.measure import main
+    from virtrepro.measurement.job import main
 
     text = json.dumps({**config, **given} if given else given)
     with pytest.raises(SystemExit) as status:
@@ -256,7 +256,7 @@ def test_measurement_job_validates_its_configuration_and_writes_nothing(tmp_path
 
 
 def test_measurement_job_trusts_only_the_configuration_the_workflow_validated(monkeypatch, config):
-    from virtrepro.config import VALIDATED_ENV, config_from_json, digest
+    from virtrepro.planning.config import VALIDATED_ENV, config_from_json, digest
 
     validated = config_from_json(json.dumps(config), "--config")
     monkeypatch.setenv(VALIDATED_ENV, digest(validated))
@@ -280,15 +280,15 @@ SHIPPED_TESTBEDS = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
 @pytest.mark.parametrize(
     "args, expected",
     [
-        (["-m", "virtrepro.remote", "down", "--testbed", "nowhere", "--configfile", "config/config.yaml"],
+        (["-m", "virtrepro.testbed.remote", "down", "--testbed", "nowhere", "--configfile", "config/config.yaml"],
          "error: testbed 'nowhere' is not defined under 'testbeds' (" + ", ".join(sorted(SHIPPED_TESTBEDS)) + ")"),
-        (["-m", "virtrepro.remote", "prepare", "--testbed", "local", "--configfile", "config/config.yaml", "out.json"],
+        (["-m", "virtrepro.testbed.remote", "prepare", "--testbed", "local", "--configfile", "config/config.yaml", "out.json"],
          "error: testbed 'local' is not a remote (kind: ssh) testbed"),
-        (["-m", "virtrepro.remote", "down", "--testbed", "far", "--configfile", "no/such.yaml"],
+        (["-m", "virtrepro.testbed.remote", "down", "--testbed", "far", "--configfile", "no/such.yaml"],
          "error: config file no/such.yaml: No such file or directory"),
-        (["-m", "virtrepro.remote", "down", "--testbed", "far"],
+        (["-m", "virtrepro.testbed.remote", "down", "--testbed", "far"],
          "error: no configuration: pass --configfile or --config, or set VIRTREPRO_CONFIG"),
-        (["-m", "virtrepro.npb", "obtain", "--output", "x.json", "--config", "[1, 2"],
+        (["-m", "virtrepro.builds.npb", "obtain", "--output", "x.json", "--config", "[1, 2"],
          "error: --config: not a JSON configuration (Expecting ',' delimiter: line 1 column 6 (char 5))"),
         (["-m", "virtrepro.results", "nowhere", "--data-dir", "data"],
          "error: testbed 'nowhere' has no raw logs under data/raw/ (testbeds with data there: "
@@ -301,18 +301,18 @@ def test_command_lines_say_what_is_wrong_in_one_line(args, expected):
 
 
 def test_npb_build_names_a_missing_source_record(config):
-    result = command("-m", "virtrepro.npb", "build", "--source", "no/such/npb.json", "--config", json.dumps(config))
+    result = command("-m", "virtrepro.builds.npb", "build", "--source", "no/such/npb.json", "--config", json.dumps(config))
     assert one_error_line(result) == "error: no/such/npb.json: No such file or directory"
 
 
 @pytest.mark.parametrize(
     "args",
     [
-        ["-m", "virtrepro.testbed"],
-        ["-m", "virtrepro.testbed", "reboot"],
+        ["-m", "virtrepro.testbed.kinds"],
+        ["-m", "virtrepro.testbed.kinds", "reboot"],
         ["-m", "virtrepro.guests.image", "build"],
-        ["-m", "virtrepro.measure", "--bogus"],
-        ["-m", "virtrepro.remote", "prepare"],
+        ["-m", "virtrepro.measurement.job", "--bogus"],
+        ["-m", "virtrepro.testbed.remote", "prepare"],
         ["-m", "virtrepro.results"],
         ["-m", "virtrepro.platforms.qemu", "probe"],
     ],
@@ -403,7 +403,7 @@ PARAMETERS = {"testbed": "reference-vm", "data_dir": str(REPO / "data"), "refere
     ],
 )
 def test_notebook_parameters_are_checked(change, expected):
-    from virtrepro.notebook import ParameterError, check_parameters
+    from virtrepro.report.notebook import ParameterError, check_parameters
 
     check_parameters(**PARAMETERS)
     with pytest.raises(ParameterError) as error:
@@ -427,7 +427,7 @@ def test_every_notebook_checks_its_parameters_before_anything_else():
 def test_the_notebook_checks_its_parameters_before_it_loads_the_table(tmp_path, monkeypatch):
     from virtrepro import results
     from virtrepro.figures.reading import Notebook
-    from virtrepro.notebook import ParameterError
+    from virtrepro.report.notebook import ParameterError
 
     loaded = []
     monkeypatch.setattr(results, "load", lambda *a, **k: loaded.append(a))
@@ -471,8 +471,8 @@ def test_scale_note_says_the_scale_and_every_saved_figure_carries_it(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from virtrepro import plotting
-    from virtrepro.notebook import scale_note
+    from virtrepro.report import plotting
+    from virtrepro.report.notebook import scale_note
 
     assert "quick (a smoke check" in scale_note(pd.DataFrame({"scale": ["quick", "quick"]}))
     fig, ax = plt.subplots()

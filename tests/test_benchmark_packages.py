@@ -13,7 +13,8 @@ import sys
 import pytest
 
 from conftest import REPO
-from virtrepro import benchmark_packages, packages
+from virtrepro import benchmark_packages
+from virtrepro.testbed import packages
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.guests.image import PACKAGES, SYSTEM_PACKAGES
 

@@ -9,14 +9,14 @@ import pytest
 import yaml
 
 from conftest import REPO, require_tools
-from virtrepro import rawlog
+from virtrepro.rawdata import rawlog
 from virtrepro.benchmarks import BENCHMARKS
-from virtrepro.config import plan, validate_config
+from virtrepro.planning.config import plan, validate_config
 from virtrepro.guests import stop_guests
 from virtrepro.guests.network import testbed_octet as octet_of
-from virtrepro.measure import measure
+from virtrepro.measurement.job import measure
 from virtrepro.parsers import ParseError
-from virtrepro.testbed import LocalTestbed
+from virtrepro.testbed.kinds import LocalTestbed
 
 pytestmark = pytest.mark.integration
 

@@ -13,14 +13,14 @@ import pytest
 import yaml
 
 from conftest import REPO, require_tools
-from virtrepro import rawlog
+from virtrepro.rawdata import rawlog
 from virtrepro.benchmarks import BENCHMARKS
-from virtrepro.config import plan, plan_variants, validate_config
+from virtrepro.planning.config import plan, plan_variants, validate_config
 from virtrepro.guests import stop_guests
-from virtrepro.hosts import connect
-from virtrepro.measure import measure
-from virtrepro.platforms import get_platform
-from virtrepro.testbed import LocalTestbed
+from virtrepro.testbed.hosts import connect
+from virtrepro.measurement.job import measure
+from virtrepro.platforms.base import get_platform
+from virtrepro.testbed.kinds import LocalTestbed
 
 
 def test_the_plan_leaves_out_runs_over_several_instances_and_resource_limits():

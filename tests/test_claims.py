@@ -13,7 +13,8 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from conftest import table_row
-from virtrepro import claims, results, stats
+from virtrepro.analysis import claims, stats
+from virtrepro import results
 
 
 REPO = Path(__file__).resolve().parent.parent

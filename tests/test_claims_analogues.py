@@ -1,4 +1,4 @@
-"""Analogues by rule (data/reference/analogues.yaml, virtrepro.platform_names / conditions): QEMU TCG
+"""Analogues by rule (data/reference/analogues.yaml, virtrepro.declarations.platform_names / conditions): QEMU TCG
 stands in for VMware Server on network and disk but not on CPU, and for KVM only one way: a verdict
 counts only where TCG's bias (slower than KVM; disturbed less by a neighbour) works against it."""
 
@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from conftest import table_row
-from virtrepro import claims, conditions, platform_names
+from virtrepro.analysis import claims, conditions
+from virtrepro.declarations import platform_names
 
 REPO = Path(__file__).resolve().parent.parent
 RULE_KVM, RULE_VMWARE = "tcg-for-hardware-vm", "tcg-for-vmware-server"

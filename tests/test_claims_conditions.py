@@ -1,4 +1,4 @@
-"""Claims judged under the conditions they were made in (virtrepro.conditions): records outside a
+"""Claims judged under the conditions they were made in (virtrepro.analysis.conditions): records outside a
 claim's conditions are left out, and a claim with none left (or too few process counts for a
 scalability statement) is "not comparable here" with the reason, never holds or does not hold."""
 
@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from conftest import table_row
-from virtrepro import claims, conditions, results
+from virtrepro.analysis import claims, conditions
+from virtrepro import results
 
 REPO = Path(__file__).resolve().parent.parent
 # eight runs a side, far from every threshold used below: about 100 and about 101 (+1 %)

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from conftest import table_row
-from virtrepro import claims, conditions, platform_names
+from virtrepro.analysis import claims, conditions
+from virtrepro.declarations import platform_names
 
 REPO = Path(__file__).resolve().parent.parent
 PART_1 = [99.0, 100.0, 101.0]  # 3 values a side in part 1 (A ... A), 9 in part 2, as unbalanced as the reference run

@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from virtrepro import regimes, claims, platform_names, results
+from virtrepro.declarations import regimes, platform_names
+from virtrepro.analysis import claims
+from virtrepro import results
 from test_claims import rows, scaled, spread, table
 
 REPO = Path(__file__).resolve().parent.parent
@@ -248,7 +250,7 @@ def test_labels_name_tcg_for_what_it_is():
 
 
 def test_saved_figures_name_tcg_as_tcg(tmp_path):
-    from virtrepro import plotting
+    from virtrepro.report import plotting
 
     fig, ax = plotting.plt.subplots()
     ax.bar([0, 1], [1, 2], label="qemu-tcg")

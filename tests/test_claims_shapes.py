@@ -13,7 +13,7 @@ import statsmodels.formula.api as smf
 from scipy import stats as scipy_stats
 
 from test_claims import claim, rows, scaled, spread, table
-from virtrepro import claims, stats
+from virtrepro.analysis import claims, stats
 
 
 @pytest.fixture(autouse=True)

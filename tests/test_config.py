@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from virtrepro.config import ConfigError, plan, resolve_platforms, validate_config
+from virtrepro.planning.config import ConfigError, plan, resolve_platforms, validate_config
 
 
 @pytest.fixture
@@ -166,7 +166,7 @@ def test_vms_larger_than_the_host_are_refused_where_the_kernel_forbids_overcommi
 
 
 def test_repetitions_split_into_two_parts_measured_abba():
-    from virtrepro.config import VariantPlan, parts_for, run_sequence
+    from virtrepro.planning.config import VariantPlan, parts_for, run_sequence
     from virtrepro.benchmarks import Variant
 
     variant = Variant("sysbench_cpu", "threads-1", (("threads", 1),))
@@ -183,7 +183,7 @@ def test_repetitions_split_into_two_parts_measured_abba():
 def test_jobs_run_one_benchmark_at_a_time_abba_within_it():
     """The measurement jobs' priorities (the highest runs first) give every benchmark's platforms
     A B C C B A before the next benchmark begins, a resolved qemu-* in the place of ``qemu``."""
-    from virtrepro.config import BENCHMARK_BLOCK, run_priority
+    from virtrepro.planning.config import BENCHMARK_BLOCK, run_priority
 
     config = {"benchmarks": ["sysbench_cpu", "mbw"], "platforms": ["native", "lxc", "qemu"]}
     jobs = [(b, p, part) for b in ("mbw", "sysbench_cpu") for p in ("qemu-tcg", "native", "lxc") for part in (2, 1)]

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from virtrepro.hosts import Host, connect
-from virtrepro.hosts import TestbedError as ConnectError
+from virtrepro.testbed.hosts import Host, connect
+from virtrepro.testbed.hosts import TestbedError as ConnectError
 
 
 @pytest.fixture
@@ -124,8 +124,8 @@ def test_an_unreachable_host_fails_its_variant_in_one_line(tmp_path, monkeypatch
     import yaml
 
     from conftest import REPO
-    from virtrepro.config import plan_variants, validate_config
-    from virtrepro.measure import MeasurementError, measure_variant
+    from virtrepro.planning.config import plan_variants, validate_config
+    from virtrepro.measurement.job import MeasurementError, measure_variant
 
     monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))
     port = closed_port()

@@ -22,7 +22,7 @@ SPELLED = re.compile(r"rep-|\.reps-|\.part-|\.rule\.json|(^|/)raw/|/raw$|(^|/)ta
                      r"|\.claims\.csv|\.manifest\.json|(^|/)investigations/|/investigations$|(^|/)executed/|/executed$"
                      r"|platforms\.json|qemu-accel\.json|npb\.json")
 # not the data: the host agent's own state directory on a testbed host keeps its KVM probe in probes/
-ALLOWED = {("workflow/virtrepro/hostagent.py", "probes")}
+ALLOWED = {("workflow/virtrepro/testbed/hostagent.py", "probes")}
 # a directory of the layout as a path component of its own: Path(data) / "raw"
 COMPONENTS = {datalayout.RAW, datalayout.TABLES, datalayout.PROBES, datalayout.INVESTIGATIONS, datalayout.EXECUTED}
 

@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from virtrepro import platform_names, plotting
+from virtrepro.declarations import platform_names
+from virtrepro.report import plotting
 from virtrepro.platforms import catalog as platform_catalog
 from virtrepro.guests import network
-from virtrepro.platforms import PlatformError, get_platform
+from virtrepro.platforms.base import PlatformError, get_platform
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / "workflow"
@@ -55,12 +56,12 @@ def test_reading_the_catalogue_loads_no_platform_code():
             "print(sorted(m for m in sys.modules if m.startswith('virtrepro.')))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             env={**os.environ, "PYTHONPATH": str(WORKFLOW)}).stdout
-    assert eval(loaded) == ["virtrepro.errors", "virtrepro.hosts", "virtrepro.platforms", "virtrepro.platforms.base",
-                            "virtrepro.platforms.catalog"]
+    # plain data: neither the platform interface (platforms.base) nor the testbed's hosts
+    assert eval(loaded) == ["virtrepro.platforms", "virtrepro.platforms.catalog"]
 
 
 def test_the_schema_enum_is_the_declared_platforms():
-    from virtrepro.config import schema
+    from virtrepro.planning.config import schema
 
     assert schema()["properties"]["platforms"]["items"]["enum"] == list(platform_catalog.config_names())
     written = (WORKFLOW / "schemas" / "config.schema.yaml").read_text()  # no second list there to drift
@@ -159,9 +160,10 @@ def test_summary_families_come_from_the_declarations():
     assert set(summary.FAMILY.values()) <= set(platform_catalog.FAMILY_LABELS.values())
 
 
-# --- benchmarks' metrics (virtrepro.metric_catalog) ---------------------------------------------
+# --- benchmarks' metrics (virtrepro.declarations.metric_catalog) ---------------------------------------------
 
-from virtrepro import claims, metric_catalog  # noqa: E402
+from virtrepro.analysis import claims
+from virtrepro.declarations import metric_catalog  # noqa: E402
 from virtrepro.benchmarks import BENCHMARKS  # noqa: E402
 
 
@@ -254,7 +256,7 @@ from virtrepro.benchmarks import base as benchmark_base  # noqa: E402
 
 
 def _schema():
-    from virtrepro.config import schema
+    from virtrepro.planning.config import schema
 
     return schema()
 
@@ -303,7 +305,7 @@ def test_each_benchmark_declares_its_parameters_and_the_schema_holds_them():
 
 def test_a_parameter_the_declaration_does_not_type_is_refused():
     """Typed: a wrong type or an undeclared parameter stops the configuration, naming the key."""
-    from virtrepro.config import ConfigError, validate_config
+    from virtrepro.planning.config import ConfigError, validate_config
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     config["scales"]["quick"]["mbw"]["array_mib"] = "128"
@@ -330,11 +332,11 @@ def test_the_kvm_probe_selects_one_of_the_alias_candidates():
     assert all(get_platform(name).accel == accel for accel, name in BY_ACCEL.items())
 
 
-# --- compiled benchmarks: one general source-build step (virtrepro.builds) -------------------------
+# --- compiled benchmarks: one general source-build step (virtrepro.builds.registry) -------------------------
 
 
 def test_every_source_build_a_benchmark_names_is_declared_with_its_interface():
-    from virtrepro import builds
+    from virtrepro.builds import registry as builds
 
     named = {b.build for b in BENCHMARKS.values() if b.build}
     assert named == set(builds.BUILDS) == {"npb", "mitgcm"}
@@ -353,13 +355,14 @@ def test_the_workflow_names_no_compiled_benchmark():
 
 
 def test_a_built_upload_resolves_through_its_build_and_says_what_builds_it(tmp_path, monkeypatch):
-    from virtrepro import measure, npb
+    from virtrepro.measurement import job as measure
+    from virtrepro.builds import npb
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     monkeypatch.setattr(npb, "default_state_dir", lambda: tmp_path)
     (local, _), = BENCHMARKS["npb_serial"].prepare(BENCHMARKS["npb_serial"].variants(config["scales"]["quick"]["npb_serial"])[0]).uploads
     assert local == "@BUILT@/serial/ep.S.x"
-    with pytest.raises(FileNotFoundError, match=r"build_npb rule builds it \(python -m virtrepro.npb build\)"):
+    with pytest.raises(FileNotFoundError, match=r"build_npb rule builds it \(python -m virtrepro.builds.npb build\)"):
         measure.built_path(local, "npb_serial", config)
     built = npb.built_file(config, "serial/ep.S.x")
     built.parent.mkdir(parents=True)

@@ -1,6 +1,6 @@
 """One error path, everywhere (issue 37): an error a user can cause is one line ``error: ...``
 and no traceback, inside Snakemake too; Ctrl-C is one line and exit status 130; a log is the
-same log with a byte-order mark and CRLF line endings; ``python -m virtrepro.remote`` merges
+same log with a byte-order mark and CRLF line endings; ``python -m virtrepro.testbed.remote`` merges
 ``--configfile`` as Snakemake does.
 
 The rules' Python code is checked structurally: the Snakefile and every ``workflow/rules/*.smk``
@@ -28,8 +28,9 @@ import yaml
 from conftest import REPO
 from test_bad_input import command, environment, one_error_line
 from test_parsers_corruption import CASES
-from virtrepro import config as configuration, rawlog
-from virtrepro.config import ConfigError
+from virtrepro.planning import config as configuration
+from virtrepro.rawdata import rawlog
+from virtrepro.planning.config import ConfigError
 
 WRAPPER = "one_line_errors"
 RULE_FILES = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
@@ -160,7 +161,7 @@ def test_a_named_error_in_a_run_block_fails_the_job_with_its_line_and_snakemake_
     the job forever: the job fails with the one line instead, and the other job still runs."""
     (tmp_path / "Snakefile").write_text('''
 from virtrepro.cli import one_line_errors
-from virtrepro.config import ConfigError
+from virtrepro.planning.config import ConfigError
 
 rule all:
     input: "bad", "good"
@@ -246,7 +247,7 @@ def test_a_log_with_a_bom_and_crlf_parses_to_the_same_records(tmp_path, case):
     assert case.call(texts, case.name) == expected
 
 
-# -- python -m virtrepro.remote: --configfile merged as Snakemake merges it -----------------------------
+# -- python -m virtrepro.testbed.remote: --configfile merged as Snakemake merges it -----------------------------
 
 PARTIAL = {"guest": {"vcpus": 4}, "platforms": ["native", "lxc"]}
 
@@ -277,21 +278,21 @@ def test_remote_merges_a_partial_configfile_over_the_default(tmp_path):
 def test_remote_with_a_partial_configfile_reaches_the_testbed_and_names_the_file_when_wrong(tmp_path):
     partial = tmp_path / "partial.yaml"
     partial.write_text(yaml.safe_dump(PARTIAL))
-    line = one_error_line(command("-m", "virtrepro.remote", "down", "--testbed", "local", "--configfile", str(partial)))
+    line = one_error_line(command("-m", "virtrepro.testbed.remote", "down", "--testbed", "local", "--configfile", str(partial)))
     assert line == "error: testbed 'local' is not a remote (kind: ssh) testbed"  # the whole configuration is there
     partial.write_text(yaml.safe_dump({"scale": "huge"}))
-    line = one_error_line(command("-m", "virtrepro.remote", "down", "--testbed", "local", "--configfile", str(partial)))
+    line = one_error_line(command("-m", "virtrepro.testbed.remote", "down", "--testbed", "local", "--configfile", str(partial)))
     assert line.startswith(f"error: config file {partial} (over config/config.yaml): config key 'scale': ")
 
 
 def test_the_estimate_takes_a_partial_configfile_as_snakemake_does(tmp_path):
     partial = tmp_path / "partial.yaml"
     partial.write_text(yaml.safe_dump({"benchmarks": ["sysbench_cpu"], "platforms": ["native"], "data_dir": str(tmp_path)}))
-    result = command("-m", "virtrepro.plan", "--estimate", "--configfile", str(partial))
+    result = command("-m", "virtrepro.measurement.estimate", "--estimate", "--configfile", str(partial))
     assert result.returncode == 0, result.stderr
     assert "native     sysbench_cpu" in result.stdout and "lxc" not in result.stdout
     partial.write_text(yaml.safe_dump({"scale": "huge"}))
-    line = one_error_line(command("-m", "virtrepro.plan", "--estimate", "--configfile", str(partial)))
+    line = one_error_line(command("-m", "virtrepro.measurement.estimate", "--estimate", "--configfile", str(partial)))
     assert line.startswith(f"error: config file {partial} (over config/config.yaml): config key 'scale': ")
 
 
@@ -336,7 +337,7 @@ def imported(module: str):
 def test_ctrl_c_during_virtrepro_run_is_one_line_and_status_130(tmp_path, when):
     """At any moment: while it imports its own dependencies (the package's handler), while Snakemake
     starts (cli.run), while Snakemake plans (the Snakefile's handler)."""
-    args = [sys.executable, "-X", "importtime", "-m", "virtrepro.run", "-n", "--snakefile", str(REPO / "Snakefile"),
+    args = [sys.executable, "-X", "importtime", "-m", "virtrepro", "-n", "--snakefile", str(REPO / "Snakefile"),
             "--directory", str(tmp_path)]
     moment = (lambda lines, elapsed: any(when in line for line in lines)) if " " in when else imported(when)
     result, running = interrupt(args, tmp_path, moment)
@@ -346,7 +347,7 @@ def test_ctrl_c_during_virtrepro_run_is_one_line_and_status_130(tmp_path, when):
 
 @pytest.mark.parametrize("args, when", [
     (["virtrepro.figures", "--help"], "virtrepro"),  # its imports: about a second, before its cli.run
-    (["virtrepro.plan", "--estimate"], "jsonschema"),  # inside its cli.run: validating, then estimating
+    (["virtrepro.measurement.estimate", "--estimate"], "jsonschema"),  # inside its cli.run: validating, then estimating
 ])
 def test_ctrl_c_during_a_command_line_is_one_line_and_status_130(args, when):
     """``python -m virtrepro.<module>`` while it imports its dependencies (the package's handler)
@@ -368,7 +369,7 @@ def test_ctrl_c_while_snakemake_plans_is_one_line_and_status_130(tmp_path):
 def test_ctrl_c_while_a_measurement_runs_ends_the_workflow_with_status_130(tmp_path):
     """A terminal's Ctrl-C reaches Snakemake and its jobs (one process group): Snakemake cancels
     the jobs, the onerror hook stops the testbed, and the status is 130; its lock is released."""
-    args = [sys.executable, "-m", "virtrepro.run", "--cores", "1", "--snakefile", str(REPO / "Snakefile"),
+    args = [sys.executable, "-m", "virtrepro", "--cores", "1", "--snakefile", str(REPO / "Snakefile"),
             "--directory", str(tmp_path), "measurements", "--config", "platforms=[native]", "benchmarks=[sysbench_cpu]"]
     process = subprocess.Popen(args, cwd=tmp_path, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, start_new_session=True)
@@ -397,7 +398,7 @@ def test_too_few_hosts_for_a_run_is_a_named_error():
     """Raised from the measurement jobs' resources and params functions (measure.smk): a named
     error, so the rules' wrapper makes it one line (a ValueError still, for its callers)."""
     from virtrepro.errors import VirtreproError
-    from virtrepro.placement import spanned_hosts
+    from virtrepro.testbed.placement import spanned_hosts
 
     with pytest.raises(VirtreproError, match=r"^testbed tb has 1 host\(s\); a run across 2 hosts needs 2 ") as caught:
         spanned_hosts(["node1"], 2, "tb")

@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from virtrepro import claims, figures, results
+from virtrepro.analysis import claims
+from virtrepro import figures, results
 from virtrepro.figures import Setting, kumar2013, regola2010, summary, walters2008, youseff2006
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -489,7 +490,7 @@ def test_a_notebooks_parameters_default_in_one_place():
 
 def test_an_empty_panels_reason_stays_inside_its_panel():
     """Two side-by-side empty panels with a long reason: each text's box lies within its own half."""
-    from virtrepro import plotting
+    from virtrepro.report import plotting
 
     fig, axes = plt.subplots(1, 2, figsize=(14, 4))
     reason = "no NPB runs: NPB was skipped (NPB 3.4.1 could not be downloaded from a long address (URLError: " \
@@ -540,7 +541,7 @@ def test_the_summary_answers_first():
 
 
 def test_no_colour_that_means_a_platform_is_used_for_anything_else():
-    from virtrepro import plotting
+    from virtrepro.report import plotting
     from virtrepro.figures import common
 
     platform_colours = {c.lower() for c in plotting.PLATFORM_COLORS.values()}
@@ -577,7 +578,7 @@ def test_a_figure_without_our_runs_draws_the_papers_numbers_and_one_short_line(k
 def test_a_legend_never_covers_data(tmp_path):
     """A legend drawn over bars moves out of its panel when the figure is saved; the same legend in
     several panels becomes one above them."""
-    from virtrepro import plotting
+    from virtrepro.report import plotting
 
     fig, ax = plt.subplots(figsize=(4, 3))
     ax.bar([0, 1, 2], [10, 10, 10], label="tall bars")  # they fill the panel: any legend inside covers them
@@ -636,7 +637,8 @@ def test_an_interval_of_the_median_is_drawn_around_the_median_and_the_label_says
     import numpy as np
     import pandas as pd
 
-    from virtrepro import plotting, stats
+    from virtrepro.report import plotting
+    from virtrepro.analysis import stats
     from virtrepro.figures.common import ci_label
     from virtrepro.figures.registry import Setting
 
@@ -848,7 +850,7 @@ def test_whiskers_are_drawn_over_the_run_dots():
     """A whisker under a column of run dots reads as "no interval": grouped_bars draws it above them."""
     from matplotlib.collections import LineCollection, PathCollection
 
-    from virtrepro import plotting
+    from virtrepro.report import plotting
 
     fig, ax = plt.subplots()
     frame = pd.DataFrame({"x": ["a"], "platform": ["lxc"], "v": [1.0], "lo": [0.9], "hi": [1.1]})

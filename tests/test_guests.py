@@ -16,9 +16,9 @@ import pytest
 from conftest import require_tools
 from virtrepro.guests import GuestError, image_dir
 from virtrepro.guests.network import FIRST_HOST, testbed_octet as octet_of
-from virtrepro.platforms import get_platform
-from virtrepro.testbed import LocalTestbed
-from virtrepro.hosts import connect
+from virtrepro.platforms.base import get_platform
+from virtrepro.testbed.kinds import LocalTestbed
+from virtrepro.testbed.hosts import connect
 
 pytestmark = pytest.mark.integration
 
@@ -121,7 +121,7 @@ def test_a_container_that_fails_to_start_says_what_lxc_start_said(host):
     assert leftovers(platform.guest_name(8)) == []
 
 def test_knobs_the_host_cannot_honour_are_refused(host):
-    from virtrepro.platforms import PlatformError
+    from virtrepro.platforms.base import PlatformError
 
     free_pages = int(next(l.split()[1] for l in open("/proc/meminfo") if l.startswith("HugePages_Free")))
     if free_pages == 0:

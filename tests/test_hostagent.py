@@ -11,8 +11,8 @@ import subprocess
 import sys
 import tarfile
 
-from virtrepro.hostagent import RESULT_MARKER
-from virtrepro.agent import package_archive
+from virtrepro.testbed.hostagent import RESULT_MARKER
+from virtrepro.testbed.agent import package_archive
 
 
 def unpack(tmp_path):
@@ -26,7 +26,7 @@ def unpack(tmp_path):
 def agent(tmp_path, *args: str) -> tuple[int, dict | None, str]:
     """Run the agent as the controller does on a host (python3 -S: no site-packages), return its answer."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(unpack(tmp_path)), "VIRTREPRO_STATE": str(tmp_path / "state")}
-    result = subprocess.run([sys.executable, "-S", "-m", "virtrepro.hostagent", *args], capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-S", "-m", "virtrepro.testbed.hostagent", *args], capture_output=True, text=True,
                             env=env, cwd=tmp_path, timeout=60)
     answers = [json.loads(line[len(RESULT_MARKER):]) for line in result.stderr.splitlines() if line.startswith(RESULT_MARKER)]
     return result.returncode, (answers[-1] if answers else None), result.stdout
@@ -35,7 +35,7 @@ def agent(tmp_path, *args: str) -> tuple[int, dict | None, str]:
 def test_the_archive_is_the_package_and_its_hash_follows_its_content():
     digest, data = package_archive()
     names = tarfile.open(fileobj=io.BytesIO(data)).getnames()
-    assert {"virtrepro/hostagent.py", "virtrepro/supervisor.py", "virtrepro/guests/image.py",
+    assert {"virtrepro/testbed/hostagent.py", "virtrepro/testbed/supervisor.py", "virtrepro/guests/image.py",
             "virtrepro/platforms/lxc.py"} <= set(names)
     assert not any("__pycache__" in name for name in names)
     assert package_archive() == (digest, data) and len(digest) == 16
@@ -43,7 +43,7 @@ def test_the_archive_is_the_package_and_its_hash_follows_its_content():
 
 def test_the_agent_needs_only_the_standard_library(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(unpack(tmp_path))}
-    code = ("import sys, virtrepro.hostagent, virtrepro.platforms, virtrepro.guests.image, virtrepro.supervisor; "
+    code = ("import sys, virtrepro.testbed.hostagent, virtrepro.platforms, virtrepro.guests.image, virtrepro.testbed.supervisor; "
             "from virtrepro.platforms.qemu import probe_kvm; "
             "print(sorted(m for m in ('fabric', 'paramiko', 'invoke', 'yaml') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
@@ -89,7 +89,7 @@ def test_an_unprivileged_user_prepares_a_host_that_has_everything_and_is_told_wh
         def as_nobody(platforms):
             env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(code), "VIRTREPRO_STATE": str(state)}
             result = subprocess.run(["setpriv", "--reuid=nobody", "--regid=65534", "--clear-groups", sys.executable, "-S",
-                                     "-m", "virtrepro.hostagent", "prepare", json.dumps({"platforms": platforms})],
+                                     "-m", "virtrepro.testbed.hostagent", "prepare", json.dumps({"platforms": platforms})],
                                     capture_output=True, text=True, env=env, cwd="/", timeout=60)
             return json.loads([line for line in result.stderr.splitlines() if line.startswith(RESULT_MARKER)][-1]
                               [len(RESULT_MARKER):])

@@ -1,4 +1,4 @@
-"""python -m virtrepro.interleave: a variant measured on several platforms in alternating rounds, for real."""
+"""python -m virtrepro.measurement.interleave: a variant measured on several platforms in alternating rounds, for real."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from virtrepro.interleave import round_order
+from virtrepro.measurement.interleave import round_order
 
 VARIANT = "threads-1_prime-20000_seconds-1"
 
@@ -24,7 +24,7 @@ def interleave(tmp_path, *extra):
     overlay = tmp_path / "overlay.yaml"  # merged over config/config.yaml, as Snakemake merges --configfile
     overlay.write_text(yaml.safe_dump({"scales": {"quick": {"sysbench_cpu": {"threads": [1]}}}}))
     return subprocess.run(
-        [sys.executable, "-m", "virtrepro.interleave", "--configfile", str(overlay), "--data-dir", str(tmp_path / "data"),
+        [sys.executable, "-m", "virtrepro.measurement.interleave", "--configfile", str(overlay), "--data-dir", str(tmp_path / "data"),
          "--testbed", "local", "--scale", "quick", "--benchmark", "sysbench_cpu", "--variant", VARIANT, *extra],
         cwd=REPO, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "workflow")}, timeout=600)
 
@@ -40,7 +40,7 @@ def test_two_platforms_are_measured_round_by_round_in_alternating_order(tmp_path
             sidecar = json.loads((tmp_path / "data" / "raw" / "local" / platform / "sysbench_cpu" / VARIANT /
                                   f"rep-{rep}.json").read_text())
             assert sidecar["exit_status"] == 0 and sidecar["platform"]["name"] == platform
-            assert sidecar["invocation"][0] == "python -m virtrepro.interleave"  # the command that measured it
+            assert sidecar["invocation"][0] == "python -m virtrepro.measurement.interleave"  # the command that measured it
             started.append((sidecar["started_utc"], platform, rep))
     # round 0: native then lxc; round 1: lxc then native
     assert [(p, r) for _, p, r in sorted(started)] == [("native", 0), ("lxc", 0), ("lxc", 1), ("native", 1)]

@@ -9,12 +9,12 @@ import pytest
 import yaml
 
 from conftest import REPO, require_tools
-from virtrepro import rawlog
+from virtrepro.rawdata import rawlog
 from virtrepro.benchmarks import BENCHMARKS
-from virtrepro.config import plan, validate_config
+from virtrepro.planning.config import plan, validate_config
 from virtrepro.guests import stop_guests
-from virtrepro.measure import measure
-from virtrepro.testbed import LocalTestbed
+from virtrepro.measurement.job import measure
+from virtrepro.testbed.kinds import LocalTestbed
 
 pytestmark = pytest.mark.integration
 

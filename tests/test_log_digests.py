@@ -20,7 +20,8 @@ import pytest
 
 from conftest import REPO
 import virtrepro
-from virtrepro import rawlog, results
+from virtrepro.rawdata import rawlog
+from virtrepro import results
 
 REFERENCE = REPO / "data" / "raw" / "reference-vm"
 INVESTIGATIONS = REPO / "data" / "investigations"
@@ -129,7 +130,7 @@ def test_a_sidecar_without_a_digest_is_refused_with_the_command_that_records_one
     sidecar.write_text(json.dumps({key: value for key, value in record.items() if key not in DIGEST_FIELDS}))
     message = refused(data, rawlog.LogDigestError)
     assert f"{CPU}/rep-1.log" in message and "no digest" in message
-    assert f"python -m virtrepro.digests record --data {data} --testbed reference-vm" in message
+    assert f"python -m virtrepro.results.digests record --data {data} --testbed reference-vm" in message
 
 
 def test_a_complete_sidecar_with_a_nonzero_exit_status_is_refused(tmp_path):
@@ -203,7 +204,7 @@ def without_digests(repo: Path) -> Path:
 
 def record_command(data: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(Path(virtrepro.__file__).parents[1])}  # the package under test
-    return subprocess.run([sys.executable, "-m", "virtrepro.digests", "record", "--data", str(data), *args],
+    return subprocess.run([sys.executable, "-m", "virtrepro.results.digests", "record", "--data", str(data), *args],
                           capture_output=True, text=True, env=env)
 
 
@@ -249,7 +250,7 @@ def test_a_log_that_differs_from_git_is_refused_and_nothing_is_written(tmp_path)
 
 
 def test_a_recorded_digest_is_never_replaced_and_a_different_one_is_an_error(tmp_path):
-    from virtrepro import digests
+    from virtrepro.results import digests
 
     data = without_digests(tmp_path)
     sidecar = rawlog.sidecar_path(rep(data, CPU, 0))
@@ -261,7 +262,7 @@ def test_a_recorded_digest_is_never_replaced_and_a_different_one_is_an_error(tmp
 
 
 def test_a_log_git_does_not_hold_gets_no_digest_from_it(tmp_path):
-    from virtrepro import digests
+    from virtrepro.results import digests
 
     data = without_digests(tmp_path)
     new = rep(data, CPU, 5)

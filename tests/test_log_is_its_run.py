@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, REPO
-from virtrepro import rawlog, results
+from virtrepro.rawdata import rawlog
+from virtrepro import results
 from virtrepro.benchmarks import BENCHMARKS
-from virtrepro.config import VariantPlan
-from virtrepro.measure import MeasurementError, measure, measure_variant
+from virtrepro.planning.config import VariantPlan
+from virtrepro.measurement.job import MeasurementError, measure, measure_variant
 from virtrepro.parsers import ParseError, parse_sysbench
 
 REFERENCE = REPO / "data" / "raw" / "reference-vm"

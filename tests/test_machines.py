@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, commit_capture
-from virtrepro import machines, rawlog, results
+from virtrepro.rawdata import machines, rawlog
+from virtrepro import results
 
 EPYC = {"cpu_model": "AMD EPYC", "cache_sizes": "L1d=32K L1i=32K L2=1024K L3=32768K ", "microcode": "0x1000065",
         "kernel": "6.18.44-fc-v669", "machine": "x86_64", "hostname": "vm", "cores": 2, "loadavg": "1.35 1.55 1.74"}
@@ -99,10 +100,10 @@ def test_the_measurement_refuses_a_benchmark_begun_on_another_machine(tmp_path, 
     import yaml
 
     from conftest import REPO, require_tools
-    from virtrepro.config import plan_variants, validate_config
-    from virtrepro.measure import MeasurementError, host_facts, measure_variant
-    from virtrepro.hosts import connect
-    from virtrepro.testbed import LocalTestbed
+    from virtrepro.planning.config import plan_variants, validate_config
+    from virtrepro.measurement.job import MeasurementError, host_facts, measure_variant
+    from virtrepro.testbed.hosts import connect
+    from virtrepro.testbed.kinds import LocalTestbed
 
     require_tools("/usr/sbin/sshd", "sysbench")
     monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))
@@ -151,7 +152,7 @@ def test_the_facts_script_reads_this_machine_as_its_own_files_say():
 
 
 def test_the_dry_run_names_each_benchmarks_machine_and_what_this_one_may_not_continue(tmp_path):
-    from virtrepro import plan
+    from virtrepro.planning import plan
 
     _place(tmp_path, "native", 0, EPYC)
     _place(tmp_path, "qemu-tcg", 0, EPYC, guest=True)
@@ -198,7 +199,7 @@ def test_a_benchmarks_guest_runs_share_one_image_and_a_rebuild_of_the_recipe_is_
     from types import SimpleNamespace
 
     from virtrepro.guests import image_dir
-    from virtrepro.measure import MeasurementError, require_same_image
+    from virtrepro.measurement.job import MeasurementError, require_same_image
 
     monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))
     record = image_dir() / "image.json"
@@ -237,9 +238,9 @@ def test_a_finished_variant_run_again_measures_nothing_and_refuses_nothing_one_w
     import yaml
 
     from conftest import REPO
-    from virtrepro.config import plan_variants, validate_config
+    from virtrepro.planning.config import plan_variants, validate_config
     from virtrepro.guests import image_dir
-    from virtrepro.measure import MeasurementError, measure_variant
+    from virtrepro.measurement.job import MeasurementError, measure_variant
 
     monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))
     image_dir().mkdir(parents=True)

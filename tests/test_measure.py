@@ -12,11 +12,11 @@ import pytest
 import yaml
 
 from conftest import REPO, require_tools
-from virtrepro import rawlog
+from virtrepro.rawdata import rawlog
 from virtrepro.benchmarks import BENCHMARKS
-from virtrepro.config import plan, validate_config
-from virtrepro.measure import MeasurementError, measure
-from virtrepro.testbed import LocalTestbed
+from virtrepro.planning.config import plan, validate_config
+from virtrepro.measurement.job import MeasurementError, measure
+from virtrepro.testbed.kinds import LocalTestbed
 
 pytestmark = pytest.mark.integration
 
@@ -132,8 +132,8 @@ def test_a_run_past_its_timeout_is_killed_and_fails(config, tmp_path, monkeypatc
 def test_a_variant_job_measures_only_missing_repetitions_and_marks_them_complete(config, tmp_path, monkeypatch):
     import hashlib
 
-    from virtrepro.config import plan_variants
-    from virtrepro.measure import measure_variant
+    from virtrepro.planning.config import plan_variants
+    from virtrepro.measurement.job import measure_variant
 
     config = {**config, "repetitions": 3}
     variant = next(v for v in plan_variants(config) if v.benchmark == "sysbench_cpu")
@@ -171,8 +171,8 @@ def test_two_parts_run_in_the_order_abba_and_keep_each_others_markers_current(co
     """Four repetitions make two parts of two (one job each); the sidecar says where each stood in
     the order A B B A of (platform, part); the second part's logs leave the first part's marker
     newer than the variant's directory (else a second workflow run would re-run its job)."""
-    from virtrepro.config import plan_variants
-    from virtrepro.measure import measure_variant
+    from virtrepro.planning.config import plan_variants
+    from virtrepro.measurement.job import measure_variant
 
     config = {**config, "repetitions": 4, "platforms": ["native", "lxc"]}
     parts = [v for v in plan_variants(config, ["native"]) if v.benchmark == "sysbench_cpu"]
@@ -213,10 +213,10 @@ def test_a_variant_jobs_repetitions_share_one_connection_and_read_the_load_anew(
     """The repetitions of one job reuse each instance's SSH connection (one handshake and runner);
     the host facts are asked once, the load average every repetition; the connections are closed
     when the job ends."""
-    from virtrepro import measure as measure_module
-    from virtrepro import hosts as hosts_module
+    from virtrepro.measurement import job as measure_module
+    from virtrepro.testbed import hosts as hosts_module
     from virtrepro.measurement import connections
-    from virtrepro.config import plan_variants
+    from virtrepro.planning.config import plan_variants
 
     opened, commands = [], []
     real_connect = hosts_module.connect
@@ -259,8 +259,8 @@ def test_a_network_job_reconnects_to_instances_restarted_between_repetitions(con
     """native's network instances (namespaces with their own sshd) are stopped by the next
     repetition's start: the kept connections to them no longer answer and are opened anew."""
     require_tools("netperf", "netserver")
-    from virtrepro.config import plan_variants
-    from virtrepro.measure import measure_variant
+    from virtrepro.planning.config import plan_variants
+    from virtrepro.measurement.job import measure_variant
 
     config = {**config, "repetitions": 2, "benchmarks": ["netperf"]}
     config["scales"]["quick"]["netperf"].update(rr_sizes=[1], stream_sizes=[4096], seconds=1)
@@ -273,9 +273,9 @@ def test_a_network_job_reconnects_to_instances_restarted_between_repetitions(con
 
 def test_a_job_measures_its_plan_entry_without_planning_or_the_environments_configuration(config, tmp_path, monkeypatch):
     # the workflow hands the job its plan entry and a configuration file; nothing is planned again
-    import virtrepro.config as config_module
-    from virtrepro.config import VariantPlan, plan_variants, write_config_file
-    from virtrepro.measure import main, plan_entry
+    import virtrepro.planning.config as config_module
+    from virtrepro.planning.config import VariantPlan, plan_variants, write_config_file
+    from virtrepro.measurement.job import main, plan_entry
 
     monkeypatch.delenv("VIRTREPRO_CONFIG", raising=False)
     variant = next(v for v in plan_variants(config) if v.benchmark == "sysbench_cpu")

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from virtrepro.measure import main
+from virtrepro.measurement.job import main
 
 
 def config_json() -> str:
@@ -52,7 +52,7 @@ def test_run_time_install_blocks_services_only_while_it_runs_and_reports_apt_fai
     import os
     import subprocess
 
-    from virtrepro.hostagent import install_command
+    from virtrepro.testbed.hostagent import install_command
 
     policy = "/usr/sbin/policy-rc.d"
     if os.geteuid() != 0 or os.path.exists(policy):
@@ -89,7 +89,7 @@ def test_the_tool_check_runs_once_per_instance_and_benchmark_in_a_process():
 
     from virtrepro.measurement import instance as measure
     from virtrepro.benchmarks import BENCHMARKS
-    from virtrepro.hosts import Host
+    from virtrepro.testbed.hosts import Host
 
     class Shell:  # runs the probe in a local shell, counting round trips
         def __init__(self):
@@ -112,8 +112,8 @@ def test_the_tool_check_runs_once_per_instance_and_benchmark_in_a_process():
 
 
 def test_every_planned_variant_part_round_trips_through_its_plan_entry():
-    from virtrepro.config import VariantPlan, plan_variants
-    from virtrepro.measure import plan_entry
+    from virtrepro.planning.config import VariantPlan, plan_variants
+    from virtrepro.measurement.job import plan_entry
 
     config = json.loads(config_json())
     for scale in config["scales"]:
@@ -122,7 +122,7 @@ def test_every_planned_variant_part_round_trips_through_its_plan_entry():
 
 
 def test_a_plan_entry_that_is_none_is_one_error_line(tmp_path):
-    from virtrepro.measure import MeasurementError
+    from virtrepro.measurement.job import MeasurementError
 
     with pytest.raises((MeasurementError, ValueError), match="plan entry"):
         main(["--data-dir", str(tmp_path), "--config", config_json(), "--plan-entry", "{}"])

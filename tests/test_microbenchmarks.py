@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from conftest import fixture_text, table_row
-from virtrepro import plotting
+from virtrepro.report import plotting
 from virtrepro.figures import microbenchmarks
 from virtrepro.parsers.lmbench import parse_lmbench
 
@@ -131,7 +131,7 @@ def test_without_the_baseline_the_ratio_panels_say_why_and_the_staircase_is_draw
 
 
 def test_the_staircase_marks_the_hosts_caches_and_says_when_it_never_leaves_the_last_level():
-    from virtrepro import regimes
+    from virtrepro.declarations import regimes
 
     xeon = regimes.cache_sizes({"cache_sizes": "L1d=48K L1i=64K L2=2048K L3=491520K"})  # the reference host
     staircase = microbenchmarks.lmbench_figure(table(), caches=xeon).axes[3]

@@ -7,7 +7,7 @@ integration test builds exp2 and runs it for 4 time steps only when a tarball is
 
     VIRTREPRO_MITGCM_TARBALL=/path/to/MITgcm-checkpoint69p.tar.gz pytest tests/test_mitgcm.py
 
-(packed with ``python -m virtrepro.mitgcm pack``, docs/mitgcm.md; VIRTREPRO_MITGCM_SHA256 to check it).
+(packed with ``python -m virtrepro.builds.mitgcm pack``, docs/mitgcm.md; VIRTREPRO_MITGCM_SHA256 to check it).
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ import pytest
 import yaml
 
 from conftest import DATA, REPO, fixture_text, git_available, require_tools
-from virtrepro import builds, mitgcm
+from virtrepro.builds import registry as builds, mitgcm
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.benchmarks.mitgcm import time_steps
-from virtrepro.config import ConfigError, plan, validate_config
-from virtrepro.mitgcm_pack import PackError, pack
+from virtrepro.planning.config import ConfigError, plan, validate_config
+from virtrepro.builds.mitgcm_pack import PackError, pack
 from virtrepro.parsers import ParseError, ToolReportedError, TruncatedLogError
 from virtrepro.parsers.mitgcm import parse_mitgcm
 
@@ -261,11 +261,11 @@ def test_every_capture_is_described():
 
 @pytest.mark.integration
 @pytest.mark.skipif(not TARBALL, reason="needs a tarball of MITgcm, which is in no package archive: pack one from a "
-                    "clone of its public repository (python -m virtrepro.mitgcm pack, docs/mitgcm.md) and set "
+                    "clone of its public repository (python -m virtrepro.builds.mitgcm pack, docs/mitgcm.md) and set "
                     "VIRTREPRO_MITGCM_TARBALL=/path/to/it (VIRTREPRO_MITGCM_SHA256 to check it) to build and run exp2")
 def test_build_and_run_exp2_for_four_time_steps(tmp_path, monkeypatch):
-    from virtrepro.measure import measure
-    from virtrepro.testbed import LocalTestbed
+    from virtrepro.measurement.job import measure
+    from virtrepro.testbed.kinds import LocalTestbed
 
     require_tools("/usr/sbin/sshd", "gfortran", "make", "cpp", "/usr/bin/time")
     monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))

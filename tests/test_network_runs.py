@@ -14,15 +14,15 @@ import pytest
 import yaml
 
 from conftest import REPO, require_tools
-from virtrepro import rawlog
+from virtrepro.rawdata import rawlog
 from virtrepro.benchmarks import BENCHMARKS, HOSTS, peer
 from virtrepro.benchmarks.base import Preparation
-from virtrepro.config import plan, validate_config
+from virtrepro.planning.config import plan, validate_config
 from virtrepro.guests import stop_guests
-from virtrepro.measure import MeasurementError, measure, with_addresses
-from virtrepro.platforms import get_platform
-from virtrepro.testbed import LocalTestbed
-from virtrepro.hosts import Host
+from virtrepro.measurement.job import MeasurementError, measure, with_addresses
+from virtrepro.platforms.base import get_platform
+from virtrepro.testbed.kinds import LocalTestbed
+from virtrepro.testbed.hosts import Host
 
 pytestmark = pytest.mark.integration
 

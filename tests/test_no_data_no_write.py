@@ -144,7 +144,7 @@ def test_a_notebook_for_a_misspelt_testbed_stops_in_its_first_cell_and_writes_no
 def test_the_notebook_checks_its_own_testbed_as_it_checks_the_compared_ones(work):
     from virtrepro import results
     from virtrepro.figures.reading import Notebook
-    from virtrepro.notebook import ParameterError
+    from virtrepro.report.notebook import ParameterError
 
     data = str(work / "data")
     dirs = {"data_dir": data, "reference_dir": f"{data}/reference", "figures_dir": str(work / "figures")}
@@ -177,7 +177,7 @@ def test_a_second_testbeds_figures_land_in_its_own_directory(work):
 def test_main_figures_writes_into_the_main_directory_but_no_placeholder_over_a_figure_with_runs(work):
     """Asked for (--main-figures), fair-quick's IOZone figure replaces the committed one; its NPB figure has
     no runs there, and the committed figure drawn from reference-vm's runs is kept byte for byte."""
-    from virtrepro import plotting
+    from virtrepro.report import plotting
 
     main = work / "figures" / "walters2008"
     fig3 = {p: p.read_bytes() for p in main.glob("fig3-npb-relative-time.*")}
@@ -198,7 +198,7 @@ def test_a_placeholder_replaces_only_a_placeholder(tmp_path):
     an earlier placeholder, never a figure that is not one."""
     import matplotlib.pyplot as plt
 
-    from virtrepro import plotting
+    from virtrepro.report import plotting
 
     def figure(text):
         fig, ax = plt.subplots()

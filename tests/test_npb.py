@@ -6,7 +6,7 @@ test builds and runs NPB only when a tarball is supplied:
     VIRTREPRO_NPB_TARBALL=/path/to/NPB3.4.x.tar.gz pytest tests/test_npb.py
 
 (with VIRTREPRO_NPB_SHA256=<its sha256> for a tarball that is not NASA's, such as one made by
-``python -m virtrepro.npb pack-git``).
+``python -m virtrepro.builds.npb pack-git``).
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ import pytest
 import yaml
 
 from conftest import REPO, fixture_text, require_tools
-from virtrepro import npb
+from virtrepro.builds import npb
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.benchmarks.npb import process_count_problem
-from virtrepro.config import ConfigError, plan, validate_config
+from virtrepro.planning.config import ConfigError, plan, validate_config
 from virtrepro.parsers import ParseError
 
 
@@ -165,7 +165,7 @@ def test_no_tarball_and_no_network_gives_a_skip_record(tmp_path):
     config["benchmarks"] = ["npb_mpi"]
     env = {**os.environ, "PYTHONPATH": str(REPO / "workflow"), "VIRTREPRO_STATE": str(tmp_path / "state")}
     result = subprocess.run(
-        [sys.executable, "-m", "virtrepro.npb", "obtain", "--config", json.dumps(config), "--output", str(output)],
+        [sys.executable, "-m", "virtrepro.builds.npb", "obtain", "--config", json.dumps(config), "--output", str(output)],
         capture_output=True, text=True, env=env, timeout=120,
     )
     assert result.returncode == 0, result.stderr
@@ -283,8 +283,8 @@ TARBALL = os.environ.get("VIRTREPRO_NPB_TARBALL")
                     "set VIRTREPRO_NPB_TARBALL=/path/to/NPB3.4.x.tar.gz (and VIRTREPRO_NPB_VERSION if its "
                     "name does not say, VIRTREPRO_NPB_SHA256 if it is not NASA's) to build and run EP class S")
 def test_build_and_run_ep_serial_omp_mpi_and_mpi_over_two_instances(tmp_path, monkeypatch):
-    from virtrepro.measure import measure
-    from virtrepro.testbed import LocalTestbed
+    from virtrepro.measurement.job import measure
+    from virtrepro.testbed.kinds import LocalTestbed
 
     require_tools("/usr/sbin/sshd", "gfortran", "mpif90", "mpirun", "make")
     monkeypatch.setenv("VIRTREPRO_STATE", str(tmp_path / "state"))

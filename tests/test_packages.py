@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from virtrepro import packages
+from virtrepro.testbed import packages
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.guests.image import PACKAGES
 

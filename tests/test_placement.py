@@ -1,4 +1,4 @@
-"""Which host of a testbed measures what (virtrepro.placement), and the workflow's use of it: every
+"""Which host of a testbed measures what (virtrepro.testbed.placement), and the workflow's use of it: every
 host gets measurements, one at a time per host, and all platforms of one variant share a host."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from virtrepro import placement
+from virtrepro.testbed import placement
 
 REPO = Path(__file__).resolve().parents[1]
 HOSTS = ["tb/10.0.0.1", "tb/10.0.0.2", "tb/10.0.0.3", "tb/10.0.0.4"]
@@ -75,7 +75,7 @@ def test_the_workflow_holds_one_host_per_measurement_and_puts_a_variant_on_one_h
                             env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "VIRTREPRO_STATE": str(tmp_path / "state"),
                                  "PYTHONPATH": str(REPO / "workflow")})
     assert result.returncode == 0, result.stderr[-3000:]
-    jobs = [block for block in result.stdout.split("\n\n") if "virtrepro.measure" in block]
+    jobs = [block for block in result.stdout.split("\n\n") if "virtrepro.measurement.job" in block]
     assert jobs
     by_variant = collections.defaultdict(set)
     for block in jobs:
@@ -83,7 +83,7 @@ def test_the_workflow_holds_one_host_per_measurement_and_puts_a_variant_on_one_h
         assert sorted(index for index, count in held if count == "1") != [] and \
             sum(int(count) for _, count in held) == 1, block
         index = int(next(index for index, count in held if count == "1"))
-        words = shlex.split(next(line for line in block.splitlines() if "virtrepro.measure" in line))
+        words = shlex.split(next(line for line in block.splitlines() if "virtrepro.measurement.job" in line))
         entry = json.loads(words[words.index("--plan-entry") + 1])  # the job's plan entry, as the rule passes it
         host = entry["host"]
         assert host == f"three/{hosts[index]}"

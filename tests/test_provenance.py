@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from virtrepro.guests import image as guest_image
-from virtrepro.measure import MeasurementError, image_record, package_versions, require_clean_tree
+from virtrepro.measurement.job import MeasurementError, image_record, package_versions, require_clean_tree
 
 
 def dpkg_status(path: str = "/var/lib/dpkg/status") -> dict[str, str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from virtrepro import stats
+from virtrepro.analysis import stats
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "stats" / "wilcoxon_reference.json").read_text())
 EXACT = [c for c in REFERENCE["two_sample"] if "exact" in c["method"]]

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from conftest import DATA, commit_capture
-from virtrepro import datalayout, rawlog, results
+from virtrepro import datalayout, results
+from virtrepro.rawdata import rawlog
 from virtrepro.parsers import ParseError, TruncatedLogError
 from virtrepro.parsers.iozone import parse_iozone
 

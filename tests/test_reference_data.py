@@ -240,7 +240,7 @@ def test_inferred_and_contradicted_numbers_carry_a_note():
 def test_regola_latency_shares_are_shares_of_performance():
     """"KVM ... 8.3 % of native performance, OpenVZ ... 89.2 %" is a share of performance
     (higher is better): as an overhead, OpenVZ is 10.8 % worse than native, not 10.8 % faster."""
-    from virtrepro.claims import higher_is_better
+    from virtrepro.analysis.claims import higher_is_better
 
     for platform, value, overhead in (("OpenVZ", "89.2", 10.8), ("KVM (virtio)", "8.3", 91.7)):
         (row,) = find("regola2010_text", platform_in_paper=platform, value=value)
@@ -255,7 +255,7 @@ def test_regola_latency_shares_are_shares_of_performance():
 def test_shares_of_performance_are_on_higher_is_better_metrics(name):
     """A "% of native performance" row names a metric where more is better: a share of a latency
     or a time read as a share of performance would flip its sign."""
-    from virtrepro.claims import higher_is_better
+    from virtrepro.analysis.claims import higher_is_better
 
     for row in rows(name):
         if "relative=of_baseline" in row["parameters"] and "of native performance" in row["quote"] and row["available"] == "true":

@@ -1,4 +1,4 @@
-"""Where a number was measured (virtrepro.regimes): the regime decision, the sizing rules and the claim
+"""Where a number was measured (virtrepro.declarations.regimes): the regime decision, the sizing rules and the claim
 gate. Expectations are computed by hand from the rules (bonnie++'s twice-the-memory rule for files,
 STREAM's four-times-the-last-level-cache rule for arrays), not by the code under test."""
 
@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from conftest import table_row
-from virtrepro import claims, regimes
+from virtrepro.analysis import claims
+from virtrepro.declarations import regimes
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.benchmarks.hpc import sized_n
 

@@ -9,7 +9,7 @@ import tarfile
 
 import pytest
 
-from virtrepro import release
+from virtrepro.report import release
 
 
 def _git(repo, *args):

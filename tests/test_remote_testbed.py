@@ -31,17 +31,17 @@ import yaml
 
 from conftest import REPO, require_tools
 from remotehost import RemoteHost
-from virtrepro import rawlog
+from virtrepro.rawdata import rawlog
 from virtrepro.benchmarks import BENCHMARKS
-from virtrepro.config import plan, validate_config
+from virtrepro.planning.config import plan, validate_config
 from virtrepro.guests import image_dir
 from virtrepro.guests.image import recipe_hash
 from virtrepro.guests.network import FIRST_HOST, device_name, testbed_octet as octet_of
-from virtrepro.measure import measure
-from virtrepro.agent import HostAgent
-from virtrepro.testbed import RemoteTestbed
-from virtrepro.hosts import HostKeyRejected, connect
-from virtrepro.hosts import TestbedError as ConnectError
+from virtrepro.measurement.job import measure
+from virtrepro.testbed.agent import HostAgent
+from virtrepro.testbed.kinds import RemoteTestbed
+from virtrepro.testbed.hosts import HostKeyRejected, connect
+from virtrepro.testbed.hosts import TestbedError as ConnectError
 
 pytestmark = pytest.mark.integration
 
@@ -94,7 +94,7 @@ def leftovers(host: RemoteHost) -> list[str]:
     state = host.state_dir
     ps = subprocess.run(["ps", "-ww", "-eo", "stat,args"], capture_output=True, text=True).stdout.splitlines()
     found = [f"process: {line}" for line in ps if str(state) in line and not line.startswith("Z")
-             and "hostagent keep" not in line and "virtrepro.remote keep" not in line]
+             and "hostagent keep" not in line and "virtrepro.testbed.remote keep" not in line]
     podman = f"podman --root {state}/podman/storage --runroot {state}/podman/runroot --cgroup-manager cgroupfs"
     found += [f"lxc container: {line}" for line in host.run(f"lxc-ls -1 -P {state}/lxc").split()]
     found += [f"podman container: {line}" for line in host.run(f"{podman} ps -a --format '{{{{.Names}}}}'").split()]
@@ -114,7 +114,7 @@ def sidecar(log: Path) -> dict:
 def test_prepare_finds_the_tools_and_the_image_of_the_same_recipe(remote, config, tmp_path):
     out = tmp_path / "prepared.json"
     env = {**os.environ, "VIRTREPRO_CONFIG": json.dumps(config)}
-    result = subprocess.run([sys.executable, "-m", "virtrepro.remote", "prepare", "--testbed", TESTBED,
+    result = subprocess.run([sys.executable, "-m", "virtrepro.testbed.remote", "prepare", "--testbed", TESTBED,
                              "--no-install", str(out)], capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     prepared = json.loads(out.read_text())[f"{TESTBED}/{remote.address}"]
@@ -122,7 +122,7 @@ def test_prepare_finds_the_tools_and_the_image_of_the_same_recipe(remote, config
     assert prepared["image_built"] is False and prepared["installed"] == []
     assert prepared["image_dir"] == str(remote.state_dir / "images" / recipe_hash())
     # the agent ran on the host, from its own copy of the package, with the standard library only
-    agents = list((remote.state_dir / "agent").glob("*/virtrepro/hostagent.py"))
+    agents = list((remote.state_dir / "agent").glob("*/virtrepro/testbed/hostagent.py"))
     assert len(agents) == 1
 
 
@@ -176,7 +176,7 @@ def test_workflow_runs_benchmarks_in_containers_on_the_remote_host(remote, confi
     assert leftovers(remote) == []
     ps = subprocess.run(["ps", "-ww", "-eo", "stat,args"], capture_output=True, text=True).stdout.splitlines()
     assert [line for line in ps if str(tmp_path / "state") in line and not line.startswith("Z")] == []
-    keepers = [line for line in ps if "-m virtrepro.hostagent keep" in line and not line.startswith("Z")]
+    keepers = [line for line in ps if "-m virtrepro.testbed.hostagent keep" in line and not line.startswith("Z")]
     assert len(keepers) == len(HostAgent(remote.host(TESTBED)).keepers())  # only this test process's own, if any
 
 
@@ -223,7 +223,7 @@ def test_lifecycle_is_timed_by_the_host_agent_on_the_host(remote, config, tmp_pa
 
 CONTROLLER = """
 import sys, time
-from virtrepro.testbed import RemoteTestbed
+from virtrepro.testbed.kinds import RemoteTestbed
 spec = {spec!r}
 testbed = RemoteTestbed({testbed!r}, {testbed_spec!r})
 host = testbed.up()

@@ -1,4 +1,4 @@
-"""The command runner at the far end of an SSH connection (virtrepro.runner_remote), driven
+"""The command runner at the far end of an SSH connection (virtrepro.testbed.runner_remote), driven
 through its protocol over pipes, as sshd's channel would (python3 -S, standard library only).
 Over real SSH it is exercised by every integration test that runs a command."""
 
@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from virtrepro import sshrun
-from virtrepro.runner_remote import MAGIC, REQUEST
+from virtrepro.testbed import sshrun
+from virtrepro.testbed.runner_remote import MAGIC, REQUEST
 
 
 class Driver:

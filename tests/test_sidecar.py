@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import REPO
-from virtrepro import rawlog
+from virtrepro.rawdata import rawlog
 from virtrepro.sidecar import ABSENT, SIDECAR_VERSION, Sidecar
 
 COMMITTED = sorted((REPO / "data").glob("**/rep-*.json"))

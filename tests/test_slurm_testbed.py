@@ -23,10 +23,10 @@ import yaml
 
 from conftest import require_tools
 from slurmcluster import PARTITION, SlurmCluster
-from virtrepro import rawlog
+from virtrepro.rawdata import rawlog
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.platforms import catalog as platform_catalog
-from virtrepro.testbed import SlurmTestbed
+from virtrepro.testbed.kinds import SlurmTestbed
 
 REPO = Path(__file__).resolve().parents[1]
 TESTBED = "vr-slurm"
@@ -97,7 +97,7 @@ def test_the_testbed_is_the_allocation_and_refuses_to_run_outside_one(cluster):
     with pytest.raises(Exception, match="no SLURM_JOB_ID.*salloc -N 2"):
         outside.hosts()
     out = cluster.run("salloc", "-N", "2", sys.executable, "-c",
-                      "import json, os; from virtrepro.testbed import SlurmTestbed; "
+                      "import json, os; from virtrepro.testbed.kinds import SlurmTestbed; "
                       f"t = SlurmTestbed({TESTBED!r}, {cluster.testbed_spec()!r}); h = t.hosts(); "
                       "print(json.dumps([[x.name, x.hostname, x.remote_state_dir] for x in h] + [t.scheduler(h[1])]))",
                       env={"PYTHONPATH": str(REPO / "workflow")}, timeout=60).stdout

@@ -11,17 +11,8 @@ import pytest
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
-from virtrepro.stats import (
-    compare_to_baseline,
-    equivalence_p,
-    hl_ratio_ci,
-    holm,
-    location_ci,
-    mean_ci,
-    outliers,
-    overhead,
-    summarize,
-)
+from virtrepro.analysis.stats import (compare_to_baseline, equivalence_p, hl_ratio_ci, holm, location_ci, mean_ci,
+    outliers, overhead, summarize)
 
 
 def test_t_interval_of_a_textbook_sample():
@@ -289,7 +280,7 @@ def test_equivalence_takes_precedence_over_a_tiny_significant_difference():
 
 
 def test_drift_between_parts_compares_a_platforms_second_part_with_its_first():
-    from virtrepro.stats import drift_between_parts
+    from virtrepro.analysis.stats import drift_between_parts
 
     first = [10.0, 10.2, 9.8, 10.1]
     rows = [("native", 1, v) for v in first] + [("native", 2, 1.1 * v) for v in first]
@@ -312,7 +303,7 @@ def test_drift_between_parts_compares_a_platforms_second_part_with_its_first():
 def test_paired_rounds_compares_each_round_and_cancels_a_drift_between_rounds():
     from itertools import combinations_with_replacement
 
-    from virtrepro.stats import paired_rounds
+    from virtrepro.analysis.stats import paired_rounds
 
     # the host drifts by half over the rounds; lxc is 5 % above native in every round, +-1 %
     native = [100.0 * (1 + 0.05 * r) for r in range(8)]

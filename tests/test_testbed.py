@@ -11,9 +11,9 @@ import paramiko
 import pytest
 
 from conftest import require_tools
-from virtrepro.testbed import LocalTestbed
-from virtrepro.hosts import Host, HostKeyRejected, connect
-from virtrepro.hosts import TestbedError as BringUpError
+from virtrepro.testbed.kinds import LocalTestbed
+from virtrepro.testbed.hosts import Host, HostKeyRejected, connect
+from virtrepro.testbed.hosts import TestbedError as BringUpError
 
 pytestmark = pytest.mark.integration
 
@@ -127,7 +127,7 @@ def test_private_keys_stay_in_the_state_directory(testbed):
 def test_host_facts_and_the_tool_check_over_the_runner(testbed):
     """Host facts (one round trip, cached per connection) against values read here directly."""
     from virtrepro.benchmarks import BENCHMARKS
-    from virtrepro.measure import ensure_tools, host_facts
+    from virtrepro.measurement.job import ensure_tools, host_facts
 
     host = testbed.up()
     release = dict(line.split("=", 1) for line in Path("/etc/os-release").read_text().splitlines() if "=" in line)

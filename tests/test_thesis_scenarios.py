@@ -18,13 +18,13 @@ import yaml
 from conftest import REPO, require_tools
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.benchmarks.thesis import MARK, host_cpu_count, host_memory_mb
-from virtrepro.config import Run, validate_config
+from virtrepro.planning.config import Run, validate_config
 from virtrepro.guests import GuestState, image_dir, stop_guests
-from virtrepro.measure import measure
-from virtrepro.platforms import get_platform
+from virtrepro.measurement.job import measure
+from virtrepro.platforms.base import get_platform
 from virtrepro.platforms.guest import block_device, host_cpus
-from virtrepro.testbed import LocalTestbed
-from virtrepro.hosts import connect, default_state_dir
+from virtrepro.testbed.kinds import LocalTestbed
+from virtrepro.testbed.hosts import connect, default_state_dir
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from conftest import DATA, REPO, require_tools
-from virtrepro import rawlog
+from virtrepro.rawdata import rawlog
 
 pytestmark = pytest.mark.integration
 

@@ -18,13 +18,13 @@ import yaml
 
 from conftest import REPO
 from test_bad_input import command, environment, one_error_line
-from virtrepro import claims
+from virtrepro.analysis import claims
 
 try:  # each test that needs it fails on a tree without it, rather than the whole file
     from virtrepro import yamlfile
 except ImportError:
     yamlfile = None
-from virtrepro.config import ConfigError, read_config_file, schema
+from virtrepro.planning.config import ConfigError, read_config_file, schema
 from virtrepro.errors import VirtreproError
 
 PACKAGE = REPO / "workflow" / "virtrepro"
@@ -48,10 +48,10 @@ def usage_error(result: subprocess.CompletedProcess, prog: str) -> str:
 @pytest.mark.parametrize("rounds", ["0", "-3"])
 def test_interleave_refuses_rounds_below_one_and_measures_nothing(tmp_path, rounds):
     data = tmp_path / "data"
-    result = command("-m", "virtrepro.interleave", "--data-dir", str(data), "--testbed", "local", "--scale", "quick",
+    result = command("-m", "virtrepro.measurement.interleave", "--data-dir", str(data), "--testbed", "local", "--scale", "quick",
                      "--benchmark", "sysbench_cpu", "--variant", "threads-1_prime-20000_seconds-1",
                      "--platforms", "native", "lxc", "--rounds", rounds)
-    assert usage_error(result, "python -m virtrepro.interleave") == f"argument --rounds: at least 1, not {rounds}"
+    assert usage_error(result, "python -m virtrepro.measurement.interleave") == f"argument --rounds: at least 1, not {rounds}"
     assert not data.exists()  # nothing measured, not even a directory made
 
 
@@ -61,14 +61,14 @@ def test_interleave_refuses_rounds_below_one_and_measures_nothing(tmp_path, roun
     (["--rep", "two"], "argument --rep: a whole number, not 'two'"),
 ])
 def test_the_measurement_jobs_counts_are_checked(args, said):
-    result = command("-m", "virtrepro.measure", "--data-dir", "d", "--testbed", "local", "--platform", "native",
+    result = command("-m", "virtrepro.measurement.job", "--data-dir", "d", "--testbed", "local", "--platform", "native",
                      "--benchmark", "sysbench_cpu", "--variant", "v", *args)
-    assert usage_error(result, "python -m virtrepro.measure") == said
+    assert usage_error(result, "python -m virtrepro.measurement.job") == said
 
 
 def test_the_supervisors_owner_is_a_process_id():
-    result = command("-m", "virtrepro.supervisor", "--owner", "0", "--pid-file", "p", "--", "true")
-    assert usage_error(result, "python -m virtrepro.supervisor") == "argument --owner: at least 1, not 0"
+    result = command("-m", "virtrepro.testbed.supervisor", "--owner", "0", "--pid-file", "p", "--", "true")
+    assert usage_error(result, "python -m virtrepro.testbed.supervisor") == "argument --owner: at least 1, not 0"
 
 
 def test_the_count_type():
@@ -154,7 +154,7 @@ def test_a_config_file_with_a_key_twice_is_a_config_error(tmp_path):
 def test_run_refuses_a_configfile_with_a_key_twice(tmp_path):
     path = tmp_path / "my.yaml"
     path.write_text("scale: quick\nrepetitions: 3\nrepetitions: 5\n")
-    line = one_error_line(command("-m", "virtrepro.run", "-n", "--configfile", str(path)))
+    line = one_error_line(command("-m", "virtrepro", "-n", "--configfile", str(path)))
     assert line == f"error: config file {path}:3: key 'repetitions' given twice (first on line 2)"
 
 
@@ -167,7 +167,7 @@ def test_plain_snakemake_refuses_a_configfile_with_a_key_twice(tmp_path):
 
 
 def test_the_plan_refuses_a_config_value_with_a_key_twice():
-    line = one_error_line(command("-m", "virtrepro.plan", "--estimate", "--config", "guest={vcpus: 1, vcpus: 2}"))
+    line = one_error_line(command("-m", "virtrepro.measurement.estimate", "--estimate", "--config", "guest={vcpus: 1, vcpus: 2}"))
     assert line == "error: --config guest:1: key 'vcpus' given twice (first on line 1)"
 
 
@@ -272,7 +272,7 @@ def test_the_claims_table_command_names_a_bad_claim_in_one_line(tmp_path):
     data = copy_data(tmp_path / "data")
     out = data / "tables" / f"{TESTBED}.claims.csv"
     before = digest(out)
-    line = one_error_line(command("-m", "virtrepro.claims", "--data-dir", str(data), "--testbed", TESTBED,
+    line = one_error_line(command("-m", "virtrepro.analysis.claims", "--data-dir", str(data), "--testbed", TESTBED,
                                   "--claims", str(path)))
     assert line.startswith(f"error: {path}: claim 'walters2008-x': check.kind: unknown check kind 'faster'")
     assert digest(out) == before

@@ -1,9 +1,9 @@
-# Source builds (virtrepro.builds): a benchmark that no package archive carries (NPB) is obtained
+# Source builds (virtrepro.builds.registry): a benchmark that no package archive carries (NPB) is obtained
 # (a local copy, else a download, else skipped with the reason recorded) and built on the testbed
 # host before its first run. One checkpoint for every build in use, one build rule each.
 # NPB: docs/npb.md.
 
-from virtrepro import builds as BUILDS_MODULE
+from virtrepro.builds import registry as BUILDS_MODULE
 
 USED_BUILDS = BUILDS_MODULE.used(config)  # name -> the module that obtains and builds it
 BUILD_PROBE = datalayout.probe_pattern(DATA, "{build}")  # a build's probe is named by the build

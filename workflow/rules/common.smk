@@ -4,21 +4,22 @@ import json
 import os
 from pathlib import Path
 
-from virtrepro import datalayout, placement
+from virtrepro import datalayout
+from virtrepro.testbed import placement
 from virtrepro.platforms import catalog as platform_catalog
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.errors import ProbeRecordError, read_probe_record
-from virtrepro.config import ConfigError, QEMU_AUTO, check_output_directory, plan_variants, resolve_platforms, validate_config, write_schema
+from virtrepro.planning.config import ConfigError, QEMU_AUTO, check_output_directory, plan_variants, resolve_platforms, validate_config, write_schema
 from virtrepro.guests import image_dir
 from virtrepro.guests.image import IMAGE_FILES
-from virtrepro.testbed import RemoteTestbed, testbed_from_config
-from virtrepro.hosts import default_state_dir
+from virtrepro.testbed.kinds import RemoteTestbed, testbed_from_config
+from virtrepro.testbed.hosts import default_state_dir
 
 try:
     validate_config(config)
 except ConfigError as error:
     stop(error)  # Snakefile
-# fills in defaults of optional keys (the schema as the declarations complete it: virtrepro.config.schema)
+# fills in defaults of optional keys (the schema as the declarations complete it: virtrepro.planning.config.schema)
 validate(config, str(write_schema(Path(".snakemake") / "virtrepro").resolve()))
 
 # before Snakemake looks inside them (a file there would end in its traceback)
@@ -40,7 +41,7 @@ GUEST_IMAGE = (
 )
 GUEST_PLATFORMS = {name for name in platform_catalog.config_names() if platform_catalog.runs_in_guest(name)}
 
-# One measurement job at a time on each of the testbed's hosts (virtrepro.placement): a job claims
+# One measurement job at a time on each of the testbed's hosts (virtrepro.testbed.placement): a job claims
 # its host's resource; measurements on different hosts run at the same time.
 TESTBED_HOSTS = testbed_from_config(TESTBED, config).host_names()
 for _index in range(len(TESTBED_HOSTS)):
@@ -52,12 +53,12 @@ if "measurement_slots" not in workflow.global_resources:  # at most one measurem
 # One measurement job per benchmark variant and platform; its output is the variant's marker,
 # written beside the variant's directory of raw logs (rep-<k>.log) once all N are complete
 # (reps: the count N, or a repetition rule's label, 5to30-w0.02-c0.95, or 6to30-w0.03-c0.95-sr-m0.05
-# for one that serves the verdict: virtrepro.adaptive).
+# for one that serves the verdict: virtrepro.planning.adaptive).
 # (every data path from virtrepro.datalayout, the one module that spells the layout)
 VARIANT_DIR = datalayout.variant_dir_pattern(DATA)
 MARKER_PATTERN = datalayout.marker_pattern(DATA)
 QEMU_PROBE = datalayout.probe_pattern(DATA, datalayout.QEMU_PROBE)
-# which configured platforms the testbed's hosts can run (virtrepro.availability; a checkpoint)
+# which configured platforms the testbed's hosts can run (virtrepro.testbed.availability; a checkpoint)
 PLATFORM_PROBE = datalayout.probe_pattern(DATA, datalayout.PLATFORM_PROBE)
 
 
@@ -88,7 +89,7 @@ _UNAVAILABLE_SAID = []
 def available_platforms():
     """The configured platforms that every host of the testbed can run, as the platform probe (a
     checkpoint) found; the others are said once, with the reason, and left out of the plan."""
-    from virtrepro.availability import unavailable
+    from virtrepro.testbed.availability import unavailable
 
     if workflow.dryrun and not os.path.exists(PLATFORM_PROBE.format(testbed=TESTBED)):
         return list(config["platforms"])  # a dry run before the probe: planned as if all were available
@@ -144,14 +145,15 @@ _ESTIMATE_PRINTED = []
 @one_line_errors
 def print_estimate():
     """A dry run (-n) says once what the planned measurements will cost, from earlier runs' sidecars,
-    and which machine the data's runs name (virtrepro.plan; `python -m virtrepro.plan --estimate`
+    and which machine the data's runs name (virtrepro.planning.plan; `python -m virtrepro.measurement.estimate --estimate`
     prints the same). Known only once the
     DAG is built: at parse time Snakemake does not yet say whether it is a dry run."""
     if workflow.dryrun and not _ESTIMATE_PRINTED:
-        from virtrepro.plan import summary
+        from virtrepro.measurement.provenance import current_image
+        from virtrepro.planning.plan import summary
 
         _ESTIMATE_PRINTED.append(True)
-        print(summary(config, DATA), file=sys.stderr)
+        print(summary(config, DATA, current_image()), file=sys.stderr)
 
 
 @one_line_errors

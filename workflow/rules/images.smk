@@ -16,7 +16,7 @@ if REMOTE_TESTBED:
         params:
             platforms=",".join(config["platforms"]),
         shell:
-            f"{sys.executable} -m virtrepro.remote prepare --testbed {TESTBED} --platforms {{params.platforms}}"
+            f"{sys.executable} -m virtrepro.testbed.remote prepare --testbed {TESTBED} --platforms {{params.platforms}}"
             " {output} > {log} 2>&1"
 
 else:
@@ -34,7 +34,7 @@ else:
 
 # Which configured platforms the testbed's hosts can run (root or passwordless sudo, /dev/kvm):
 # a cluster's compute nodes often allow neither; those platforms are left out with the reason
-# (virtrepro.availability). Kept like every probe record: delete it to probe again.
+# (virtrepro.testbed.availability). Kept like every probe record: delete it to probe again.
 checkpoint platform_probe:
     output:
         update(PLATFORM_PROBE),
@@ -45,7 +45,7 @@ checkpoint platform_probe:
         platforms=",".join(platform_catalog.config_names()),
     shell:
         "if [ -s {output} ]; then echo 'kept {output}: a probe record is never replaced; delete it to probe again' > {log};"
-        f" else {sys.executable} -m virtrepro.availability --testbed {{wildcards.testbed}} --platforms {{params.platforms}}"
+        f" else {sys.executable} -m virtrepro.testbed.availability --testbed {{wildcards.testbed}} --platforms {{params.platforms}}"
         " {output} > {log} 2>&1; fi"
 
 
@@ -61,7 +61,7 @@ checkpoint qemu_accel:
         "logs/probes/{testbed}/qemu-accel.log",
     params:
         # on a remote testbed the probe boots the KVM guest on its host, through the host agent
-        probe=f"virtrepro.remote probe-qemu --testbed {TESTBED}" if REMOTE_TESTBED else "virtrepro.platforms.qemu probe",
+        probe=f"virtrepro.testbed.remote probe-qemu --testbed {TESTBED}" if REMOTE_TESTBED else "virtrepro.platforms.qemu probe",
     shell:
         "if [ -s {output} ]; then echo 'kept {output}: a probe record is never replaced; delete it to probe again' > {log};"
         f" else {sys.executable} -m {{params.probe}} {{output}} > {{log}} 2>&1; fi"

@@ -7,7 +7,7 @@
 # change of the repetition count changes the markers' names. One job per part rather than per
 # repetition keeps the plan small: the paper profile's dry run lists a thousand jobs, not thousands.
 #
-# The job is a shell command (python -m virtrepro.measure) rather than a run:
+# The job is a shell command (python -m virtrepro.measurement.job) rather than a run:
 # block, which Snakemake would execute by starting a whole new Snakemake per job.
 # It receives its plan entry (the variant part as planned here, and its host: --plan-entry) and the
 # validated configuration as a file (--config-file), and plans nothing again.
@@ -17,7 +17,7 @@
 # in the configured order, then the second parts in reverse, so that a drift of the host over the
 # benchmark falls on every platform alike (docs/methodology.md, "Run order"). A benchmark's
 # comparison is complete before the next begins: a run cut between sessions, or moved to another
-# machine (which the measurement refuses for a begun benchmark: virtrepro.machines), leaves at most
+# machine (which the measurement refuses for a begun benchmark: virtrepro.rawdata.machines), leaves at most
 # one benchmark half-measured. Within one (platform, part) all runs of one guest spec happen
 # together: its guest boots once, and no other platform's guest idles beside a measurement
 # (measure stops them).
@@ -27,9 +27,9 @@ import hashlib
 
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.benchmarks.base import hosts_used
-from virtrepro.config import run_priority
-from virtrepro.config import VALIDATED_ENV, digest, write_config_file
-from virtrepro.measure import plan_entry
+from virtrepro.planning.config import run_priority
+from virtrepro.planning.config import VALIDATED_ENV, digest, write_config_file
+from virtrepro.measurement.job import plan_entry
 from virtrepro.platforms.catalog import NAMES as PLATFORMS
 
 # the configuration the measurement jobs read (--config-file); the other jobs (builds, remote
@@ -81,7 +81,7 @@ def planned_part(platform, testbed, benchmark, key, part):
 @one_line_errors
 @functools.lru_cache(maxsize=None)
 def measuring_hosts(benchmark, key, platform):
-    """The testbed hosts one run of this variant holds (virtrepro.placement), the one that runs its
+    """The testbed hosts one run of this variant holds (virtrepro.testbed.placement), the one that runs its
     command first: the same host on every platform, or the first hosts of the testbed for a run whose
     instances are on different hosts (MPI across hosts)."""
     planned = planned_part(platform, TESTBED, benchmark, key, 1)
@@ -138,5 +138,5 @@ for _platform in PLATFORMS:
         # repetitions already complete are kept; the log holds both attempts
         retries: 1
         shell:
-            f"{sys.executable} -m virtrepro.measure --data-dir {DATA} --config-file {CONFIG_FILE}"
+            f"{sys.executable} -m virtrepro.measurement.job --data-dir {DATA} --config-file {CONFIG_FILE}"
             " --plan-entry {params.entry:q} --expect-marker {output.marker:q} 2>&1 | tee -a {log}"

@@ -2,7 +2,7 @@
 # facts beside it), and the papers' claims checked on it (<testbed>.claims.csv: one verdict per claim,
 # readable without a notebook). The table rule is the table's one writer: notebooks only read it.
 
-from virtrepro.claims import load_causes, load_claims
+from virtrepro.analysis.claims import load_causes, load_claims
 from virtrepro.errors import VirtreproError
 from virtrepro.results import write_table
 
@@ -10,7 +10,7 @@ REFERENCE = Path(workflow.basedir) / "data" / "reference"
 
 # The claims and the causes' registry are read before anything runs: a file that cannot be (a key given
 # twice, an unknown check kind, a repeated id...) stops the run with one line naming the file, the claim
-# and the key. (virtrepro.claims is imported at every start anyway: the figures' registry needs it.)
+# and the key. (virtrepro.analysis.claims is imported at every start anyway: the figures' registry needs it.)
 try:
     load_claims(REFERENCE / "claims.yaml")
     load_causes(REFERENCE / "faster_than_native.yaml")
@@ -49,6 +49,7 @@ ruleorder: claims_table > table
 rule claims_table:
     input:
         table=datalayout.table_pattern(DATA, "parquet"),
+        facts=datalayout.table_pattern(DATA, "facts"),  # the run facts: the platforms the testbed could not run
         claims=str(REFERENCE / "claims.yaml"),
         causes=str(REFERENCE / "faster_than_native.yaml"),
     output:
@@ -61,5 +62,5 @@ rule claims_table:
         "logs/claims/{testbed}.log",
     shell:
         # (it checks the testbed's raw logs first: no verdicts from a table of no runs, one left from before)
-        f"{sys.executable} -m virtrepro.claims --data-dir {DATA} --testbed {{wildcards.testbed}}"
+        f"{sys.executable} -m virtrepro.analysis.claims --data-dir {DATA} --testbed {{wildcards.testbed}}"
         " --claims {input.claims:q} --causes {input.causes:q} > {log:q} 2>&1 || {{ tail -n 1 {log:q} >&2; exit 1; }}"

@@ -1,26 +1,23 @@
 """virtrepro: re-run classic virtualization-for-HPC studies on today's stack.
 
-The package is shared by the Snakemake rules, the notebooks and the tests:
+The package is shared by the Snakemake rules, the notebooks and the tests. Its layers, bottom to top
+(each a folder; a module imports only its own layer and those below: docs/architecture.md, "Layers"):
 
-- ``config``      load and validate the workflow configuration
-- ``hosts``       SSH endpoints and the connection to them
-- ``testbed``     the kinds of testbed that bring hosts up (the embedded local one, ssh)
-- ``platforms``   where a benchmark runs on a host (native, containers, VMs)
-- ``benchmarks``  what runs: command lines, tool installation, parser choice
-- ``platforms.catalog``  each platform declared once, as plain data (standard library only), for
-  every module that lists or compares platforms
-- ``metric_catalog``  every metric: what each benchmark class declares (``metrics``: how) and
-  the papers' own metrics
-- ``parsers``     pure functions from a tool's text output to records
-- ``rawlog``      atomic raw logs with provenance sidecars, each recording its log's sha256
-- ``digests``     the digests of raw logs committed before sidecars recorded them, from git
+- the leaves at this root: ``errors``, ``cli`` (the named errors' base, the one error path of every
+  command line), ``yamlfile``, ``datalayout`` (every path of the data), ``sidecar``, ``layout``
+  (where things live on a testbed host), ``benchmark_packages``; and ``analysis.stats``
+- declarations: ``benchmarks`` (what runs), ``parsers`` (a tool's text output to records),
+  ``platforms.catalog`` (each platform declared once, as plain data), ``declarations`` (metrics, the
+  metric catalog, platform names, regimes)
+- ``rawdata``     raw logs with provenance sidecars, the machine a run names, the probes' records
+- ``planning``    the configuration, the plan, the repetition rule, the estimate
+- ``testbed``     hosts and SSH, the kinds of testbed, the host agent; with ``platforms`` (where a
+  benchmark runs on a host) and ``guests``
+- ``builds``, ``measurement``  the source builds; one measurement job and its command lines
 - ``results``     the tidy table (one per testbed) built from raw logs
-- ``analysis``    the statistics (``analysis.stats``, also ``stats``) and the claims' verdicts
-  (``analysis.claims``, also ``claims``), above ``results`` and below ``figures``
-- ``plotting``    consistent figure styling
-- ``notebook``    what every notebook checks first (its parameters)
-- ``errors``, ``cli``  the named errors' base, and the one error path of every command line
-- ``run``         Snakemake, with its ``--configfile`` files checked first
+- ``analysis``    the statistics and the claims' verdicts
+- ``report``, ``figures``  figure styling, the notebooks' parameters, the release; the figures
+- ``__main__``    ``python -m virtrepro``: Snakemake, with its ``--configfile`` files checked first
 """
 
 __version__ = "0.1.0"

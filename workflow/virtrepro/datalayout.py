@@ -38,9 +38,9 @@ LOG_NAME = re.compile(r"^rep-(\d+)\.log$")
 SIDECAR_NAME = re.compile(r"^rep-(\d+)\.json$")
 
 # the probes' records under raw/<testbed>/probes/
-PLATFORM_PROBE = "platforms"  # virtrepro.availability
+PLATFORM_PROBE = "platforms"  # virtrepro.testbed.availability
 QEMU_PROBE = "qemu-accel"  # the KVM boot probe
-NPB_PROBE = "npb"  # the NPB source build's probe (virtrepro.builds: a build's probe is named by the build)
+NPB_PROBE = "npb"  # the NPB source build's probe (virtrepro.builds.registry: a build's probe is named by the build)
 MITGCM_PROBE = "mitgcm"  # the MITgcm source build's probe
 
 MARKER_INFIX = ".reps-"

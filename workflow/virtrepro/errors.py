@@ -31,6 +31,11 @@ class VirtreproError(Exception):
         return lambda: [f"{type(self).__name__}: {self}"]
 
 
+class MeasurementError(VirtreproError, RuntimeError):
+    """A run failed; the message names the kept log and the reason (raised by the measurement, and by
+    :func:`virtrepro.rawdata.rawlog.variant_records` where the planning reads a variant's logs)."""
+
+
 class ProbeRecordError(VirtreproError):
     """A probe's record (``probes/*.json``) that cannot be read as what its probe writes."""
 

@@ -1,5 +1,5 @@
 """The sidecar: a run's provenance record beside its raw log (a leaf module: imports nothing of the
-package). Written by the measurement (:func:`virtrepro.rawlog.commit`, :func:`~virtrepro.rawlog.keep_failed`)
+package). Written by the measurement (:func:`virtrepro.rawdata.rawlog.commit`, :func:`~virtrepro.rawdata.rawlog.keep_failed`)
 and read by the table (:mod:`virtrepro.results`), the digests, the machine and image guards.
 
 :class:`Sidecar` names the fields the harness itself reads (the run's place, its status, its order

@@ -32,7 +32,7 @@ def _declared(cls: type = Benchmark):
 BENCHMARKS: dict[str, Benchmark] = {cls.name: cls() for cls in sorted(_declared(), key=lambda c: c.name)}
 
 # what the benchmarks' commands use in an instance (native: the host; the others: the guest image),
-# for virtrepro.packages (no package named: dpkg says which)
+# for virtrepro.testbed.packages (no package named: dpkg says which)
 INSTANCE_PATHS: dict[str, str | None] = {path: None for b in BENCHMARKS.values() for path in b.programs}
 
 __all__ = ["BENCHMARKS", "BUILT", "HOSTS", "key_spells", "peer", "SCRATCH", "SCRATCH_DIR", "Benchmark", "Variant", "size_to_kb", "threads_arg"]

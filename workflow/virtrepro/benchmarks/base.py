@@ -6,8 +6,8 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from .. import metrics as metric_declarations
-from ..layout import SCRATCH_DIR
+from ..declarations import metrics as metric_declarations
+from ..layout import NETWORK, PREFIX, SCRATCH_DIR
 # Commands write their files into SCRATCH; measure replaces it with a directory of
 # its own per run (under SCRATCH_DIR), created before and removed after the run, so
 # that two runs on one host never touch each other's files.
@@ -16,7 +16,7 @@ SCRATCH = "@SCRATCH@"
 # with these placeholders; measure replaces them with private addresses.
 HOSTS = "@HOSTS@"  # every instance's private address, comma-separated, instance 0 first
 # A compiled benchmark's uploads name its built files under this placeholder ("@BUILT@/<path>"): the
-# measurement resolves it through the benchmark's source build (virtrepro.builds).
+# measurement resolves it through the benchmark's source build (virtrepro.builds.registry).
 BUILT = "@BUILT@"
 # Benchmarks whose instance 0 logs in to the others over SSH (MPI) name these files: a key made
 # for the run (authorised on the peers during the run only) and a known_hosts file with the
@@ -25,7 +25,7 @@ PEER_SSH_KEY = f"{SCRATCH}/.peer-ssh/id_ed25519"
 PEER_KNOWN_HOSTS = f"{SCRATCH}/.peer-ssh/known_hosts"
 # MPI across hosts (``across: hosts``): the command of such a variant starts its mpirun with this
 # placeholder, which measure replaces with the testbed scheduler's launcher (a slurm testbed: mpirun
-# inside the job's allocation, its daemons started by srun; virtrepro.testbed). No hostfile is written.
+# inside the job's allocation, its daemons started by srun; virtrepro.testbed.kinds). No hostfile is written.
 MPIRUN_SCHEDULED = "@MPIRUN@"
 ACROSS_HOSTS = "hosts"
 
@@ -36,8 +36,6 @@ def mpi_across_instances() -> str:
     instances' private network. Without the interface limit Open MPI also tries a VM's user-mode
     network address (the same 10.0.2.15 in every VM), which reaches the VM itself: HPCC's
     MPIRandomAccess then hung for 20 minutes between two QEMU guests."""
-    from ..guests.network import NETWORK, PREFIX
-
     network = f"{NETWORK}.0.0/{PREFIX}"
     rsh = f"-i {PEER_SSH_KEY} -o UserKnownHostsFile={PEER_KNOWN_HOSTS} -o StrictHostKeyChecking=yes -o BatchMode=yes"
     return f"--mca plm_rsh_args '{rsh}' --mca btl_tcp_if_include {network} --mca oob_tcp_if_include {network}"
@@ -131,7 +129,7 @@ class Benchmark:
 
     Declaration. ``tool`` is the program it measures with; ``packages`` (Debian packages) and
     ``programs`` (every program and file its commands use in an instance: a name is looked up on
-    PATH, globs allowed; virtrepro.packages checks that the host's and the guest image's package
+    PATH, globs allowed; virtrepro.testbed.packages checks that the host's and the guest image's package
     lists install them) are ``(tool,)`` unless declared, and :attr:`check_command` is derived from
     ``programs`` unless declared."""
 
@@ -145,18 +143,18 @@ class Benchmark:
     # SCRATCH_DIR: a database), None (no files)
     scratch: str | None = None
     host_side = False  # True: the harness itself does the work on the host (no command in a guest)
-    # a compiled benchmark: the name of its source build in virtrepro.builds (obtained once per
+    # a compiled benchmark: the name of its source build in virtrepro.builds.registry (obtained once per
     # testbed, with a recorded reason when it cannot be, and built before its first run); None: a package
     build: str | None = None
-    # where the paper measured what this benchmark reproduces (virtrepro.regimes: disk, page-cache,
+    # where the paper measured what this benchmark reproduces (virtrepro.declarations.regimes: disk, page-cache,
     # memory); None: no paper's disk or memory number stands beside it
     measures: str | None = None
     # its parameters in a scale of the configuration, besides ``repetitions``: a JSON schema in YAML
     # (``required``, ``properties``; ``$ref`` to the configuration schema's ``$defs``), read by
-    # :meth:`parameter_schema` into the configuration's schema (virtrepro.config.schema)
+    # :meth:`parameter_schema` into the configuration's schema (virtrepro.planning.config.schema)
     parameters: str
     # what it reports: (subsystem, table of "metric unit higher|lower|none" lines, *overview metrics),
-    # read by virtrepro.metrics; every metric its parser reports (tests/test_declarations.py)
+    # read by virtrepro.declarations.metrics; every metric its parser reports (tests/test_declarations.py)
     metric_declaration: tuple
 
     def __init_subclass__(cls, **kwargs):
@@ -239,7 +237,7 @@ class Benchmark:
         return None
 
     def regime(self, params: dict, record: dict, sidecar: dict) -> str | None:
-        """Where ``record`` was measured (a :data:`virtrepro.regimes.REGIMES` value), decided from the
+        """Where ``record`` was measured (a :data:`virtrepro.declarations.regimes.REGIMES` value), decided from the
         run's parameters and the facts its sidecar records; None for a record that is no disk or
         memory number (the table's ``regime`` column, beside ``measures``)."""
         return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import regimes
+from ..declarations import regimes
 from ..parsers import ParseError, parse_mbw, parse_stress_ng, parse_sysbench
 from .base import SCRATCH, Benchmark, Variant, size_to_kb, threads_arg
 

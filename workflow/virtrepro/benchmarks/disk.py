@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from .. import regimes
+from ..declarations import regimes
 from ..platforms import catalog as platform_catalog
 from ..parsers import ParseError, TruncatedLogError, parse_bonnie, parse_dd, parse_fio, parse_ioping, parse_iozone
 from .base import SCRATCH, Benchmark, Variant, size_to_kb

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-from .. import regimes
+from ..declarations import regimes
 from ..parsers import ParseError, TruncatedLogError, parse_hpcc, parse_hpccinf
 from .base import (HOSTS, MPIRUN_SCHEDULED, SCRATCH, Benchmark, Preparation, Variant, across_hosts, check_rank_map,
                    mpi_across_instances,

@@ -2,7 +2,7 @@
 planetary ocean circulation at 4 degrees, 20 layers, run for the simulated period the scale sets.
 
 The model is built on the testbed host from a local tarball of the public repository
-(:mod:`virtrepro.mitgcm`); its executable, exp2's input fields and a namelist ``data`` that sets the
+(:mod:`virtrepro.builds.mitgcm`); its executable, exp2's input fields and a namelist ``data`` that sets the
 number of time steps are uploaded into the run's scratch directory of every instance, as NPB's
 binaries are. The run is timed by ``/usr/bin/time -p`` (real, user and system time, as the paper's
 ``time``) and lists the files it wrote (the paper's I/O volume); the parser
@@ -42,7 +42,7 @@ class MitGcm(Benchmark):
 
     name = "mit_gcm"
     tool = "mitgcm"
-    build = "mitgcm"  # virtrepro.builds: obtained and built by virtrepro.mitgcm
+    build = "mitgcm"  # virtrepro.builds.registry: obtained and built by virtrepro.builds.mitgcm
     packages = ("libgfortran5", "time")
     programs = ("/usr/lib/x86_64-linux-gnu/libgfortran.so.5", "/usr/bin/time")
     version_command = "echo MITgcm exp2"
@@ -70,7 +70,7 @@ class MitGcm(Benchmark):
 
     def prepare(self, variant: Variant, config: dict | None = None) -> Preparation:
         """The executable, exp2's input and the namelist of the variant's time steps, built on the
-        controller (virtrepro.mitgcm's build: ``@BUILT@/exp2/...``)."""
+        controller (virtrepro.builds.mitgcm's build: ``@BUILT@/exp2/...``)."""
         steps = time_steps(variant.param_dict["days"])
         files = [(f"{BUILT}/exp2/{EXECUTABLE}", f"{RUN_DIR}/{EXECUTABLE}"),
                  (f"{BUILT}/exp2/{namelist_name(steps)}", f"{RUN_DIR}/data")]

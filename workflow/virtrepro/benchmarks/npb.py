@@ -1,6 +1,6 @@
 """NAS Parallel Benchmarks 3.4: serial, OpenMP and MPI (also MPI across several instances).
 
-The binaries are built on the testbed host (:mod:`virtrepro.npb`) and uploaded
+The binaries are built on the testbed host (:mod:`virtrepro.builds.npb`) and uploaded
 into the run's scratch directory of every instance before the run
 (the prepare stage's uploads, :meth:`Benchmark.prepare`): guests are Debian 12 like the host, with the
 Fortran, OpenMP and Open MPI run-time libraries in their image.
@@ -56,7 +56,7 @@ def kernel_class(params: dict, kernel: str) -> str:
 class _Npb(Benchmark):
     tool = "npb"
     flavour = ""
-    build = "npb"  # virtrepro.builds: obtained and built by virtrepro.npb
+    build = "npb"  # virtrepro.builds.registry: obtained and built by virtrepro.builds.npb
     packages = ("libgfortran5", "libgomp1")
     programs = ("/usr/lib/x86_64-linux-gnu/libgfortran.so.5", "/usr/lib/x86_64-linux-gnu/libgomp.so.1")
     version_command = "echo NPB 3.4"
@@ -73,7 +73,7 @@ class _Npb(Benchmark):
         return f"{SCRATCH}/npb-{self.flavour}-{self.binary(variant)}"
 
     def prepare(self, variant: Variant, config: dict | None = None) -> Preparation:
-        """Its binary, built on the controller (virtrepro.npb's build: ``@BUILT@/<flavour>/<binary>``),
+        """Its binary, built on the controller (virtrepro.builds.npb's build: ``@BUILT@/<flavour>/<binary>``),
         uploaded; over several instances on one host instance 0's mpirun logs in to the others over SSH."""
         return Preparation(uploads=((f"{BUILT}/{self.flavour}/{self.binary(variant)}", self.remote_binary(variant)),),
                            peer_ssh=self.instances(variant) > 1 and not across_hosts(variant))

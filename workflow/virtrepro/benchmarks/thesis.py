@@ -24,7 +24,7 @@ import shlex
 from pathlib import Path
 
 from ..platforms import catalog as platform_catalog
-from ..platforms.guest import host_memory_mb, overcommit_policy
+from ..layout import host_memory_mb, overcommit_policy
 from ..parsers import ParseError, parse_fio, parse_iperf3, parse_sysbench
 from .base import SCRATCH, Benchmark, Preparation, Variant, peer, size_to_kb
 from .cpu_memory import SYSBENCH_METRICS, Sysbench, sysbench_cpu_expected, sysbench_memory_command, sysbench_memory_expected

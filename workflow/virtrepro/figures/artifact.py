@@ -23,8 +23,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import claims as claim_checks
-from .. import datalayout, machines, platform_names, results, yamlfile
+from ..analysis import claims as claim_checks
+from .. import datalayout, results, yamlfile
+from ..rawdata import machines
+from ..declarations import platform_names
 from ..platforms.catalog import CONTAINER
 from . import FIGURES, by_paper
 from .common import CONFIG  # the workflow's configuration
@@ -78,7 +80,7 @@ def machine_section(facts: dict, machines_of: dict[str, list[str]], data_dir: Pa
               f"- operating system: {fact('os')}, kernel {fact('kernel')};",
               f"- virtrepro {variants[0]['virtrepro_version']}, commits "
               + ", ".join(f"`{c[:10]}`" for c in sorted({c for v in variants for c in v['virtrepro_commits']})) + ";"]
-    # one machine per benchmark (virtrepro.machines); the table refuses a mix
+    # one machine per benchmark (virtrepro.rawdata.machines); the table refuses a mix
     named = [(benchmark, name) for benchmark, names in machines_of.items() for name in names]
     lines += [f"- {line};" for line in machines.in_words(named, mark=lambda b: f"`{b}`")]
     qemu = facts["probes"].get(datalayout.QEMU_PROBE)
@@ -132,10 +134,10 @@ def time_section(facts: dict, testbed: str) -> list[str]:
         f"| reference scale (the committed data) | `bash scripts/reference_run.sh` (`-n`: what is left, estimated) | "
         f"{wall}its benchmarks ran {ran} (sum of the runs' recorded durations; guest boots and set-up on top) |",
         "| paper scale | `snakemake --cores all --config scale=paper` | days on one host: "
-        "`python -m virtrepro.plan --estimate --config scale=paper` |",
+        "`python -m virtrepro.measurement.estimate --estimate --config scale=paper` |",
         "| analysis of committed data: one figure | `python -m virtrepro.figures PAPER/ID` | seconds |",
         "| analysis: every notebook | `bash scripts/refresh_notebooks.sh` | about a minute |",
-        "| release pack for an archive | `python -m virtrepro.release` | seconds |",
+        "| release pack for an archive | `python -m virtrepro.report.release` | seconds |",
         "",
         "The `quick` scale is a smoke check: every platform, benchmark and figure works, with 2-3 repetitions "
         "of short runs; no verdict rests on it (the claims table says `inconclusive (too few repetitions)`). "
@@ -235,7 +237,7 @@ def render(root: Path = ROOT, testbed: str = DEFAULTS["testbed"]) -> str:
         "and figures under CC0 1.0 (`data/LICENSE`). The papers' quotes and numbers in `data/reference/` are "
         "cited from the publications named in `CITATION.cff`.",
         "- Cite this repository and the five papers as `CITATION.cff` says.",
-        "- `python -m virtrepro.release` packs the code at a commit, the raw logs, tables, executed notebooks, "
+        "- `python -m virtrepro.report.release` packs the code at a commit, the raw logs, tables, executed notebooks, "
         "figures and the environment's versions into one tarball with a SHA-256 list, for deposit in an archive.",
         "",
     ]

@@ -7,8 +7,10 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import datalayout, plotting, results, stats
-from ..platform_names import STAND_INS
+from .. import datalayout, results
+from ..report import plotting
+from ..analysis import stats
+from ..declarations.platform_names import STAND_INS
 
 # the columns of stats.compare_to_baseline a reader wants to see
 OVERHEAD = ["platform", "n_platform", "overhead_percent", "overhead_ci_low", "overhead_ci_high", "verdict"]
@@ -187,7 +189,7 @@ def npb_missing(s, benchmark: str = "NPB") -> str:
     return f"no {benchmark} runs on testbed {s.testbed!r}"
 
 
-# a source build's name in words (virtrepro.builds)
+# a source build's name in words (virtrepro.builds.registry)
 BUILD_NAMES = {"npb": "NPB", "mitgcm": "MITgcm"}
 
 
@@ -277,7 +279,7 @@ def summarize(frame: pd.DataFrame, by: list[str], s, value: str = "value") -> pd
 
 NETPERF_SIZE = "message size (bytes)"
 # netperf's two instances always share one host of the testbed (benchmarks/network.py: instances 2,
-# virtrepro.placement: one host per variant); the papers' netperf ran between two servers
+# virtrepro.testbed.placement: one host per variant); the papers' netperf ran between two servers
 NETPERF_TOPOLOGY = ("ours: two instances of each platform on one host of testbed {testbed!r}, through its virtual "
                     "network (no wire: no link's speed caps the throughput); the paper's: two servers over Gigabit Ethernet")
 
@@ -374,7 +376,7 @@ def claim_thresholds(s, ids, benchmark: str, platforms, where: dict | None = Non
     claim whose ``where`` names one of them with another value is left out."""
     import fnmatch
 
-    from .. import claims
+    from ..analysis import claims
 
     found: dict[tuple, list[str]] = {}
     for claim in claims.load_claims(Path(s.reference_dir) / "claims.yaml"):

@@ -6,7 +6,9 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import claims, plotting, results
+from ..analysis import claims
+from ..report import plotting
+from .. import results
 from ..platforms.catalog import FULL_VM, get
 from .registry import Drawn, figure
 from .common import (NO_INTERVAL_MARK, OVERHEAD, baseline_first, claim_thresholds, compare, comparable, footnote,

@@ -9,7 +9,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .. import plotting, results
+from ..report import plotting
+from .. import results
 from .registry import Drawn, figure, get
 from .common import (NO_INTERVAL_MARK, OVERHEAD, baseline_first, ci_label, compare, comparable, footnote, no_comparison, no_interval_text,
                      note_below, one_legend, panels, ratio_rows, summarize)
@@ -101,8 +102,8 @@ def disk_panels(table) -> list[tuple[str, str, pd.DataFrame]]:
 
 
 def where_measured(records: pd.DataFrame) -> str:
-    """Where ``records`` were measured, in words (their ``regime``: virtrepro.regimes.WHERE), "" if unrecorded."""
-    from ..regimes import WHERE
+    """Where ``records`` were measured, in words (their ``regime``: virtrepro.declarations.regimes.WHERE), "" if unrecorded."""
+    from ..declarations.regimes import WHERE
 
     found = [r for r in dict.fromkeys(records["regime"].dropna()) if r] if "regime" in records.columns else []
     return " / ".join(WHERE.get(r, r) for r in found)
@@ -389,11 +390,12 @@ def memory_scaling(table, s) -> pd.DataFrame:
 
 
 def memory_working_set(runs: pd.DataFrame, s) -> tuple[pd.DataFrame, str]:
-    """``runs`` (memory_scaling's) with the ``regime`` their working set is in (virtrepro.regimes: sysbench
+    """``runs`` (memory_scaling's) with the ``regime`` their working set is in (virtrepro.declarations.regimes: sysbench
     memory moves one ``block`` per thread over and over, against the last-level cache of the machine the
     runs name), and a line on it: the block, the threads, where it lives, that guest memory size is not
     exercised, and the operations the benchmark declares that this scale did not run."""
-    from .. import machines, regimes
+    from ..rawdata import machines
+    from ..declarations import regimes
     from ..benchmarks import BENCHMARKS
 
     if runs.empty:

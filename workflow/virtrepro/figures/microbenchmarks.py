@@ -4,7 +4,7 @@ the ``microbenchmarks`` notebook, which draws it and says what it shows.
 
 Panels: system call latency, context switch latency and memory bandwidth as each platform's
 ratio to the baseline (the Hodges-Lehmann ratio with its exact Mann-Whitney interval,
-:func:`virtrepro.stats.hl_ratio_ci`, as the verdicts use; a log axis when the
+:func:`virtrepro.analysis.stats.hl_ratio_ci`, as the verdicts use; a log axis when the
 ratios span more than a factor of ten), and lat_mem_rd's load latency over array sizes, one line
 per platform (the cache and memory staircase), with the testbed host's cache sizes as its runs
 recorded them marked: where the largest array stays within the last-level cache as the
@@ -12,16 +12,19 @@ host's CPU reports it, the title says so (the Intel Xeon reference host, itself 
 reports 480 MiB, which a virtual CPU's CPUID need not match: a step the staircase shows anyway is
 the real cache's edge).
 Colours and labels are the platforms' declarations (``platform_catalog``, through
-:mod:`virtrepro.plotting`).
+:mod:`virtrepro.report.plotting`).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from .. import plotting, regimes, results, stats
+from ..report import plotting
+from ..declarations import regimes
+from .. import results
+from ..analysis import stats
 from ..platforms import catalog as platform_catalog
-from ..platform_names import label
+from ..declarations.platform_names import label
 from .registry import Drawn, figure
 
 BENCHMARK = "lmbench"
@@ -39,7 +42,7 @@ RATIO_PANELS = (
 LOG_AXIS_SPAN = 10  # ratios spanning more than this factor are drawn on a log axis
 CROWDED = 8  # a ratio panel with more cases than this writes them smaller
 NO_INTERVAL = ("A bar without whiskers has too few runs for any interval at this level (the exact "
-               "Mann-Whitney interval needs 4 + 4 at 95 %; virtrepro.stats.hl_ratio_ci).")
+               "Mann-Whitney interval needs 4 + 4 at 95 %; virtrepro.analysis.stats.hl_ratio_ci).")
 # the variant's ``cpu`` parameter in words (benchmarks/lmbench.py: where its programs ran)
 PLACEMENT = {"one": "every program on one CPU", "any": "CPUs left to the scheduler"}
 
@@ -192,7 +195,7 @@ def _size(mib: float) -> str:
                 "baseline's mean (with the interval of the ratio), and lat_mem_rd's load latency over the array size "
                 "(the cache and memory staircase), one line per platform, the host's cache sizes marked.")
 def lmbench_relative(table: pd.DataFrame, s) -> Drawn:
-    # one machine per benchmark (virtrepro.machines): its cache sizes, as the table's manifest records them
+    # one machine per benchmark (virtrepro.rawdata.machines): its cache sizes, as the table's manifest records them
     found = results.recorded_machines(s.testbed, s.data_dir).get(BENCHMARK)
     fig = lmbench_figure(table, s.baseline, s.confidence, regimes.cache_sizes(found[0]) if found else None)
     rows = lmbench_rows(table)

@@ -8,9 +8,13 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import claims, datalayout, machines, platform_names, plotting, results
+from ..analysis import claims
+from .. import datalayout, results
+from ..rawdata import machines
+from ..declarations import platform_names
+from ..report import plotting
 from ..platforms import catalog as platform_catalog
-from ..notebook import check_parameters, scale_note
+from ..report.notebook import check_parameters, scale_note
 from .registry import FIGURES, Drawn, Setting, draw, figures_home, get
 
 
@@ -56,12 +60,12 @@ class Notebook:
         # the tidy table (results.load: built by the workflow's table rule; refused if missing or stale)
         self.table = results.load(p["testbed"], p["data_dir"])
         self.scale = scale_note(self.table)  # also the figures' footer (plotting.DATA_SCALE)
-        # benchmark -> the machine its runs name (one: the table refuses a mix; virtrepro.machines)
+        # benchmark -> the machine its runs name (one: the table refuses a mix; virtrepro.rawdata.machines)
         self.machines = results.measured_on(p["testbed"], p["data_dir"])
 
     def about(self) -> str:
         """What the notebook's numbers can carry: scale, records, platforms, the platforms the testbed
-        could not run with the reason (its platform probe, virtrepro.availability) and the QEMU
+        could not run with the reason (its platform probe, virtrepro.testbed.availability) and the QEMU
         probe's verdict."""
         table, s = self.table, self.setting
         lines = [self.scale, f"{len(table)} records from {table['source_log'].nunique()} raw logs of testbed {s.testbed!r}",

@@ -29,7 +29,7 @@ def figures_home(figures_dir: str | Path, testbed: str, main_figures: bool = Fal
 def figure_file(figures_dir: str | Path, testbed: str, paper: str, id: str, suffix: str,
                 main_figures: bool = False) -> Path:
     """One file of figure ``id`` of ``paper`` drawn for ``testbed`` (:func:`figures_home`)."""
-    from .. import plotting
+    from ..report import plotting
 
     return plotting.figure_file(figures_home(figures_dir, testbed, main_figures), paper, id, suffix)
 
@@ -160,7 +160,7 @@ def draw(paper: str, id: str, table: pd.DataFrame, setting: Setting, figures_dir
     (``figures_dir``: the testbed's, :func:`figures_home`). A figure with no run of its benchmarks in
     ``table`` is a placeholder, which never replaces a figure drawn from runs (:func:`plotting.save`):
     then nothing is written, and ``Drawn.kept`` names the files left as they were."""
-    from .. import plotting
+    from ..report import plotting
 
     declared = get(paper, id)
     drawn = declared.draw(table, setting)
@@ -188,7 +188,7 @@ def write_captions(directory: str | Path, figures_dir: str | Path | None = None)
     its registered caption and, where its notebook has written one (``<figures_dir>/<paper>/<id>.reading.md``),
     the reading computed from the data (what it shows, the verdicts of the claims it tests);
     ``figures_dir``: the testbed's (:func:`figures_home`)."""
-    from .. import plotting
+    from ..report import plotting
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

@@ -8,10 +8,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from .. import plotting, results
+from ..report import plotting
+from .. import results
 from ..benchmarks.npb import process_count_problem
 from ..platforms.catalog import BASELINE, has
-from ..regimes import WHERE, size_bytes
+from ..declarations.regimes import WHERE, size_bytes
 from .registry import Drawn, figure, get
 from .common import claim_thresholds, compare, near_one, netperf_rows, untranslated
 from .common import NETPERF_SIZE, NETPERF_TOPOLOGY, PUBLISHED_GREY, at_size, ci_label, footnote, lines_with_bands, netperf, note_below, \

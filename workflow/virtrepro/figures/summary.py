@@ -7,7 +7,10 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import claims, conditions, datalayout, metric_catalog, plotting, results, stats
+from ..analysis import claims, conditions, stats
+from .. import datalayout, results
+from ..declarations import metric_catalog
+from ..report import plotting
 from ..platforms import catalog as platform_catalog
 from .common import log_worse, times_axis, times_text
 from .registry import Drawn, figure
@@ -305,12 +308,12 @@ def answer(table: pd.DataFrame, s, verdicts: pd.DataFrame) -> str:
 
 
 # where the results a guest won against native are measured again, platforms in alternating rounds
-# (virtrepro.interleave), in the testbed's data directory
+# (virtrepro.measurement.interleave), in the testbed's data directory
 INTERLEAVED = "interleaved"
 
 
 def interleaved(s) -> str:
-    """The interleaved re-measurement (``<data_dir>/investigations/interleaved``, :mod:`virtrepro.interleave`)
+    """The interleaved re-measurement (``<data_dir>/investigations/interleaved``, :mod:`virtrepro.measurement.interleave`)
     in words: per benchmark variant, each platform's rounds against the baseline's (the geometric mean
     of the per-round ratios, with its interval: :func:`stats.paired_rounds`), for every metric but the
     percentiles. A ratio is of the metric's values: above 1 is better where higher is better."""
@@ -415,7 +418,7 @@ def read_verdicts(path: str | Path) -> pd.DataFrame:
     table = pd.read_csv(path, keep_default_na=False, dtype=str)
     missing = {"claim_id", "paper", "verdict", "reason"} - set(table.columns)
     if missing:
-        raise VirtreproError(f"{path}: no column {', '.join(sorted(missing))} (written by python -m virtrepro.claims)")
+        raise VirtreproError(f"{path}: no column {', '.join(sorted(missing))} (written by python -m virtrepro.analysis.claims)")
     columns = []
     for ident, verdict in zip(table["claim_id"], table["verdict"]):
         try:
@@ -444,7 +447,7 @@ def opening(s) -> str:
     path = claims_csv(s)
     if not path.exists():
         return (f"**What the data can carry:** no verdicts' table `tables/{path.name}` for testbed `{s.testbed}` yet "
-                f"(the workflow's claims_table job writes it: `python -m virtrepro.claims --data-dir {s.data_dir} "
+                f"(the workflow's claims_table job writes it: `python -m virtrepro.analysis.claims --data-dir {s.data_dir} "
                 f"--testbed {s.testbed} --claims <claims.yaml>`).\n")
     verdicts = read_verdicts(path)
     counts = opening_counts(verdicts)

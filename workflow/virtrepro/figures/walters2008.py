@@ -10,7 +10,9 @@ import seaborn as sns
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullLocator
 
-from .. import claims, plotting, results, stats
+from ..analysis import claims, stats
+from ..report import plotting
+from .. import results
 from ..benchmarks.npb import process_count_problem
 from ..platforms.catalog import BASELINE
 from .registry import Drawn, figure, get
@@ -281,7 +283,7 @@ def fig4_shows(mpi: pd.DataFrame, s) -> str:
     """What fig4 shows, in words for its title: the process counts, instances and machines its runs held,
     and, where they are too few for the scalability condition of the claims it tests (claims.yaml's
     ``conditions: scaling``), that it is no scaling test."""
-    from ..conditions import machines
+    from ..analysis.conditions import machines
 
     counts = sorted(mpi["procs"].unique())
     hosts = int(machines(mpi).max())

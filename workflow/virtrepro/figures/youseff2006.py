@@ -7,8 +7,9 @@ import textwrap
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import plotting, results
-from ..regimes import hpcc_stream_array_bytes
+from ..report import plotting
+from .. import results
+from ..declarations.regimes import hpcc_stream_array_bytes
 from .registry import Drawn, figure
 from .common import (NO_INTERVAL_MARK, TESTS, baseline_first, ci_label, compare, comparable, footnote, no_comparison, no_interval_text, note_below,
                      paper_figure_parameters, published_panel, published_rows, scale_parameters, short_why, summarize)

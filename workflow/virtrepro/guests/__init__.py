@@ -1,7 +1,7 @@
 """Guests (containers and VMs) on a testbed host: images, identities, lifetimes.
 
 A guest is started by a platform (:mod:`virtrepro.platforms`) under a
-:mod:`virtrepro.supervisor` whose owner is the Snakemake process (or the test or
+:mod:`virtrepro.testbed.supervisor` whose owner is the Snakemake process (or the test or
 script that asked for it), so it stays up across the measurement jobs of one
 run and is torn down at the end of the run, or when its owner dies, with all
 its devices and directories. Its state lives in
@@ -13,7 +13,7 @@ bind-mount it at ``/seed``; VMs get it as a small ext4 disk). The testbed pins
 that key in the guest's own known_hosts file: nothing trusts an unknown key.
 
 This module runs on the testbed host itself: in the controller for the local
-testbed, and in the host agent (:mod:`virtrepro.hostagent`, standard library
+testbed, and in the host agent (:mod:`virtrepro.testbed.hostagent`, standard library
 only) on a remote testbed's host, which reaches its guests with OpenSSH's client
 instead of Fabric (``wait_for_ssh(..., client="openssh")``).
 """
@@ -30,11 +30,11 @@ import subprocess
 import time
 from pathlib import Path
 
-from .. import supervisor
+from ..testbed import supervisor
 from ..errors import VirtreproError
-from ..hosts import Host, connect, default_state_dir
+from ..testbed.hosts import Host, connect, default_state_dir
 
-# what this module runs on the host: path or program -> Debian package (see virtrepro.packages)
+# what this module runs on the host: path or program -> Debian package (see virtrepro.testbed.packages)
 HOST_PATHS = {"ssh-keygen": "openssh-client", "ssh": "openssh-client"}
 
 
@@ -182,7 +182,7 @@ def wait_for_ssh(host: Host, timeout: float, alive=None, client: str = "fabric",
     was ready: its SSH banner on a plain TCP connect (polled every READY_POLL_S), or, for a
     guest behind a gateway, the first login. ``timing`` gets the details (monotonic times of
     readiness and login, the probe, its resolution)."""
-    from ..hosts import ForwardingRefused, HostKeyRejected
+    from ..testbed.hosts import ForwardingRefused, HostKeyRejected
 
     if client == "fabric":
         import logging

@@ -24,12 +24,11 @@ from pathlib import Path
 
 from ..platforms import catalog as platform_catalog
 from ..errors import VirtreproError
+from ..layout import NETWORK, PREFIX  # the instances' network (a leaf's constants, the benchmarks' too)
 
-# what this module runs on the host: path or program -> Debian package (see virtrepro.packages)
+# what this module runs on the host: path or program -> Debian package (see virtrepro.testbed.packages)
 HOST_PATHS = {"ip": "iproute2"}
 
-NETWORK = "10.251"
-PREFIX = 16  # the instances' address prefix: 10.251.0.0/16 is the private network of all testbeds
 # first host number per platform (its declaration's address block); instance i gets first + i
 FIRST_HOST = {spec.name: spec.first_host for spec in platform_catalog.PLATFORMS}
 INSTANCES_PER_PLATFORM = 20

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from contextlib import ExitStack, contextmanager
 
-from ..hosts import Host, connect
+from ..testbed.hosts import Host, connect
 
 
 # endpoint -> its open connection, while one variant's repetitions run (reused_connections)

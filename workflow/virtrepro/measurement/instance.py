@@ -6,10 +6,10 @@ from __future__ import annotations
 import shlex
 from contextlib import ExitStack
 
-from .. import machines
+from ..rawdata import machines
 from ..benchmarks import Benchmark
-from ..hostagent import install_command
-from ..hosts import Host
+from ..testbed.hostagent import install_command
+from ..testbed.hosts import Host
 from .connections import instance_key, open_connection
 from .provenance import MeasurementError
 

@@ -8,8 +8,9 @@ import json
 import os
 from pathlib import Path
 
-from .. import datalayout, rawlog
-from ..config import VariantPlan
+from .. import datalayout
+from ..rawdata import rawlog
+from ..planning.config import VariantPlan
 from .provenance import MeasurementError, sha256, utc_now
 from .repetition import is_complete
 

@@ -12,16 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..config import QEMU_AUTO, Run, run_sequence
-from ..errors import VirtreproError
+from ..planning.config import QEMU_AUTO, Run, run_sequence
+from ..errors import MeasurementError, VirtreproError  # MeasurementError: its name here too
 from ..platforms import catalog as platform_catalog
 
 REPO = Path(__file__).resolve().parents[3]
-
-
-class MeasurementError(VirtreproError, RuntimeError):
-    """A run failed; the message names the kept log and the reason."""
-
 
 
 def provenance() -> dict:

@@ -11,16 +11,19 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import __version__, builds, placement, rawlog
+from .. import __version__
+from ..builds import registry as builds
+from ..testbed import placement
+from ..rawdata import rawlog
 from ..benchmarks import BENCHMARKS, BUILT, SCRATCH, SCRATCH_DIR, Benchmark
 from ..benchmarks.base import MPIRUN_SCHEDULED, Preparation, across_hosts
-from ..config import Run, repetition_rule
+from ..planning.config import Run, repetition_rule
 from ..errors import VirtreproError
-from ..hosts import Host, connect
+from ..testbed.hosts import Host, connect
 from ..parsers import ParseError
 from ..platforms import catalog as platform_catalog
 from ..sidecar import Sidecar
-from ..testbed import testbed_from_config
+from ..testbed.kinds import testbed_from_config
 from .connections import forget_connection, open_connection
 from .cpu import harness_cpu, harness_cpu_used, owner_from_environment
 from .instance import drop_page_cache, ensure_tools, host_facts, package_versions, run_command, scratch_fs, status_meaning
@@ -57,7 +60,7 @@ def measure(
     host_name: str | None = None,
 ) -> Path:
     """Run ``run`` unless its complete log exists; return the log path. ``host_name``: which of the
-    testbed's hosts (default: its first; :mod:`virtrepro.placement` chooses in the workflow).
+    testbed's hosts (default: its first; :mod:`virtrepro.testbed.placement` chooses in the workflow).
 
     Raises MeasurementError (naming the kept failed log) if the tool fails or
     its output does not parse. Progress lines go to stderr and to ``progress``.
@@ -140,7 +143,7 @@ def _sidecar(run: Run, config: dict, setup: _Setup) -> dict:
     return {
         "virtrepro_version": __version__,
         "testbed": run.testbed,
-        "host_name": setup.host.name,  # which of the testbed's hosts measured (virtrepro.placement)
+        "host_name": setup.host.name,  # which of the testbed's hosts measured (virtrepro.testbed.placement)
         # the scheduler that gave the host (a slurm testbed: job id, partition, nodes, this node), or none
         **({"scheduler": scheduled} if (scheduled := setup.testbed.scheduler(setup.host)) else {}),
         "platform": setup.platform.describe(),

@@ -1,5 +1,5 @@
 """A job's part of a variant: every missing repetition in order, the comparison's guards (same
-image, same machine) before the first, and repetitions chosen by a rule (virtrepro.adaptive)."""
+image, same machine) before the first, and repetitions chosen by a rule (virtrepro.planning.adaptive)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import sys
 from contextlib import ExitStack
 from pathlib import Path
 
-from .. import adaptive, datalayout, machines, rawlog
-from ..benchmarks import BENCHMARKS
-from ..config import Run, VariantPlan
-from ..hosts import TestbedError
-from ..parsers import ParseError
-from ..testbed import testbed_from_config
+from ..planning import adaptive
+from .. import datalayout
+from ..rawdata import machines, rawlog
+from ..planning.config import Run, VariantPlan
+from ..testbed.hosts import TestbedError
+from ..testbed.kinds import testbed_from_config
 from .connections import open_connection, reused_connections
 from .instance import host_facts
 from .markers import write_marker
@@ -88,7 +88,7 @@ def require_same_image(variant: VariantPlan, data_dir: str | Path) -> None:
 def require_same_machine(variant: VariantPlan, config: dict, data_dir: str | Path, owner_pid: int | None = None,
                          host: str | None = None) -> None:
     """Refuse, before anything runs, to measure ``variant`` on another machine than the complete runs
-    of its benchmark already in the data (any platform, any variant: :mod:`virtrepro.machines`): a
+    of its benchmark already in the data (any platform, any variant: :mod:`virtrepro.rawdata.machines`): a
     platform's difference from native must not be a difference between machines."""
     runs = machines.recorded(data_dir, variant.testbed, variant.benchmark)
     if not runs:
@@ -136,7 +136,7 @@ def _measure_runs(variant: VariantPlan, todo: list[Run], where: str, config: dic
 
 def continue_by_rule(variant: VariantPlan, config: dict, data_dir: str | Path, owner_pid: int | None = None,
                      host: str | None = None, before_measuring=lambda: None):
-    """The last part of a variant with a repetition rule (:mod:`virtrepro.adaptive`): decide on
+    """The last part of a variant with a repetition rule (:mod:`virtrepro.planning.adaptive`): decide on
     every complete log of the variant (rep-0, rep-1, ... up to the first missing one) and measure
     the next repetition until the rule stops; return its decision. A resumed job continues from
     the logs that are there (a complete log is never measured again). Every repetition below the
@@ -144,7 +144,7 @@ def continue_by_rule(variant: VariantPlan, config: dict, data_dir: str | Path, o
     repetition it adds (the comparison's guards, which run once)."""
     where = f"{variant.testbed}/{variant.platform}/{variant.benchmark}/{variant.variant.key}"
     while True:
-        logs = variant_records(variant, data_dir)
+        logs = rawlog.variant_records(variant, data_dir)
         try:
             decision = adaptive.decide(variant.rule, logs)
         except ValueError as error:
@@ -164,25 +164,3 @@ def _targets_text(rule) -> str:
     if rule.interval == adaptive.T_INTERVAL:
         return f"{rule.rel_half_width:g}"
     return ", ".join([*(f"{t.metric} {t.half_width:.3g}" for t in rule.targets), f"else {rule.rel_half_width:g}"]) + " (log)"
-
-
-
-def variant_records(variant: VariantPlan, data_dir: str | Path) -> list[list[dict]]:
-    """The parsed records of each complete log rep-0, rep-1, ... of a variant, up to the first
-    missing one, by the benchmark's own parser (as the table parses them); MeasurementError if
-    a repetition below the rule's minimum is missing."""
-    benchmark = BENCHMARKS[variant.benchmark]
-    logs = []
-    for repetition in range(variant.rule.max if variant.rule else variant.repetitions):
-        log = variant.run(repetition).log_path(data_dir)
-        if not is_complete(log):
-            if repetition < variant.repetitions:
-                raise MeasurementError(f"{log}: missing; repetitions beyond the minimum are decided on "
-                                       f"complete logs of all {variant.repetitions} first")
-            break
-        sidecar = rawlog.complete_sidecar(log)
-        try:
-            logs.append(benchmark.parse(rawlog.read_log(log), str(log), sidecar["parameters"]))
-        except ParseError as error:
-            raise MeasurementError(str(error)) from None
-    return logs

@@ -8,29 +8,13 @@ Adding a platform is adding one module with a :class:`Platform` subclass and its
 declaration in :mod:`virtrepro.platforms.catalog` (family, label, colour, address
 block, capabilities, and the ``implementation`` that names the class).
 
-This ``__init__`` stays light (standard library only): the catalog is read by the
-analysis and by the host agent without loading any platform's code; a platform's
-module is imported when :func:`get_platform` is first asked for it.
+This ``__init__`` stays light (standard library only, it imports only the catalog): the catalog
+is plain data, read by the declarations, the analysis and the host agent without loading any
+platform's code or the testbed's (docs/architecture.md, "Layers"). The platform interface and
+:func:`~virtrepro.platforms.base.get_platform` are in :mod:`virtrepro.platforms.base`; a platform's
+module is imported when ``get_platform`` is first asked for it.
 """
 
-from importlib import import_module
-
 from . import catalog
-from .base import Platform, PlatformError
 
-
-def get_platform(name: str) -> type[Platform]:
-    """The class that implements platform ``name`` (declared in the catalog)."""
-    try:
-        spec = catalog.get(name)
-    except catalog.UnknownPlatform as error:
-        raise PlatformError(str(error)) from None
-    module, _, class_name = spec.implementation.partition(":")
-    cls = getattr(import_module(f"{__name__}.{module}"), class_name, None)
-    if not (isinstance(cls, type) and issubclass(cls, Platform) and cls.name == name):
-        raise PlatformError(f"platform {name!r}: its declared implementation {spec.implementation!r} is not a "
-                            f"Platform class named {name!r}")
-    return cls
-
-
-__all__ = ["Platform", "PlatformError", "catalog", "get_platform"]
+__all__ = ["catalog"]

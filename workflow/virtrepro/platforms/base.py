@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
+from importlib import import_module
 from typing import Iterator
 
 from .catalog import PlatformSpec, get as declared
 from ..errors import VirtreproError
-from ..hosts import Host
+from ..testbed.hosts import Host
 
 
 class PlatformError(VirtreproError, RuntimeError):
@@ -72,3 +73,19 @@ class Platform:
     def describe(self) -> dict:
         """What the sidecar records about the platform actually used."""
         return {"name": self.name, "family": self.family, "spec": self.spec}
+
+
+def get_platform(name: str) -> type[Platform]:
+    """The class that implements platform ``name`` (declared in the catalog)."""
+    from . import catalog
+
+    try:
+        spec = catalog.get(name)
+    except catalog.UnknownPlatform as error:
+        raise PlatformError(str(error)) from None
+    module, _, class_name = spec.implementation.partition(":")
+    cls = getattr(import_module(f"{__package__}.{module}"), class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Platform) and cls.name == name):
+        raise PlatformError(f"platform {name!r}: its declared implementation {spec.implementation!r} is not a "
+                            f"Platform class named {name!r}")
+    return cls

@@ -46,7 +46,7 @@ class PlatformSpec:
     # its instances of one run can be on different hosts of the testbed (MPI across a cluster's nodes,
     # benchmarks' `across: hosts`): only the host itself; a guest's private network ends at its host
     spans_hosts: bool = False
-    # what its host must give (probed on every host of the testbed before the plan: virtrepro.availability):
+    # what its host must give (probed on every host of the testbed before the plan: virtrepro.testbed.availability):
     # root (or passwordless sudo) to make bridges, namespaces, containers and VMs; a usable /dev/kvm
     needs_root: bool = True
     needs_kvm: bool = False
@@ -70,7 +70,7 @@ PLATFORMS: tuple[PlatformSpec, ...] = (
                  own_memory=True, disk_formats=True, needs_kvm=True),
     # QEMU TCG translates all guest code: it is the same as none of the papers' platforms. Where it may
     # stand in as an analogue (VMware Server; KVM one way only) is the analogue table's to say
-    # (data/reference/analogues.yaml, read by virtrepro.platform_names), never a measurement of them.
+    # (data/reference/analogues.yaml, read by virtrepro.declarations.platform_names), never a measurement of them.
     PlatformSpec("qemu-tcg", "qemu:QemuTcg", FULL_VM, "QEMU TCG (binary translation, no KVM)", "#d95f02", 50,
                  not_for={"KVM": "no working KVM on this testbed (qemu-tcg is binary translation)"},
                  own_memory=True, disk_formats=True, translated=True),
@@ -150,7 +150,7 @@ def alias_of(name: str) -> str | None:
 
 def unavailable_reason(name: str, facts: dict) -> str | None:
     """Why platform ``name`` (or an alias: what all its candidates need) cannot run on a host with
-    ``facts`` (virtrepro.availability: ``root`` yes/sudo/no, ``kvm`` yes/denied/missing,
+    ``facts`` (virtrepro.testbed.availability: ``root`` yes/sudo/no, ``kvm`` yes/denied/missing,
     ``user``); None: it can. An alias needs only what its least demanding candidate needs (qemu:
     TCG where KVM is missing)."""
     specs = [get(c) for c in ALIASES[name].candidates] if name in ALIASES else [get(name)]

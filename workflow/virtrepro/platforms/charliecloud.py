@@ -24,7 +24,7 @@ from ..guests import GuestState, require_image
 from ..layout import SCRATCH_DIR
 from .guest import GuestPlatform
 
-# what this module runs on the host: path or program -> Debian package (see virtrepro.packages)
+# what this module runs on the host: path or program -> Debian package (see virtrepro.testbed.packages)
 HOST_PATHS = {"ch-run": "charliecloud-runtime", "setpriv": "util-linux", "taskset": "util-linux"}
 
 # the account an instance runs as when the testbed's user is root: no privileges, nothing of its own

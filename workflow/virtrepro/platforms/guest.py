@@ -9,33 +9,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .. import supervisor
+from ..testbed import supervisor
 from ..guests import (READY_POLL_S, GuestError, GuestState, guest_run, last_lines, make_seed, spec_hash, wait_for_ssh,
                       write_known_hosts)
-from ..layout import SCRATCH_DIR
-from ..hosts import Host
+from ..layout import SCRATCH_DIR, host_memory_mb, overcommit_policy  # noqa: F401  (qemu imports them from here)
+from ..testbed.hosts import Host
 from .base import Platform, PlatformError
 
 
 def host_cpus() -> list[int]:
     """The host CPUs this process may use (its affinity: a cpuset of the host's own applies too)."""
     return sorted(os.sched_getaffinity(0))
-
-
-def host_memory_mb() -> int:
-    """The host's MemTotal in MB."""
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemTotal:"):
-            return int(line.split()[1]) // 1024
-    raise RuntimeError("/proc/meminfo has no MemTotal")
-
-
-def overcommit_policy() -> int:
-    """The host's vm.overcommit_memory: 0 heuristic, 1 always, 2 never (strict accounting)."""
-    try:
-        return int(Path("/proc/sys/vm/overcommit_memory").read_text())
-    except (OSError, ValueError):
-        return 0
 
 
 def block_device(path: Path) -> tuple[str, str] | None:
@@ -76,9 +60,9 @@ class GuestPlatform(Platform):
     this process, in which case it is torn down when the ``with`` block ends.
 
     On a remote testbed (``host.remote_state_dir`` set) the same code runs on the
-    remote host, in its host agent (:mod:`virtrepro.hostagent`); this process then hands
+    remote host, in its host agent (:mod:`virtrepro.testbed.hostagent`); this process then hands
     :meth:`instance` and :meth:`lifecycle` to :attr:`agent`, which whoever made the platform for
-    a remote host sets (the testbed's ``platform``: :mod:`virtrepro.testbed`), and reaches the guest through the
+    a remote host sets (the testbed's ``platform``: :mod:`virtrepro.testbed.kinds`), and reaches the guest through the
     host (ProxyJump). Platforms never import the remote side: it is above them.
     """
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from ..guests import GuestState, require_image
 from ..guests.network import PREFIX, address, device_name, ensure_bridge, remove_idle_bridge
-from ..hosts import default_state_dir
+from ..testbed.hosts import default_state_dir
 from .guest import GuestPlatform, scratch_bind
 
-# what this module runs or reads on the host: path or program -> Debian package (see virtrepro.packages)
+# what this module runs or reads on the host: path or program -> Debian package (see virtrepro.testbed.packages)
 HOST_PATHS = {
     "lxc-start": "lxc", "lxc-stop": "lxc",
     # the container configuration includes it; lxc only recommends lxc-templates, which ships it

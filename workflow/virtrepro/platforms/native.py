@@ -14,11 +14,11 @@ from typing import Iterator
 
 from ..guests import GuestState
 from ..guests.network import address, device_name, netns_on_bridge
-from ..hosts import Host
+from ..testbed.hosts import Host
 from .base import Platform
 from .guest import GuestPlatform
 
-# what this module runs on the host: path or program -> Debian package (see virtrepro.packages)
+# what this module runs on the host: path or program -> Debian package (see virtrepro.testbed.packages)
 HOST_PATHS = {"ip": "iproute2", "unshare": "util-linux", "/usr/sbin/sshd": "openssh-server"}
 
 

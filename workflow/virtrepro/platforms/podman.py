@@ -14,11 +14,11 @@ from pathlib import Path
 
 from ..guests import GuestState, require_image
 from ..guests.network import address, device_name, netns_on_bridge
-from ..hosts import default_state_dir
+from ..testbed.hosts import default_state_dir
 from .base import PlatformError
 from .guest import GuestPlatform, scratch_bind
 
-# what this module runs on the host: path or program -> Debian package (see virtrepro.packages);
+# what this module runs on the host: path or program -> Debian package (see virtrepro.testbed.packages);
 # podman depends on "crun | runc" and would get crun, the flags below ask for runc
 HOST_PATHS = {"podman": "podman", "runc": "runc", "conmon": "conmon"}
 

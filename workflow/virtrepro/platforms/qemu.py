@@ -19,11 +19,11 @@ from pathlib import Path
 
 from ..guests import GuestState, require_image
 from ..guests.network import address, device_name, mac, networkd_static, tap_on_bridge
-from ..hosts import default_state_dir
+from ..testbed.hosts import default_state_dir
 from .base import PlatformError
 from .guest import GuestPlatform, host_cpus, host_memory_mb, overcommit_policy
 
-# what this module runs or reads on the host: path or program -> Debian package (see virtrepro.packages);
+# what this module runs or reads on the host: path or program -> Debian package (see virtrepro.testbed.packages);
 # the firmware and option ROMs are what QEMU loads for the machine below (SeaBIOS, the virtio NIC's
 # iPXE ROM, and the direct kernel boot's loader)
 HOST_PATHS = {

@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import adaptive, datalayout, machines, rawlog
+from ..planning import adaptive
+from .. import datalayout
+from ..rawdata import machines, rawlog
 from .facts import of_run, of_variant, previous as previous_facts, probes, text as facts_text
 from .manifest import previous as previous_table, text as manifest_text
 from .cache import Checksums, _replace, fingerprint, log_checksums
@@ -256,7 +258,7 @@ def _write_table(data_dir: Path, testbed: str, csv: bool, reparse: bool, checksu
         "parquet_sha256": None,  # the table these rows and blocks describe (manifest.previous: _write's
         "log_checksums": current,
         "variant_rows": built.ranges,  # platform/benchmark/variant -> [first row, row after its last]
-        # platform/benchmark/variant -> the machines its logs were measured on (virtrepro.machines)
+        # platform/benchmark/variant -> the machines its logs were measured on (virtrepro.rawdata.machines)
         "variant_machines": {variant: found[variant] for variant in sorted(found)},
     }, run_facts)
     checksums.save()
@@ -278,7 +280,7 @@ def _write(paths: dict[str, Path], built: Built, csv: bool, manifest_fields: dic
 
 
 class MixedMachinesError(TableError):
-    """One benchmark's logs were measured on more than one machine (:mod:`virtrepro.machines`)."""
+    """One benchmark's logs were measured on more than one machine (:mod:`virtrepro.rawdata.machines`)."""
 
 
 def require_one_machine(variant_machines: dict[str, list[dict]], raw: Path) -> None:

@@ -20,7 +20,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from .. import datalayout, regimes
+from .. import datalayout
+from ..declarations import regimes
 from ..errors import VirtreproError
 
 # Bump when the facts' layout changes.
@@ -70,7 +71,7 @@ def probes(data_dir: str | Path, testbed: str) -> tuple[dict, str]:
         except ValueError as error:
             raise FactsError(f"{path}: probe record is not JSON ({error})") from None
         found[name] = {key: record[key] for key in ("status", "reason") if record.get(key) is not None}
-        if name == datalayout.PLATFORM_PROBE:  # virtrepro.availability's record
+        if name == datalayout.PLATFORM_PROBE:  # virtrepro.testbed.availability's record
             unavailable = {platform: entry.get("reason", "") for platform, entry in (record.get("platforms") or {}).items()
                            if entry.get("status") == "unavailable"}
     return {"probes": found, "unavailable_platforms": unavailable}, digest.hexdigest()

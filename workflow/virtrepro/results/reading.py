@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import datalayout, machines
+from .. import datalayout
+from ..rawdata import machines
 from ..benchmarks import BENCHMARKS
 from .facts import read as read_facts
 from .cache import Checksums, fingerprint

@@ -18,7 +18,9 @@ import math
 import os
 from pathlib import Path
 
-from .. import adaptive, datalayout, machines, rawlog
+from ..planning import adaptive
+from .. import datalayout
+from ..rawdata import machines, rawlog
 from .facts import of_run
 from ..benchmarks import BENCHMARKS, key_spells
 from ..errors import VirtreproError
@@ -41,14 +43,14 @@ COLUMNS = [
     "unit",
     "value",
     "source_log",
-    "regime",  # where it was measured (virtrepro.regimes); none for a record that is no disk or memory number
+    "regime",  # where it was measured (virtrepro.declarations.regimes); none for a record that is no disk or memory number
     "stopping",  # JSON object: its variant's STOPPING facts on this platform (stopping())
 ]
 # every column's type, whatever its rows hold (text: pandas' string type, missing as NaN)
 DTYPES = {column: "str" for column in COLUMNS} | {"repetition": "int64", "part": "Int64", "value": "float64"}
 # the JSON columns, widened by view()
 JSON_COLUMNS = ("parameters", "labels", "stopping")
-# per variant and platform (every row of it alike): its repetition rule (virtrepro.adaptive; "fixed"
+# per variant and platform (every row of it alike): its repetition rule (virtrepro.planning.adaptive; "fixed"
 # for a count), its number of complete logs, why it stopped ("width reached", "cap reached",
 # "continue": neither yet; "fixed count") and the widest relative half-width of the t-interval of
 # its deciding metrics (none for a fixed count)

@@ -6,7 +6,7 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
 
 * **Relative difference** of a platform P against a baseline B, signed so that positive means
   P is worse: ``(P - B) / B`` for lower-is-better metrics, ``(B - P) / B`` for higher-is-better
-  ones (each metric's declaration in :mod:`virtrepro.metric_catalog` says which; an undeclared
+  ones (each metric's declaration in :mod:`virtrepro.declarations.metric_catalog` says which; an undeclared
   metric is an error). It is
   ``1 - R`` or ``R - 1`` for the ratio ``R = P / B`` under a scale shift (P's runs are B's times R),
   estimated by Hodges-Lehmann on log values. No method is chosen by a test on the same data
@@ -75,7 +75,7 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   baseline. Without ``aggregate`` a claim is about each paired variant (decided as above); with
   ``aggregate: mean`` it is about the geometric mean of the per-variant ratios. A ``where`` list value with no paired runs keeps a claim that holds
   elsewhere at ``inconclusive`` (a counterexample still makes it ``does not hold``).
-* **Conditions and analogues** (:mod:`virtrepro.conditions`). Records outside a claim's
+* **Conditions and analogues** (:mod:`virtrepro.analysis.conditions`). Records outside a claim's
   ``conditions`` are left out; with none left on a side (or too few process counts for a
   scalability claim) it is ``not comparable here``. A platform of another kind stands in only as
   the analogue table allows (``data/reference/analogues.yaml``): ``not comparable here`` where it
@@ -97,7 +97,7 @@ helpers are reached through the module, e.g. ``claims.gates._part_consistency``)
 - ``verdicts``   :func:`evaluate_claim`, :func:`evaluate`, :func:`verdict_counts`, :data:`VERDICTS`
 - ``prose``      :func:`estimate_text`, :func:`report`, :func:`sentence`, :func:`listing`
 - ``csvtable``   :func:`claims_table`, :func:`write_claims_table` and the command line
-  (``python -m virtrepro.claims``)
+  (``python -m virtrepro.analysis.claims``)
 """
 
 from .loading import (  # noqa: F401
@@ -125,5 +125,5 @@ from .prose import (  # noqa: F401
     estimate_text, report, sentence, listing,
 )
 from .csvtable import (  # noqa: F401
-    TABLE_COLUMNS, claims_table, unavailable_platforms, write_claims_table, main,
+    TABLE_COLUMNS, claims_table, write_claims_table, main,
 )

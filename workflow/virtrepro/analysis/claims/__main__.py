@@ -1,4 +1,4 @@
-"""``python -m virtrepro.analysis.claims``: the same command line as ``python -m virtrepro.claims``."""
+"""``python -m virtrepro.analysis.claims``: a testbed's claims CSV (:func:`.csvtable.main`, the workflow's claims_table job)."""
 
 from .csvtable import main
 

@@ -1,9 +1,8 @@
 """The verdicts as a table, ``data/tables/<testbed>.claims.csv`` (:func:`write_claims_table`), and
-the command line that writes it (``python -m virtrepro.claims``, the workflow's claims_table job)."""
+the command line that writes it (``python -m virtrepro.analysis.claims``, the workflow's claims_table job)."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -43,26 +42,15 @@ def claims_table(verdicts: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     return out[TABLE_COLUMNS]
 
 
-def unavailable_platforms(probe_path: str | Path) -> dict[str, str]:
-    """platform -> reason, from a testbed's platform probe record (``probes/platforms.json``,
-    :mod:`virtrepro.availability`); empty where there is none (a testbed measured before it existed)."""
-    from ...availability import unavailable
-
-    try:
-        return unavailable(json.loads(Path(probe_path).read_text()))
-    except FileNotFoundError:
-        return {}
-
-
 def write_claims_table(claims_path: str | Path, table: pd.DataFrame, out: str | Path, level: float = 0.95,
-                       causes_path: str | Path = CAUSES_PATH, probe_path: str | Path | None = None) -> pd.DataFrame:  # fmt: skip
+                       causes_path: str | Path = CAUSES_PATH, unavailable: dict[str, str] | None = None) -> pd.DataFrame:  # fmt: skip
     """Evaluate every claim of ``claims_path`` on ``table`` (causes of faster-than-native results from
-    ``causes_path``; the platforms the testbed could not run from its platform probe ``probe_path``)
+    ``causes_path``; ``unavailable``: platform -> why the testbed could not run it, the table's run facts'
+    ``unavailable_platforms``, :func:`virtrepro.results.run_facts`)
     and write :func:`claims_table` as CSV to ``out``: whole, and only once every claim is evaluated (an
     error, such as a :class:`ClaimsError`, leaves an earlier ``out`` as it was)."""
-    unavailable = unavailable_platforms(probe_path) if probe_path else {}
     verdicts = evaluate(load_claims(claims_path), table, level=level, causes=load_causes(causes_path),
-                        unavailable=unavailable)
+                        unavailable=unavailable or {})
     frame = claims_table(verdicts, level=level)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -80,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     job), from its table, and print how many claims got each verdict."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m virtrepro.claims", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m virtrepro.analysis.claims", description=main.__doc__)
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--testbed", required=True)
     parser.add_argument("--claims", required=True, help="the claims (data/reference/claims.yaml)")
@@ -88,10 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     results.require_raw_logs(args.data_dir, args.testbed)  # no verdicts from a table of no runs (one left from before)
     table = results.read_table(results.table_paths(args.data_dir, args.testbed)["parquet"])
-    # a platform the testbed could not run is "not measured" with the probe's reason
-    probe = datalayout.probe_path(args.data_dir, args.testbed, datalayout.PLATFORM_PROBE)
+    # a platform the testbed could not run is "not measured" with the probe's reason, as the run facts beside
+    # the table have it (results.facts: the table rule reads the probes, the analysis reads the facts)
+    unavailable = results.run_facts(args.testbed, args.data_dir)["unavailable_platforms"]
     out = datalayout.claims_table_path(args.data_dir, args.testbed)
-    frame = write_claims_table(args.claims, table, out, causes_path=args.causes, probe_path=probe)
+    frame = write_claims_table(args.claims, table, out, causes_path=args.causes, unavailable=unavailable)
     print(frame["verdict"].value_counts().to_string())
     return 0
 

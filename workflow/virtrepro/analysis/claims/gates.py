@@ -1,13 +1,15 @@
 """The gates a decided verdict passes before it is reported: measured where the paper measured
 (regime), the same decision within each part of the run order (drift), enough repetitions, no
 unexplained guest faster than native (the guard), and the paper's platform or an analogue that may
-stand for it (with the claim's conditions, :mod:`virtrepro.conditions`)."""
+stand for it (with the claim's conditions, :mod:`virtrepro.analysis.conditions`)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ... import conditions, metric_catalog, platform_names, regimes, results
+from .. import conditions
+from ...declarations import metric_catalog, platform_names, regimes
+from ... import results
 from ...platforms import catalog as platform_catalog
 from .. import stats
 from .intervals import _percent, higher_is_better
@@ -97,7 +99,7 @@ def _part_consistency(verdict: str, rows: list[dict]) -> tuple[str, str | None]:
 def _regime_gate(verdict: str, table: pd.DataFrame, check: dict, platforms: list[str]) -> tuple[str, str | None]:
     """A number measured in a cache is not a disk or memory number: a verdict whose records (on any of
     ``platforms``) were not measured where the paper measured (the table's ``regime`` against its
-    ``measures``, :mod:`virtrepro.regimes`) answers another question: it is not comparable here
+    ``measures``, :mod:`virtrepro.declarations.regimes`) answers another question: it is not comparable here
     (conditions.NOT_COMPARABLE), with the reason."""
     if "regime" not in _views(table).table.columns:
         return verdict, None

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ... import metric_catalog
+from ...declarations import metric_catalog
 from .. import stats
 from .selection import (
     ISOLATION_PARAMETER, NotMeasured, SCALING_PARAMETER, _Pair, _column_text, _dimensions, _pairs, _part_of,
@@ -19,7 +19,7 @@ from .selection import (
 
 def higher_is_better(metric: str, unit: str | None = None, benchmark: str | None = None) -> bool:
     """Whether a larger value of ``metric`` is better: its declaration in
-    :mod:`virtrepro.metric_catalog` (of ``benchmark`` when given; without it every benchmark's
+    :mod:`virtrepro.declarations.metric_catalog` (of ``benchmark`` when given; without it every benchmark's
     metric of that name must agree). ``unit`` is not needed (the papers give the same metric in
     other units, or as a percentage). Raises ``ValueError`` (``UnknownMetric``) for a metric no
     benchmark declares or one with no better direction: a direction is never guessed.

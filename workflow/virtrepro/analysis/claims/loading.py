@@ -7,7 +7,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ... import conditions, platform_names, yamlfile
+from .. import conditions
+from ...declarations import platform_names
+from ... import yamlfile
 from ...errors import VirtreproError
 from ...platforms import catalog as platform_catalog
 

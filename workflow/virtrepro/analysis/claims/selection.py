@@ -9,7 +9,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ... import platform_names, results
+from ...declarations import platform_names
+from ... import results
 from ...platforms import catalog as platform_catalog
 
 
@@ -46,7 +47,7 @@ def resolve_platform(name: str, table: pd.DataFrame, paper_platform: str | None 
                      subsystem: str | None = None) -> str:  # fmt: skip
     """``qemu`` is whichever QEMU the table has that may stand for ``paper_platform`` (by default the
     alias' own, KVM) on ``subsystem``: qemu-kvm, else an analogue the analogue table allows there
-    (:mod:`virtrepro.platform_names`); a platform that is the paper platform's own (qemu-kvm for KVM)
+    (:mod:`virtrepro.declarations.platform_names`); a platform that is the paper platform's own (qemu-kvm for KVM)
     and has no runs is likewise replaced by such an analogue; other names are themselves."""
     present = set(table["platform"].unique()) if len(table) else set()
 

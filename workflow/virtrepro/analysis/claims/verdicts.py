@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ... import conditions
+from .. import conditions
 from .gates import (
     ANALOGUE_SUFFIX, TOO_FEW, UNEXPLAINED_FASTER, _analogue_note, _analogue_rules, _fewest_repetitions, _flag_note,
     _flagged, _gated, _guard, _part_consistency, _regime_gate, _stand_ins, _too_few, _within_conditions,
@@ -131,7 +131,7 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
     """One claim's verdict row (see the package docstring). ``guard``: the faster-than-native entries
     of the table (:func:`~virtrepro.analysis.claims.gates._guard`; computed here with the registry's
     causes when not given). ``unavailable``: platform -> why the testbed cannot run it (its platform
-    probe, :mod:`virtrepro.availability`), said in the note of a claim not measured for that reason."""
+    probe, :mod:`virtrepro.testbed.availability`), said in the note of a claim not measured for that reason."""
     check = claim.get("check") or {}
     papers = paper_platforms(claim)
     row = _first_row(claim, check, papers)
@@ -180,9 +180,10 @@ def evaluate(claims: list[dict], table: pd.DataFrame, level: float = 0.95, margi
 
     ``margin`` is the TOST margin of an ``equivalent`` claim that gives no threshold. Also
     paper_platform, stand_in (how the measured platforms stand for the paper's,
-    :mod:`virtrepro.platform_names`) and suspect_faster_than_native (the claim compares records of a
+    :mod:`virtrepro.declarations.platform_names`) and suspect_faster_than_native (the claim compares records of a
     guest faster than native, :func:`faster_than_native`; ``causes`` defaults to the registry).
-    ``unavailable``: platform -> why the testbed cannot run it (:func:`unavailable_platforms`).
+    ``unavailable``: platform -> why the testbed cannot run it (the run facts' ``unavailable_platforms``,
+    :func:`virtrepro.results.run_facts`).
     """
     guard = _guard(table, level, load_causes() if causes is None else causes)
     views = _Views(table)

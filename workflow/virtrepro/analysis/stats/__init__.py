@@ -2,7 +2,7 @@
 
 statsmodels and scipy underneath. Two families:
 
-**The verdicts' intervals** (:mod:`virtrepro.claims`), chosen by what is compared, never by a test on
+**The verdicts' intervals** (:mod:`virtrepro.analysis.claims`), chosen by what is compared, never by a test on
 the same data (a normality pre-test decides nothing: its conditional coverage is worse than either
 method's, Rochon, Kieser and Kopp 2012; Shapiro-Wilk p-values are still recorded in ``RatioCI.shapiro``):
 
@@ -14,7 +14,7 @@ method's, Rochon, Kieser and Kopp 2012; Shapiro-Wilk p-values are still recorded
 * one sample's median: :func:`median_order_ci`, order statistics (96.9 % at n = 6, none at 5);
 * one sample's location on the log scale: :func:`hl_location_ci`, the one-sample signed-rank interval
   of the log values (none below :func:`signed_rank_min_n`, 6 at 95 %): the repetition rule's
-  per-sample proxy for the ratio's width (:mod:`virtrepro.adaptive`);
+  per-sample proxy for the ratio's width (:mod:`virtrepro.planning.adaptive`);
 * a product of ratios (a ratio of ratios from four samples, a geometric mean over variants):
   :func:`shift_bootstrap_ci`, each sample resampled on its own, percentile tails stretched by
   sqrt(n / (n - 1)); coverage 0.96-0.97 pooled over 5 to 30 values a sample and four noise shapes
@@ -31,7 +31,7 @@ interval (:func:`median_order_ci`), ``paired_rounds`` the signed-rank interval o
 (:func:`hl_paired_ci`), ``drift_between_parts`` a part's ratio to the other's (:func:`hl_ratio_ci`).
 Each says its achieved confidence in ``ci_note``; where n is too small for any interval at the level
 there is none (``ci_method`` ``none``), never a guess. ``mean_ci`` (a Student-t interval of a mean,
-normal theory, said so) serves the repetition rule's width (:mod:`virtrepro.adaptive`) only.
+normal theory, said so) serves the repetition rule's width (:mod:`virtrepro.planning.adaptive`) only.
 Shapiro-Wilk p-values are reported as a description and decide nothing.
 
 The modules, one per job (this package's names are theirs, imported here):

@@ -135,7 +135,7 @@ def holm(p_values) -> np.ndarray:
     p-values (no test) are left out of the family (so they do not count towards the
     number of tests) and stay NaN in the output. The families this project uses: a figure or
     table's comparisons (:func:`compare_to_baseline`, one call per figure) and a claim's
-    comparisons across its variants (:mod:`virtrepro.claims`).
+    comparisons across its variants (:mod:`virtrepro.analysis.claims`).
     """
     p = np.asarray(p_values, dtype=float).ravel()
     out = np.full(p.shape, np.nan)
@@ -207,7 +207,7 @@ def compare_to_baseline(
     The rows one call returns are one family of tests for Holm's correction: call it once per
     figure (or table) with all the comparisons that figure shows, so a comparison has the same
     adjusted p-value wherever that figure is drawn (``holm_family_size`` says how many tests the
-    family had). Claims have their own families (:mod:`virtrepro.claims`).
+    family had). Claims have their own families (:mod:`virtrepro.analysis.claims`).
 
     For each group of ``by`` (all rows form one group when ``by`` is empty or None) and each
     platform (column ``platform``) other than ``baseline``, one row with:
@@ -322,7 +322,7 @@ def drift_between_parts(table: pd.DataFrame, platform: str, level: float = 0.95)
     """A platform's second part against its first, per benchmark, variant and metric.
 
     The workflow measures a variant's repetitions in two parts, in the order A B C D D C B A
-    over (platform, part) (:func:`virtrepro.config.run_sequence`): for the first platform (the
+    over (platform, part) (:func:`virtrepro.planning.config.run_sequence`): for the first platform (the
     baseline) the two parts are the furthest apart in time, so a drift of the host over the run
     shows there first. One row per group with both parts: ``n_part1, n_part2, mean_part1,
     mean_part2`` and ``ratio`` (part 2 / part 1, :func:`hl_ratio_ci`) with its interval (NaN where
@@ -349,7 +349,7 @@ def drift_between_parts(table: pd.DataFrame, platform: str, level: float = 0.95)
 
 
 def paired_rounds(table: pd.DataFrame, baseline: str, level: float = 0.95) -> pd.DataFrame:
-    """Platforms against ``baseline`` measured in alternating rounds (:mod:`virtrepro.interleave`).
+    """Platforms against ``baseline`` measured in alternating rounds (:mod:`virtrepro.measurement.interleave`).
 
     Repetition r of every platform ran back to back (round r), so the ratio platform / baseline of
     one round is a paired comparison made seconds apart: a drift of the host slower than a round

@@ -251,7 +251,7 @@ def hl_location_ci(values, level: float = 0.95) -> RatioCI:
     signed-rank interval, each bound widened for the printed resolution as in :func:`hl_paired_ci`;
     ``hl-signed-rank``, or ``none`` with ``too_few`` below :func:`signed_rank_min_n` values (6 at 95 %).
     Distribution-free for a sample symmetric on the log scale; the repetition rule
-    (:mod:`virtrepro.adaptive`) uses its width as a per-sample proxy for the ratio's interval."""
+    (:mod:`virtrepro.planning.adaptive`) uses its width as a per-sample proxy for the ratio's interval."""
     x = _clean(values)
     nan = float("nan")
     why = _positive(x)

@@ -1,7 +1,7 @@
 """Normal-theory estimates, each saying so: the slope of log values over an ordered parameter
 (:func:`log_slope`, the claims' ``trend``), the Brown-Forsythe difference of two scatters
 (:func:`spread_difference`, ``spread``), and the Student-t interval of a mean that the repetition
-rule's width uses (:func:`mean_ci`, :mod:`virtrepro.adaptive`)."""
+rule's width uses (:func:`mean_ci`, :mod:`virtrepro.planning.adaptive`)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,543 @@
+"""Workflow configuration: validation with messages that name the bad key, and the run plan."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from ..platforms import catalog as platform_catalog
+from .adaptive import RepetitionRule, Target
+from ..benchmarks import BENCHMARKS, Variant
+from ..benchmarks.base import runnable_variants
+from ..errors import VirtreproError
+from .. import datalayout, yamlfile
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
+# the papers' claims, read here as data (which variants they select, and how tightly): the rule that
+# serves the verdict (``target: claims``) takes its targets from them (:func:`claim_targets`)
+CLAIMS_PATH = Path(__file__).resolve().parents[3] / "data" / "reference" / "claims.yaml"
+
+
+class ConfigError(VirtreproError, ValueError):
+    """The configuration does not match the schema or refers to something undefined."""
+
+
+def schema(path: Path = SCHEMA_PATH) -> dict:
+    """The configuration's JSON schema: ``workflow/schemas/config.schema.yaml`` with what the
+    declarations say filled in: the names of the benchmarks (:mod:`virtrepro.benchmarks`) and
+    platforms (:mod:`virtrepro.platforms.catalog`), and each benchmark's parameters in a scale
+    (``Benchmark.parameters``)."""
+    composed = yamlfile.load(path)
+    composed["properties"]["benchmarks"]["items"]["enum"] = list(BENCHMARKS)
+    composed["properties"]["platforms"]["items"]["enum"] = list(platform_catalog.config_names())
+    composed["$defs"]["scale"]["properties"] = {name: b.parameter_schema() for name, b in BENCHMARKS.items()}
+    return composed
+
+
+def write_schema(directory: str | Path) -> Path:
+    """Write :func:`schema` as YAML into ``directory`` (for Snakemake's ``validate``, which reads a
+    file); the path of the file."""
+    target = Path(directory) / "config.schema.yaml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(schema(), sort_keys=False)
+    if not target.exists() or target.read_text() != text:
+        partial = target.with_name(f".{target.name}.{os.getpid()}")
+        partial.write_text(text)
+        os.replace(partial, target)  # whole, for a workflow that reads it meanwhile
+    return target
+
+
+def _key_path(error) -> str:
+    path = ".".join(str(part) for part in error.absolute_path)
+    return path or "<top level>"
+
+
+def _describe(error):
+    """The schema error to report and what is wrong, in words: for a failed ``oneOf``, the
+    alternative that got furthest, else every alternative's complaint (or, where the
+    alternatives are "one of these keys", which keys)."""
+    if error.validator not in ("oneOf", "anyOf"):
+        return error, error.message
+    alternatives = error.validator_value
+    keys = [key for branch in alternatives for key in branch.get("required", [])]
+    if all(set(branch) == {"required"} for branch in alternatives):
+        return error, f"give exactly one of {', '.join(map(repr, keys))}"
+    if not error.context:
+        return error, f"{error.instance!r} matches more than one of the allowed forms"
+    deepest = max(error.context, key=lambda e: len(e.absolute_path))
+    if len(deepest.absolute_path) > len(error.absolute_path):  # one alternative matched as far as its parts
+        return _describe(deepest)
+    complaints = dict.fromkeys(e.message for e in error.context)
+    return error, f"{error.instance!r} is none of the allowed forms ({'; '.join(complaints)})"
+
+
+def check_semantics(config: dict) -> None:
+    """What the schema cannot say: each chosen benchmark's parameters make sense together
+    (for example IOZone's min_file_size not above its max_file_size), checked by planning
+    its variants on every configured platform now rather than when a job asks for them."""
+    scale_name = config["scale"]
+    scale = config["scales"][scale_name]
+    platforms = resolve_platforms(config["platforms"], AUTO.candidates[0])  # its variants are the same either way
+    for name in config["benchmarks"]:
+        try:
+            for translated in (False, True):
+                RepetitionRule.from_config(scale[name]["repetitions"], translated)
+        except ValueError as error:
+            raise ConfigError(f"config key 'scales.{scale_name}.{name}.repetitions': {error}") from None
+        for platform in platforms:
+            try:
+                variants = runnable_variants(BENCHMARKS[name], scale[name], platform)
+            except ValueError as error:
+                message = str(error).removeprefix(f"{name}: ")
+                raise ConfigError(f"config key 'scales.{scale_name}.{name}': {message}") from None
+            if platform_catalog.BY_NAME[platform].sized_guest:
+                _check_fits(config, scale_name, name, variants)
+
+
+# the share of a guest's memory one benchmark run may hold: the rest is its operating system's
+GUEST_MEMORY_SHARE = 0.75
+
+
+def _check_fits(config: dict, scale_name: str, name: str, variants: list) -> None:
+    """A run that needs more memory than its guest has is killed by the kernel's OOM killer part way
+    (mbw at 1024 MiB arrays in a 2 GiB container printed "Killed"): refuse it before anything runs."""
+    for variant in variants:
+        need = BENCHMARKS[name].memory_mib(variant)
+        guest_mb = BENCHMARKS[name].guest_overrides(variant).get("memory_mb", config.get("guest", {}).get("memory_mb"))
+        if need is not None and guest_mb is not None and need > GUEST_MEMORY_SHARE * guest_mb:
+            raise ConfigError(
+                f"config key 'scales.{scale_name}.{name}': variant {variant.key} holds {need} MiB at once, more than "
+                f"{GUEST_MEMORY_SHARE:.0%} of the guest's {guest_mb} MiB (guest.memory_mb): lower its size or raise "
+                "the guest's memory"
+            )
+
+
+def validate_config(config: dict, schema_path: Path = SCHEMA_PATH) -> dict:
+    """Raise ConfigError naming the first bad key; return the config otherwise.
+
+    Besides the schema, checks the cross references the schema cannot express
+    (the chosen testbed is defined, each chosen benchmark has parameters in the
+    chosen scale) and the benchmarks' own parameter checks (:func:`check_semantics`).
+    """
+    import jsonschema  # slow to import (about 2 s): only where validation happens
+
+    if not isinstance(config, dict):
+        raise ConfigError(f"the configuration is {type(config).__name__}, not a mapping of keys to values")
+    validator = jsonschema.Draft202012Validator(schema(schema_path))
+    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
+    if errors:
+        detail, message = _describe(jsonschema.exceptions.best_match(errors))
+        raise ConfigError(f"config key '{_key_path(detail)}': {message}")
+    if config["testbed"] not in config["testbeds"]:
+        known = ", ".join(sorted(config["testbeds"]))
+        raise ConfigError(f"config key 'testbed': '{config['testbed']}' is not defined under 'testbeds' ({known})")
+    scale = config["scales"][config["scale"]]
+    for name in config["benchmarks"]:
+        if name not in scale:
+            raise ConfigError(f"config key 'scales.{config['scale']}.{name}': benchmark '{name}' has no parameters")
+    check_semantics(config)
+    return config
+
+
+def read_config_file(path: str | Path) -> dict:
+    """A configuration file's keys (not validated); ConfigError names the file, and the line
+    (and column) where its YAML is broken or gives a key twice (:mod:`virtrepro.yamlfile`)."""
+    try:
+        config = yamlfile.load(path)
+    except yamlfile.YamlFileError as error:
+        raise ConfigError(f"config file {error}") from None
+    if not isinstance(config, dict):
+        raise ConfigError(f"config file {path}: holds {type(config).__name__}, not keys with values")
+    return config
+
+
+def load_config(path: str | Path) -> dict:
+    return validate_config(read_config_file(path))
+
+
+# set by the workflow to the digest of the configuration it validated (the one it hands its jobs)
+VALIDATED_ENV = "VIRTREPRO_CONFIG_VALIDATED"
+
+
+def digest(config: dict) -> str:
+    """A fingerprint of a configuration: the workflow passes it beside the configuration it
+    validated, so that a measurement job knows it need not validate again."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+
+
+def config_from_json(text: str, source: str) -> dict:
+    """A configuration handed to a command line as JSON (``source`` names where it came from:
+    an option or a variable), validated unless it is exactly the one the workflow validated."""
+    try:
+        config = json.loads(text)
+    except ValueError as error:
+        raise ConfigError(f"{source}: not a JSON configuration ({error})") from None
+    if not isinstance(config, dict) or os.environ.get(VALIDATED_ENV) != digest(config):
+        validate_config(config)
+    return config
+
+
+def given_config(option: str | None) -> dict | None:
+    """The configuration a command line was given: its ``--config`` (JSON), else the workflow's
+    ``$VIRTREPRO_CONFIG``; None if neither."""
+    if option is not None:
+        return config_from_json(option, "--config")
+    if os.environ.get("VIRTREPRO_CONFIG"):
+        return config_from_json(os.environ["VIRTREPRO_CONFIG"], "$VIRTREPRO_CONFIG")
+    return None
+
+
+# the Snakefile's `configfile:`, which every --configfile is merged over
+DEFAULT_CONFIG = Path(__file__).resolve().parents[3] / "config" / "config.yaml"
+
+
+def merged_config(paths: list[str | Path]) -> dict:
+    """The configuration Snakemake builds from the Snakefile's configfile (:data:`DEFAULT_CONFIG`)
+    and ``--configfile`` files, not validated: each file merged over the ones before it, key by
+    key into nested mappings, with Snakemake's own function (``snakemake.utils.update_config``).
+    A file that cannot be read is a ConfigError naming it (:func:`read_config_file`)."""
+    from snakemake.utils import update_config
+
+    config = read_config_file(DEFAULT_CONFIG)
+    for path in paths:
+        update_config(config, read_config_file(path))
+    return config
+
+
+def config_with_files(paths: list[str | Path], overrides: dict | None = None) -> dict:
+    """:func:`merged_config`, with ``overrides`` merged over it as Snakemake merges its ``--config``
+    (key by key, the same function), validated; a ConfigError from the merged keys names the files."""
+    from snakemake.utils import update_config
+
+    config = merged_config(paths)
+    update_config(config, overrides or {})
+    try:
+        return validate_config(config)
+    except ConfigError as error:
+        if not paths:
+            raise
+        given = ", ".join(map(str, paths))
+        raise ConfigError(f"config file {given} (over {DEFAULT_CONFIG.parent.name}/{DEFAULT_CONFIG.name}): {error}") from None
+
+
+def check_output_directory(key: str, path: str | Path) -> None:
+    """ConfigError naming ``key`` and ``path`` unless ``path`` is a directory or can be made one
+    (its nearest existing ancestor is a directory this process may write into): checked before
+    Snakemake looks inside it, which would end in its traceback. Creates nothing."""
+    wanted = Path(os.path.abspath(path))
+    existing = wanted
+    while not os.path.lexists(existing) and existing != existing.parent:
+        existing = existing.parent
+    if existing == wanted:
+        if not wanted.is_dir():
+            what = "a broken symbolic link" if not wanted.exists() else "a file"
+            raise ConfigError(f"config key '{key}': {path} is {what}, not a directory")
+        return
+    if not existing.is_dir():
+        raise ConfigError(f"config key '{key}': {path} cannot be created: {existing} is a file, not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"config key '{key}': {path} cannot be created: {existing} is not writable")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One repetition of one benchmark variant on one platform of one testbed."""
+
+    testbed: str
+    platform: str
+    variant: Variant
+    repetition: int
+    # which part of the variant's repetitions (1..parts) the run belongs to: see VariantPlan
+    part: int = 1
+    parts: int = 1
+
+    @property
+    def benchmark(self) -> str:
+        return self.variant.benchmark
+
+    def log_path(self, data_dir: str | Path) -> Path:
+        return datalayout.log_path(data_dir, self.testbed, self.platform, self.benchmark, self.variant.key, self.repetition)
+
+
+AUTO = platform_catalog.AUTO
+QEMU_AUTO = AUTO.name  # resolved to one of AUTO.candidates (qemu-kvm or qemu-tcg) by a boot probe on the testbed
+
+
+def resolve_platforms(platforms: list[str], qemu: str | None) -> list[str]:
+    """Replace ``qemu`` (auto) by the accelerator the probe found; keep the order, drop duplicates."""
+    resolved = []
+    for platform in platforms:
+        if platform == QEMU_AUTO:
+            if qemu is None:
+                raise ConfigError(f"platform {QEMU_AUTO!r} needs the KVM probe's result ({' or '.join(AUTO.candidates)})")
+            platform = qemu
+        if platform not in resolved:
+            resolved.append(platform)
+    return resolved
+
+
+@dataclass(frozen=True)
+class VariantPlan:
+    """One part of the repetitions of one benchmark variant on one platform: what one measurement
+    job does.
+
+    A variant's N repetitions are measured in ``parts`` parts (two when N >= 4, :func:`parts_for`:
+    the first ceil(N/2) repetitions, then the rest), and the jobs run the parts of all platforms in the
+    order A B C D D C B A (:func:`run_sequence`): every platform's first part, in the configured
+    order, then every platform's second part in reverse. A drift of the host over the run (a
+    shared machine, thermal or frequency changes, a growing page cache) then falls on every
+    platform alike, and shows as a difference between a platform's two parts.
+
+    Its marker, ``<variant>.reps-<N>.part-<p>of<P>.json`` beside the variant's directory, is
+    written when the part's repetitions have complete raw logs and lists them with their checksums.
+
+    With a ``rule`` (repetitions chosen by the data, :mod:`virtrepro.planning.adaptive`) ``repetitions`` is
+    the rule's minimum, split into the parts as above, and the last part then continues
+    (:attr:`continues`): it adds repetitions ``min``, ``min + 1``, ... until the rule stops. The
+    marker is named by the rule (``reps-5to30-w0.02-c0.95``), since the count is not known before.
+    """
+
+    testbed: str
+    platform: str
+    variant: Variant
+    repetitions: int
+    part: int = 1
+    parts: int = 1
+    rule: RepetitionRule | None = None
+
+    @property
+    def benchmark(self) -> str:
+        return self.variant.benchmark
+
+    def repetition_numbers(self) -> range:
+        """The repetitions of this part: contiguous, the first part the larger one."""
+        size = -(-self.repetitions // self.parts)
+        return range((self.part - 1) * size, min(self.part * size, self.repetitions))
+
+    @property
+    def continues(self) -> bool:
+        """Whether this part adds repetitions beyond the minimum until the rule stops (the last part)."""
+        return self.rule is not None and self.part == self.parts
+
+    def possible_numbers(self) -> range:
+        """Every repetition this part may measure: its own, and up to the rule's cap if it continues."""
+        own = self.repetition_numbers()
+        return range(own.start, self.rule.max) if self.continues else own
+
+    def run(self, repetition: int) -> Run:
+        return Run(self.testbed, self.platform, self.variant, repetition, self.part, self.parts)
+
+    def runs(self) -> list[Run]:
+        return [self.run(rep) for rep in self.repetition_numbers()]
+
+    def directory(self, data_dir: str | Path) -> Path:
+        return datalayout.variant_dir(data_dir, self.testbed, self.platform, self.benchmark, self.variant.key)
+
+    def marker_path(self, data_dir: str | Path) -> Path:
+        return datalayout.marker_path(self.directory(data_dir), self.reps_label, self.part, self.parts)
+
+    @property
+    def reps_label(self) -> str:
+        """The repetition count, or the rule (:meth:`RepetitionRule.label`), as the marker names it."""
+        return self.rule.label() if self.rule is not None else str(self.repetitions)
+
+    def to_json(self) -> dict:
+        """The plan entry of a measurement job (:meth:`from_json` gives back an equal plan)."""
+        rule = self.rule
+        return {"testbed": self.testbed, "platform": self.platform, "benchmark": self.benchmark,
+                "variant": self.variant.key, "parameters": [list(pair) for pair in self.variant.params],
+                "repetitions": self.repetitions, "part": self.part, "parts": self.parts,
+                "rule": None if rule is None else {
+                    "min": rule.min, "max": rule.max, "rel_half_width": rule.rel_half_width,
+                    "confidence": rule.confidence, "metrics": list(rule.metrics), "interval": rule.interval,
+                    "targets": [[t.metric, t.margin, list(t.claims)] for t in rule.targets]}}
+
+    @classmethod
+    def from_json(cls, entry: dict) -> VariantPlan:
+        """The plan of :meth:`to_json`; ConfigError for an entry that is not one."""
+        try:
+            rule = entry["rule"]
+            if rule is not None:
+                rule = RepetitionRule(int(rule["min"]), int(rule["max"]), float(rule["rel_half_width"]),
+                                      float(rule["confidence"]), tuple(rule["metrics"]), rule["interval"],
+                                      tuple(Target(m, float(margin), tuple(c)) for m, margin, c in rule["targets"]))
+            params = tuple((name, tuple(value) if isinstance(value, list) else value)
+                           for name, value in entry["parameters"])
+            return cls(entry["testbed"], entry["platform"], Variant(entry["benchmark"], entry["variant"], params),
+                       int(entry["repetitions"]), int(entry["part"]), int(entry["parts"]), rule)
+        except (KeyError, TypeError, ValueError) as error:
+            raise ConfigError(f"plan entry: not a measurement job's entry ({type(error).__name__}: {error})") from None
+
+
+def write_config_file(config: dict, directory: str | Path) -> Path:
+    """The configuration as ``config.json`` under ``directory`` (replaced whole when it differs): what a
+    measurement job reads, beside its plan entry, instead of an environment variable. One name
+    whatever the configuration, so that the jobs' shell command does not change with it (Snakemake's
+    lock on the working directory keeps a second workflow from replacing it meanwhile)."""
+    path = Path(directory) / "config.json"
+    text = json.dumps(config, sort_keys=True)
+    if not path.exists() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        partial.write_text(text)
+        os.replace(partial, path)
+    return path
+
+
+MIN_REPETITIONS_PER_PART = 2
+
+
+def parts_for(repetitions: int) -> int:
+    """Two parts (A B C D D C B A) when each part gets at least two repetitions (N >= 4), else one.
+
+    The second part is there to show a drift of the host as a difference between a platform's
+    two parts (:func:`virtrepro.analysis.stats.drift_between_parts`), and that difference has an interval
+    only with two or more repetitions a side; with fewer a second part would add a job (and, for a
+    guest, a boot) per variant and show nothing. The quick scale's 2-3 repetitions are one part."""
+    return 2 if repetitions >= 2 * MIN_REPETITIONS_PER_PART else 1
+
+
+def run_sequence(platforms: list[str]) -> list[tuple[str, int]]:
+    """The order in which the platforms' parts are measured: (platform, part) for the first parts
+    in the configured order, then the second parts in reverse (A B C D D C B A)."""
+    return [(platform, 1) for platform in platforms] + [(platform, 2) for platform in reversed(platforms)]
+
+
+def sequence_slot(platforms: list[str], platform: str, part: int) -> int:
+    """Where (platform, part) stands in the run order A B C D D C B A (:func:`run_sequence` of the
+    configured ``platforms``): 0 first. qemu-* take the place of a configured ``qemu``; a platform
+    not configured goes last."""
+    key = platform
+    if platform.startswith("qemu-") and platform not in platforms and QEMU_AUTO in platforms:
+        key = QEMU_AUTO
+    sequence = run_sequence(platforms)
+    return sequence.index((key, part)) if (key, part) in sequence else len(sequence)
+
+
+# one benchmark's block of job priorities: above every (platform, part) slot's, at most
+# (2 x platforms + 1) x 1000 plus the guest-spec order within a slot (under 1000)
+BENCHMARK_BLOCK = 1000 * (2 * len(platform_catalog.NAMES) + 2)
+
+
+def run_priority(config: dict, benchmark: str, platform: str, part: int) -> int:
+    """The measurement job's place in the run (a Snakemake priority: the highest runs first): one
+    benchmark after the other in the configured order, and within a benchmark A B C D D C B A over
+    (platform, part) (docs/methodology.md, "Run order"). A multiple of 1000: the workflow adds the
+    guest-spec order within one (platform, part) (under 1000)."""
+    block = (len(config["benchmarks"]) - config["benchmarks"].index(benchmark)) * BENCHMARK_BLOCK
+    return block + (2 * len(config["platforms"]) + 1 - sequence_slot(config["platforms"], platform, part)) * 1000
+
+
+# the threshold, as a relative difference, of the claims whose kinds compare a ratio with one; every other
+# claim (order, better without a threshold, trends, spreads, ratios of overheads ...) selects its variants
+# with this margin, the verdicts' default equivalence margin (virtrepro.analysis.claims.evaluate's ``margin``)
+THRESHOLD_KINDS = ("overhead_at_most", "overhead_at_least", "equivalent", "better")
+DEFAULT_MARGIN = 0.05
+
+
+def _text(value) -> str:
+    """A parameter's value as the text a claim's ``where`` is compared by (1024 == "1024" == 1024.0)."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def _selects(where: dict, variant: Variant) -> bool:
+    """Whether a claim's ``where`` selects ``variant``: every key that is one of the variant's
+    parameters has one of the listed values (a key that is not a parameter, such as a record's
+    field, is decided later, on the records: here it selects every variant)."""
+    params = variant.param_dict
+    for key, value in (where or {}).items():
+        if key in params and _text(params[key]) not in {_text(v) for v in (value if isinstance(value, list) else [value])}:
+            return False
+    return True
+
+
+def _claim_margin(check: dict) -> float:
+    threshold = check.get("threshold")
+    if check.get("kind") in THRESHOLD_KINDS and isinstance(threshold, (int, float)) and threshold != 0:
+        return abs(float(threshold))
+    return DEFAULT_MARGIN
+
+
+@lru_cache(maxsize=None)
+def _claims(path: Path) -> tuple[dict, ...]:
+    loaded = yamlfile.load(path)
+    if not isinstance(loaded, list):
+        raise ConfigError(f"{path}: the claims are not a list")
+    return tuple(loaded)
+
+
+def claim_targets(benchmark: str, variant: Variant, claims_path: str | Path | None = None) -> tuple[Target, ...]:
+    """For each metric of ``variant`` that a testable claim of ``claims_path`` checks (its ``check``'s
+    benchmark, metric and ``where``, or its ``versus`` selection), the tightest claim threshold and the
+    claims that set it (:class:`adaptive.Target`), sorted by metric (``claims_path``: :data:`CLAIMS_PATH`). The claims are read as data: the
+    claim's verdict and its conditions are no business of the plan."""
+    best: dict[str, tuple[float, list[str]]] = {}
+    for claim in _claims(Path(claims_path or CLAIMS_PATH)):
+        check = claim.get("check") if isinstance(claim, dict) and claim.get("testable") else None
+        if not isinstance(check, dict) or not check.get("metric"):
+            continue
+        versus = check.get("versus") or {}
+        selections = [(check.get("benchmark"), check.get("where"))]
+        if versus:
+            selections.append((versus.get("benchmark", check.get("benchmark")), versus.get("where")))
+        if not any(name == benchmark and _selects(where, variant) for name, where in selections):
+            continue
+        margin = _claim_margin(check)
+        tightest, ids = best.get(check["metric"], (math.inf, []))
+        if margin < tightest:
+            best[check["metric"]] = (margin, [str(claim.get("id"))])
+        elif margin == tightest:
+            ids.append(str(claim.get("id")))
+    return tuple(Target(metric, margin, tuple(ids)) for metric, (margin, ids) in sorted(best.items()))
+
+
+def repetition_rule(config: dict, benchmark: str, platform: str, variant: Variant | None = None,
+                    claims_path: str | Path | None = None) -> RepetitionRule | None:
+    """The benchmark's repetition rule on ``platform`` in the configured scale
+    (:mod:`virtrepro.planning.adaptive`; its cap is the rule's ``max_translated`` on a platform that
+    translates guest code, when given); None for a fixed count, and when the top-level
+    ``repetitions`` gives one. With ``target: claims`` the rule of ``variant`` has the targets of
+    the claims that select it (:func:`claim_targets`)."""
+    if config.get("repetitions") is not None:
+        return None
+    value = config["scales"][config["scale"]][benchmark]["repetitions"]
+    targets = ()
+    if isinstance(value, dict) and value.get("target") == "claims" and variant is not None:
+        targets = claim_targets(benchmark, variant, claims_path)
+    return RepetitionRule.from_config(value, platform_catalog.BY_NAME[platform].translated, targets)
+
+
+def plan_variants(config: dict, platforms: list[str] | None = None) -> list[VariantPlan]:
+    """Every part of every benchmark variant the configuration asks for, with its repetition
+    count (or rule: an integer ``repetitions`` at the top level overrides a rule too), in a stable order.
+
+    ``platforms`` are the concrete platforms (``qemu`` resolved); by default the
+    configured ones, which then must not contain ``qemu``.
+    """
+    scale = config["scales"][config["scale"]]
+    variants = []
+    for platform in platforms if platforms is not None else resolve_platforms(config["platforms"], None):
+        for name in config["benchmarks"]:
+            params = scale[name]
+            rule = repetition_rule(config, name, platform)
+            count = config.get("repetitions")  # null: the benchmark's own count, or its rule's minimum
+            if count is None:
+                count = rule.min if rule is not None else params["repetitions"]
+            parts = parts_for(count)
+            for variant in runnable_variants(BENCHMARKS[name], params, platform):
+                own = repetition_rule(config, name, platform, variant) if rule is not None else None  # its targets
+                variants.extend(VariantPlan(config["testbed"], platform, variant, count, part, parts, own)
+                                for part in range(1, parts + 1))
+    return variants
+
+
+def plan(config: dict, platforms: list[str] | None = None) -> list[Run]:
+    """Every run (repetition) the configuration asks for, in a stable order."""
+    return [run for variant in plan_variants(config, platforms) for run in variant.runs()]

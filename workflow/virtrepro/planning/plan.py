@@ -1,0 +1,242 @@
+"""What a run will cost before it runs: the planned measurement jobs' wall time, estimated from the
+durations earlier runs' sidecars recorded.
+
+    python -m virtrepro.measurement.estimate --estimate [--config scale=reference testbed=reference-vm ...]
+
+For each planned part of a variant (:func:`config.plan_variants`) the repetitions still without a
+complete raw log are counted; a part that continues under a repetition rule
+(:mod:`virtrepro.planning.adaptive`) counts from its minimum (low) to its cap (high), or nothing where the rule
+already stops on the complete logs there (:func:`rule_stops`). Each repetition costs
+the mean ``duration_s`` of the complete sidecars of any testbed of ``<data_dir>`` and of ``data`` (virtrepro.datalayout) of the
+same platform, benchmark and variant; where there are none, of the same variant on another platform
+times this platform's median slowdown on the benchmark's variants both ran (other platform, scaled);
+where there are none, of the same platform and benchmark (other variants: other run lengths, a
+rougher guess); where there are none either, the job has nothing to go by and is listed. ``duration_s`` is the benchmark's own run: guest boots, tool checks
+and set-up come on top. The dry run of the workflow prints the same summary.
+
+The planning reads the raw data (:mod:`virtrepro.rawdata`) and nothing of the testbed or the measurement:
+which guest image this code builds is given to :func:`summary` by its caller (the command line,
+:mod:`virtrepro.measurement.estimate`, and the workflow's dry run).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import datalayout
+from ..rawdata import machines, rawlog
+from ..rawdata.probes import unavailable
+from .config import AUTO, QEMU_AUTO, VariantPlan, plan_variants, resolve_platforms
+
+
+@dataclass(frozen=True)
+class Durations:
+    """Mean seconds a repetition took, by (platform, benchmark, variant) and by (platform, benchmark)."""
+
+    by_variant: dict
+    by_benchmark: dict
+
+    @classmethod
+    def from_sidecars(cls, *data_dirs: str | Path) -> Durations:
+        variant, benchmark = defaultdict(list), defaultdict(list)
+        paths = {path.resolve(): (path, Path(data_dir)) for data_dir in data_dirs
+                 for path in datalayout.sidecars_of_all(data_dir)}
+        for path, data_dir in (paths[key] for key in sorted(paths)):
+            if not datalayout.is_complete_sidecar_name(path.name):
+                continue  # failed runs' sidecars
+            try:
+                sidecar = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            seconds = sidecar.get("duration_s") if isinstance(sidecar, dict) else None
+            if sidecar.get("status") != "complete" or not isinstance(seconds, (int, float)):
+                continue
+            _, _, platform, name, key, _ = path.relative_to(data_dir).parts
+            variant[(platform, name, key)].append(float(seconds))
+            benchmark[(platform, name)].append(float(seconds))
+        mean = lambda values: sum(values) / len(values)  # noqa: E731
+        return cls({k: mean(v) for k, v in variant.items()}, {k: mean(v) for k, v in benchmark.items()})
+
+    def per_repetition(self, variant: VariantPlan) -> tuple[float | None, str]:
+        """Seconds a repetition of ``variant`` is expected to take, and what that is based on."""
+        key = (variant.platform, variant.benchmark, variant.variant.key)
+        if key in self.by_variant:
+            return self.by_variant[key], "same variant"
+        scaled = self.scaled(*key)
+        if scaled is not None:
+            return scaled, "other platform, scaled"
+        if key[:2] in self.by_benchmark:
+            return self.by_benchmark[key[:2]], "other variants"
+        return None, "nothing to go by"
+
+    def scaled(self, platform: str, benchmark: str, key: str) -> float | None:
+        """The variant on another platform, times how much longer ``platform`` took than that one on the
+        variants of the same benchmark both have run (the median ratio): NPB kernels differ tenfold
+        in run time, a platform's slowdown on them much less. None without such a pair."""
+        for other in sorted({p for p, b, k in self.by_variant if b == benchmark and k == key and p != platform}):
+            ratios = sorted(self.by_variant[(platform, b, k)] / seconds for (p, b, k), seconds in self.by_variant.items()
+                            if p == other and b == benchmark and seconds > 0 and (platform, b, k) in self.by_variant)
+            if ratios:
+                middle = len(ratios) // 2
+                ratio = ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2
+                return self.by_variant[(other, benchmark, key)] * ratio
+        return None
+
+
+def remaining(variant: VariantPlan, data_dir: str | Path) -> tuple[int, int]:
+    """Repetitions of this part still to measure: (at least, at most); equal without a rule. A part whose
+    marker is written is done (its rule stopped it; the marker names why), and so is a continuing
+    part whose complete logs the rule already stops on (markers are not committed: in a fresh clone
+    of a finished run the logs say it)."""
+    if variant.marker_path(data_dir).exists():
+        return 0, 0
+    own = sum(not rawlog.is_complete(run.log_path(data_dir)) for run in variant.runs())
+    if not variant.continues:
+        return own, own
+    beyond = range(variant.repetitions, variant.rule.max)
+    done = sum(rawlog.is_complete(variant.run(rep).log_path(data_dir)) for rep in beyond)
+    if own == 0 and rule_stops(variant, data_dir):
+        return 0, 0
+    return own, own + len(beyond) - done
+
+
+def rule_stops(variant: VariantPlan, data_dir: str | Path) -> bool:
+    """Whether the variant's repetition rule stops on its complete logs as they are: the decision the
+    measurement job makes first (:func:`virtrepro.measurement.variant.continue_by_rule`), so such a job measures nothing.
+    False where the logs cannot be decided on (one does not parse: the job will say so)."""
+    from . import adaptive
+    from ..errors import MeasurementError
+    from ..rawdata.rawlog import variant_records
+
+    try:
+        return adaptive.decide(variant.rule, variant_records(variant, data_dir)).stop
+    except (MeasurementError, ValueError):
+        return False
+
+
+def estimate(config: dict, data_dir: str | Path, platforms: list[str] | None = None,
+             history: tuple[str | Path, ...] = ("data",)) -> dict:
+    """The estimate of the configured plan: per (platform, benchmark) seconds low and high, jobs
+    to run, repetitions low and high, the basis, and the parts with nothing to go by. Durations
+    come from the sidecars under ``data_dir`` and the ``history`` data directories (the
+    repository's ``data/`` by default: a run into another directory, such as the reference run's
+    ``data/staging``, goes by the committed runs too)."""
+    durations = Durations.from_sidecars(data_dir, *history)
+    rows, unknown = {}, []
+    for variant in plan_variants(config, platforms):
+        low, high = remaining(variant, data_dir)
+        if high == 0:
+            continue
+        seconds, basis = durations.per_repetition(variant)
+        row = rows.setdefault((variant.platform, variant.benchmark),
+                              {"jobs": 0, "reps_low": 0, "reps_high": 0, "low_s": 0.0, "high_s": 0.0, "basis": set()})
+        row["jobs"] += 1
+        row["reps_low"] += low
+        row["reps_high"] += high
+        row["basis"].add(basis)
+        if seconds is None:
+            unknown.append(f"{variant.platform}/{variant.benchmark}/{variant.variant.key} part {variant.part}")
+        else:
+            row["low_s"] += low * seconds
+            row["high_s"] += high * seconds
+    return {"rows": rows, "unknown": unknown,
+            "low_s": sum(r["low_s"] for r in rows.values()), "high_s": sum(r["high_s"] for r in rows.values())}
+
+
+def _hours(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+def report(result: dict) -> str:
+    """The estimate as lines of text."""
+    lines = [f"{'platform':<10} {'benchmark':<16} {'jobs':>4} {'reps':>9} {'estimate':>17}  based on"]
+    for (platform, benchmark), row in sorted(result["rows"].items()):
+        reps = f"{row['reps_low']}" if row["reps_low"] == row["reps_high"] else f"{row['reps_low']}-{row['reps_high']}"
+        cost = (_hours(row["low_s"]) if row["low_s"] == row["high_s"]
+                else f"{_hours(row['low_s'])} - {_hours(row['high_s'])}")
+        lines.append(f"{platform:<10} {benchmark:<16} {row['jobs']:>4} {reps:>9} {cost:>17}  {', '.join(sorted(row['basis']))}")
+    total = (_hours(result["low_s"]) if result["low_s"] == result["high_s"]
+             else f"{_hours(result['low_s'])} to {_hours(result['high_s'])}")
+    lines.append(f"estimated measurement time: {total} (benchmark runs only: guest boots and set-up come on top)")
+    if result["unknown"]:
+        lines.append(f"{len(result['unknown'])} jobs have no earlier run to go by (not in the total): "
+                     + ", ".join(result["unknown"][:5]) + (" ..." if len(result["unknown"]) > 5 else ""))
+    return "\n".join(lines)
+
+
+def machine_check(config: dict, data_dir: str | Path, benchmarks: list[str], here: dict | None = None,
+                  image: dict | None = None, pending: set[str] | None = None) -> dict:
+    """Which machine the data's complete runs of each of ``benchmarks`` name (:mod:`virtrepro.rawdata.machines`),
+    and which of them their measurement jobs will refuse to go on with: begun on another machine, on
+    a local testbed (``here``: this machine; found when not given), or with guests in another guest
+    image than this code's (``image``: the current recipe's record, :func:`virtrepro.measurement.provenance.current_image`,
+    given by the caller; None: not checked); of these only the benchmarks in ``pending`` (with jobs left; None: all), since a
+    finished benchmark's jobs do not run again. Returns ``{"measured_on": {description: [benchmark, ...]}, "other_machine":
+    {benchmark: description}, "here": description, "other_image": {benchmark: recipe}, "image": recipe}``."""
+    local = (config.get("testbeds") or {}).get(config["testbed"], {}).get("kind") == "local"
+    if local and here is None:
+        here = machines.this_machine()
+    measured_on: dict[str, list[str]] = defaultdict(list)
+    other: dict[str, str] = {}
+    other_image: dict[str, str] = {}
+    for benchmark in benchmarks:
+        found = machines.recorded(data_dir, config["testbed"], benchmark)
+        for machine in machines.mixed([m for _, m in found]) or [m for _, m in found][:1]:
+            measured_on[machines.describe(machine)].append(benchmark)
+        if pending is not None and benchmark not in pending:
+            continue
+        conflicting = machines.conflicts(here, found) if local else []
+        if conflicting:
+            other[benchmark] = machines.describe(conflicting[0][1])
+        images = machines.other_images(image, data_dir, config["testbed"], benchmark) if image else []
+        if images:
+            other_image[benchmark] = images[0][1]["recipe"]
+    return {"measured_on": dict(measured_on), "other_machine": other, "here": machines.describe(here) if local else None,
+            "other_image": other_image, "image": image["recipe"] if image else None}
+
+
+def machine_report(check: dict) -> str:
+    """:func:`machine_check` as lines of text (none when the data holds no run yet)."""
+    lines = machines.in_words((b, name) for name, found in check["measured_on"].items() for b in found)
+    if check["other_machine"]:
+        lines.append(f"begun on another machine than this one ({check['here']}), refused here until their "
+                     "logs are moved out (docs/methodology.md, \"One machine per comparison\"): "
+                     + "; ".join(f"{b} ({name})" for b, name in sorted(check["other_machine"].items())))
+    if check.get("other_image"):
+        lines.append(f"guests begun in another guest image than this code's ({check['image']}), refused here: "
+                     "measure them with the code their runs name, or move their logs out (docs/methodology.md, "
+                     "\"One guest image per comparison\"): "
+                     + "; ".join(f"{b} (image {recipe})" for b, recipe in sorted(check["other_image"].items())))
+    return "\n".join(lines)
+
+
+def summary(config: dict, data_dir: str | Path, image: dict | None) -> str:
+    """What the dry run and ``--estimate`` print: the estimate of the planned jobs, then which
+    machine the data's runs name and which benchmarks this machine, or this code's guest image
+    (``image``: its record, :func:`virtrepro.measurement.provenance.current_image`), may not continue."""
+    result = estimate(config, data_dir, probed_platforms(config, data_dir))
+    pending = {benchmark for _, benchmark in result["rows"]}
+    machine_text = machine_report(machine_check(config, data_dir, config["benchmarks"], image=image, pending=pending))
+    return report(result) + (
+        "\n" + machine_text if machine_text else "")
+
+
+def probed_platforms(config: dict, data_dir: str | Path) -> list[str]:
+    """The configured platforms the testbed can run (all, before its platform probe ran), with
+    ``qemu`` as the testbed's KVM probe found it (qemu-tcg when it has not run yet)."""
+    testbed = config["testbed"]
+    try:
+        left_out = set(unavailable(json.loads(datalayout.probe_path(data_dir, testbed, datalayout.PLATFORM_PROBE).read_text())))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        left_out = set()
+    platforms = [name for name in config["platforms"] if name not in left_out]
+    try:
+        qemu = json.loads(datalayout.probe_path(data_dir, testbed, datalayout.QEMU_PROBE).read_text())["platform"]
+    except (OSError, ValueError, KeyError, TypeError):
+        qemu = AUTO.unprobed
+    return resolve_platforms(platforms, qemu if QEMU_AUTO in platforms else None)
