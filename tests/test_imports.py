@@ -101,69 +101,136 @@ def test_the_package_has_no_import_cycle():
     assert cycles(graph(PACKAGE)) == []
 
 
-# the testbed layer, bottom to top: a module never imports one above it (docs/architecture.md)
-TESTBED_LAYERS = [
-    # hosts, the platform interface and the platforms' declarations (platforms/__init__ loads no platform)
-    ["virtrepro.hosts", "virtrepro.platforms", "virtrepro.platforms.catalog", "virtrepro.platforms.base"],
-    ["virtrepro.guests", "virtrepro.guests.network", "virtrepro.guests.image"],
-    ["virtrepro.platforms.guest", "virtrepro.platforms.native", "virtrepro.platforms.lxc", "virtrepro.platforms.podman",
-     "virtrepro.platforms.qemu"],
-    ["virtrepro.hostagent"],
-    ["virtrepro.agent"],
-    ["virtrepro.testbed"],
-    # the measurement (virtrepro.measurement), its modules in their order, and its command line on top
-    ["virtrepro.remote", "virtrepro.measurement", "virtrepro.measurement.provenance", "virtrepro.measurement.connections",
-     "virtrepro.measurement.cpu"],
-    ["virtrepro.measurement.instance", "virtrepro.measurement.peers"],
-    ["virtrepro.measurement.repetition"],
-    ["virtrepro.measurement.markers"],
-    ["virtrepro.measurement.variant"],
-    ["virtrepro.measure"],
-]
+# The layers, bottom to top (docs/architecture.md, "Layers"): a module imports only modules of its own
+# layer or of a layer below. Each entry names a module or a package with everything under it (the longest
+# entry decides); ``pkg.__init__`` names only the package's own ``__init__``. Every module is in a layer.
+LAYERS = {
+    # the shared leaves at the package root (standard library only, or each other), and the statistics:
+    # the planning's repetition rule uses them too, so they import nothing else of the package
+    "leaves": ["virtrepro.__init__", "virtrepro.errors", "virtrepro.cli", "virtrepro.yamlfile", "virtrepro.datalayout",
+               "virtrepro.sidecar", "virtrepro.layout", "virtrepro.benchmark_packages",
+               "virtrepro.analysis.__init__", "virtrepro.analysis.stats"],
+    # what the project declares: the benchmarks and their parsers, the platforms' catalog (plain data;
+    # platforms/__init__ imports only it), metrics, platform names, regimes
+    "declarations": ["virtrepro.parsers", "virtrepro.benchmarks", "virtrepro.declarations",
+                     "virtrepro.platforms.__init__", "virtrepro.platforms.catalog"],
+    # the raw data as it is read: logs and sidecars, the machine a run names, the probes' records
+    "rawdata": ["virtrepro.rawdata"],
+    # the configuration, the plan, the repetition rule, the estimate
+    "planning": ["virtrepro.planning"],
+    # hosts, SSH, the platforms' code, the guests, the host agent, the kinds of testbed
+    "testbed": ["virtrepro.testbed", "virtrepro.platforms", "virtrepro.guests"],
+    # the source builds and the measurement with its command lines
+    "measurement": ["virtrepro.builds", "virtrepro.measurement"],
+    "results": ["virtrepro.results"],
+    "analysis": ["virtrepro.analysis"],
+    # the figures' style and the notebooks' parameters, the release; the figures; the workflow's command
+    "figures": ["virtrepro.report", "virtrepro.figures", "virtrepro.__main__"],
+}
+
+# finer orders inside a layer, bottom to top (the same rule: nothing imports a module above it)
+WITHIN = {
+    "testbed": [
+        ["virtrepro.testbed.__init__", "virtrepro.testbed.runner_remote", "virtrepro.testbed.sshrun", "virtrepro.testbed.hosts",
+         "virtrepro.testbed.supervisor", "virtrepro.testbed.placement", "virtrepro.platforms.base"],
+        ["virtrepro.guests"],
+        ["virtrepro.platforms"],  # each platform's module: what runs on "this host", not knowing who called it
+        ["virtrepro.testbed.packages"],
+        ["virtrepro.testbed.hostagent"],  # the host side of a remote host
+        ["virtrepro.testbed.agent"],  # the controller's side of it
+        ["virtrepro.testbed.kinds"],  # the kinds of testbed, behind one interface
+        ["virtrepro.testbed.remote", "virtrepro.testbed.availability"],
+    ],
+    "measurement": [
+        ["virtrepro.builds"],
+        ["virtrepro.measurement.__init__", "virtrepro.measurement.provenance", "virtrepro.measurement.connections",
+         "virtrepro.measurement.cpu"],
+        ["virtrepro.measurement.instance", "virtrepro.measurement.peers"],
+        ["virtrepro.measurement.repetition"],
+        ["virtrepro.measurement.markers"],
+        ["virtrepro.measurement.variant"],
+        ["virtrepro.measurement.job", "virtrepro.measurement.estimate", "virtrepro.measurement.interleave"],
+    ],
+    "analysis": [["virtrepro.analysis.conditions"], ["virtrepro.analysis.claims"]],
+    "figures": [["virtrepro.report"], ["virtrepro.figures"], ["virtrepro.__main__"]],
+}
 
 
-def test_the_testbed_layer_imports_only_downwards():
-    edges = graph(PACKAGE)
-    level = {name: depth for depth, layer in enumerate(TESTBED_LAYERS) for name in layer}
-    assert set(level) <= set(edges), "a module named in TESTBED_LAYERS no longer exists"
-    upward = [(name, target) for name in level for target in edges[name]
-              if target in level and level[target] > level[name]]
-    assert upward == []
+def _levels(layers) -> dict[str, int]:
+    return {entry: depth for depth, layer in enumerate(layers) for entry in layer}
 
 
-# the analysis wing, bottom to top: the table, the analysis package (its statistics below its claims), the
-# figures. Each entry names a module or a package with everything under it (the longest name decides);
-# ``virtrepro.stats`` and ``virtrepro.claims`` are the analysis package's modules under their earlier names.
-ANALYSIS_LAYERS = [
-    ["virtrepro.results"],
-    ["virtrepro.analysis", "virtrepro.analysis.stats", "virtrepro.stats"],
-    ["virtrepro.analysis.claims", "virtrepro.claims"],
-    ["virtrepro.figures"],
-]
+def level_of(name: str, levels: dict[str, int], is_package: bool) -> int | None:
+    """The level of module ``name``: its ``name.__init__`` entry (a package), else the longest entry that is
+    ``name`` or a package above it; None where no entry matches."""
+    if is_package and f"{name}.__init__" in levels:
+        return levels[f"{name}.__init__"]
+    matching = [entry for entry in levels if not entry.endswith(".__init__")
+                and (name == entry or name.startswith(entry + "."))]
+    return levels[max(matching, key=len)] if matching else None
 
 
-def analysis_level(name: str) -> int | None:
-    """The level of ``name`` in ANALYSIS_LAYERS (by its longest listed prefix), None outside it."""
-    prefixes = {prefix: depth for depth, layer in enumerate(ANALYSIS_LAYERS) for prefix in layer}
-    matching = [prefix for prefix in prefixes if name == prefix or name.startswith(prefix + ".")]
-    return prefixes[max(matching, key=len)] if matching else None
+def upward_imports(root: Path, layers, among: set[str] | None = None) -> list[tuple[str, str]]:
+    """(importer, imported) for every import of a module of a higher layer than the importer's (of the
+    modules ``among``, when given)."""
+    known = modules(root)
+    edges = {name: imports(name, path, known) for name, path in known.items()}
+    levels = _levels(layers)
+    level = {name: level_of(name, levels, path.name == "__init__.py") for name, path in known.items()
+             if among is None or name in among}
+    return sorted((name, target) for name in level for target in edges[name]
+                  if target in level and level[name] is not None and level[target] is not None
+                  and level[target] > level[name])
 
 
-def test_the_analysis_layer_sits_between_the_table_and_the_figures():
-    edges = graph(PACKAGE)
-    for layer in ANALYSIS_LAYERS:
-        assert all(any(n == p or n.startswith(p + ".") for n in edges) for p in layer), f"no module {layer}"
-    upward = [(name, target) for name, targets in edges.items() for target in targets
-              if analysis_level(name) is not None and analysis_level(target) is not None
-              and analysis_level(target) > analysis_level(name)]
-    assert upward == []
+def layer_of(name: str, known: dict[str, Path]) -> str | None:
+    depth = level_of(name, _levels(LAYERS.values()), known[name].name == "__init__.py")
+    return None if depth is None else list(LAYERS)[depth]
+
+
+def test_every_module_is_in_a_layer():
+    known = modules(PACKAGE)
+    assert [name for name in known if layer_of(name, known) is None] == []
+    entries = [e for layer in LAYERS.values() for e in layer] + [e for order in WITHIN.values() for s in order for e in s]
+    stale = [e for e in entries if not any(n == e.removesuffix(".__init__") or n.startswith(e + ".") for n in known)]
+    assert stale == [], "an entry names no module"
+
+
+def test_no_module_imports_a_higher_layer():
+    assert upward_imports(PACKAGE, LAYERS.values()) == []
+
+
+@pytest.mark.parametrize("layer", sorted(WITHIN))
+def test_each_layer_imports_downwards_inside(layer):
+    known = modules(PACKAGE)
+    inside = {name for name in known if layer_of(name, known) == layer}
+    levels = _levels(WITHIN[layer])
+    assert [n for n in sorted(inside) if level_of(n, levels, known[n].name == "__init__.py") is None] == []
+    assert upward_imports(PACKAGE, WITHIN[layer], among=inside) == []
 
 
 def test_the_analysis_statistics_import_nothing_else_of_the_package():
-    """The measurement's repetition rule (adaptive) uses the statistics: they stay a leaf."""
+    """The planning's repetition rule (adaptive) uses the statistics: they stay a leaf."""
     edges = graph(PACKAGE)
     stats = {name for name in edges if name.startswith("virtrepro.analysis.stats")}
     assert stats and all(edges[name] <= stats | {"virtrepro.analysis"} for name in stats)
+    assert edges["virtrepro.analysis"] == set()
+
+
+def test_an_upward_import_is_found(tmp_path):
+    # pkg/low/a imports pkg/high/mod inside a function: found; pkg/high's own __init__ (which importing
+    # pkg.high.mod runs) sits at the bottom, below the package's modules, and is no upward import
+    root = _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/base.py": "X = 1\n",
+        "pkg/low/__init__.py": "",
+        "pkg/low/a.py": "from ..base import X\n\ndef later():\n    from ..high import mod\n",
+        "pkg/high/__init__.py": "",
+        "pkg/high/mod.py": "from ..base import X\n",
+    })
+    layers = [["pkg.__init__", "pkg.base", "pkg.high.__init__"], ["pkg.low"], ["pkg.high"]]
+    assert upward_imports(root, layers) == [("pkg.low.a", "pkg.high.mod")]
+    assert upward_imports(root, [["pkg.__init__", "pkg.base", "pkg.high.__init__"], ["pkg.high"], ["pkg.low"]]) == []
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:
@@ -210,4 +277,5 @@ def test_a_package_importing_its_own_modules_is_no_cycle(tmp_path):
 @pytest.mark.parametrize("module", ["virtrepro.platforms.guest", "virtrepro.guests"])
 def test_no_platform_or_guest_module_reaches_the_remote_side(module):
     edges = graph(PACKAGE)
-    assert not edges[module] & {"virtrepro.agent", "virtrepro.remote", "virtrepro.testbed", "virtrepro.hostagent"}
+    assert not edges[module] & {"virtrepro.testbed.agent", "virtrepro.testbed.remote", "virtrepro.testbed.kinds",
+                                "virtrepro.testbed.hostagent"}
