@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from virtrepro.interleave import round_order
+from virtrepro.config import round_order
 
 VARIANT = "threads-1_prime-20000_seconds-1"
 
