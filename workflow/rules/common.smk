@@ -118,6 +118,7 @@ def concrete_platforms():
     return resolve_platforms(available, qemu)
 
 
+@one_line_errors
 @functools.lru_cache(maxsize=None)
 def rounds_plan(platforms):
     """The measurement jobs (config.plan_rounds) on these concrete platforms, planned once."""

@@ -18,11 +18,11 @@ from .measurement.markers import write_rounds_marker, write_rule_record
 from .measurement.peers import with_addresses
 from .measurement.provenance import MeasurementError, image_record, require_clean_tree
 from .measurement.repetition import _spanned_hosts, built_path, measure
-from .measurement.variant import measure_rounds, require_same_image, require_same_machine, variant_records
+from .measurement.variant import measure_rounds, measure_variant, require_same_image, require_same_machine, variant_records
 from .platforms import catalog as platform_catalog
 
 __all__ = ["MeasurementError", "_spanned_hosts", "built_path", "ensure_tools", "host_facts",
-           "image_record", "main", "measure", "measure_rounds", "package_versions", "plan_entry", "require_clean_tree",
+           "image_record", "main", "measure", "measure_rounds", "measure_variant", "package_versions", "plan_entry", "require_clean_tree",
            "require_same_image", "require_same_machine", "reused_connections", "variant_records", "with_addresses",
            "write_rounds_marker", "write_rule_record"]
 

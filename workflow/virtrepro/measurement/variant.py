@@ -101,6 +101,12 @@ def measure_rounds(job: VariantRounds, config: dict, data_dir: str | Path, owner
     return write_rounds_marker(job, data_dir, decisions)
 
 
+def measure_variant(variant: VariantPlan, config: dict, data_dir: str | Path, owner_pid: int | None = None,
+                    reps: list[int] | None = None, host: str | None = None) -> Path | None:
+    """:func:`measure_rounds` of a job of one platform (its rounds are its repetitions, in order)."""
+    return measure_rounds(VariantRounds((variant,)), config, data_dir, owner_pid, reps, host)
+
+
 class _Session:
     """A job's platforms on the testbed's host: the comparison's guards once, before the first run
     measured (a job whose logs are complete and whose rule has stopped measures nothing, so refuses
@@ -133,8 +139,10 @@ class _Session:
             platform = testbed.platform(host, plan.platform, spec)
             platform.failure_dir = plan.directory(self.data_dir)
             platforms[plan.platform] = platform
-        keep = tuple(platform.guest_name(0).rsplit("-", 1)[0] + "-" for name, platform in platforms.items()
-                     if platform_catalog.runs_in_guest(name))
+        # the names of the job's instances that the testbed keeps as guests (a guest platform's, and
+        # native's network namespaces)
+        keep = tuple(platform.guest_name(0).rsplit("-", 1)[0] + "-" if hasattr(platform, "guest_name")
+                     else f"{platform.name}-" for platform in platforms.values())
         testbed.stop_guests(keep_prefix=keep or None, host=host.name)  # no guest of another job idles beside it
         count = benchmark.instances(self.job.variant)
         for name, platform in platforms.items():
