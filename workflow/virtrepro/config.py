@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import os
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -126,7 +127,10 @@ def validate_config(config: dict, schema_path: Path = SCHEMA_PATH) -> dict:
     (the chosen testbed is defined, each chosen benchmark has parameters in the
     chosen scale) and the benchmarks' own parameter checks (:func:`check_semantics`).
     """
-    import jsonschema  # slow to import (about 2 s): only where validation happens
+    # the "iri" format's checker (rfc3987_syntax) builds a grammar on import, seconds on a busy machine (most
+    # of a dry run's time); no key of the schema has a format, so jsonschema is imported without it
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+    import jsonschema  # slow to import: only where validation happens
 
     if not isinstance(config, dict):
         raise ConfigError(f"the configuration is {type(config).__name__}, not a mapping of keys to values")
