@@ -63,10 +63,13 @@ def breakdown(lines: list[str]) -> dict:
         elif (match := START.match(line.strip())) and now is not None:
             pending = (now, match.group(1))
         elif (match := JOBID.match(line)) and pending is not None:
-            # measure_<platform> (qemu_tcg: qemu-tcg)
-            platform = pending[1].removeprefix("measure_").replace("_", "-") if pending[1].startswith("measure_") else ""
+            # measure: one variant on all its platforms, in rounds ("all"); before rounds measure_<platform>
+            # (qemu_tcg: qemu-tcg)
+            measuring = pending[1] == "measure" or pending[1].startswith("measure_")
+            platform = ("all" if pending[1] == "measure" else pending[1].removeprefix("measure_").replace("_", "-")
+                        ) if measuring else ""
             started[match.group(1)] = (pending[0], pending[1], platform)
-            if pending[1].startswith("measure_"):
+            if measuring:
                 running_measure = match.group(1)
             pending = None
         elif (match := WILDCARDS.match(line)) and running_measure is not None:
@@ -77,7 +80,8 @@ def breakdown(lines: list[str]) -> dict:
             jobid = match.group(1)
             if jobid in started:
                 when, rule, platform = started.pop(jobid)
-                kind = "measure" if rule.startswith("measure_") else rule.split("_")[0] if rule.startswith("notebook_") else rule
+                kind = ("measure" if rule == "measure" or rule.startswith("measure_")
+                        else rule.split("_")[0] if rule.startswith("notebook_") else rule)
                 entry = totals[(kind, platform if kind == "measure" else "")]
                 entry[0] += 1
                 entry[1] += (now - when).total_seconds()

@@ -146,7 +146,8 @@ def measurement_jobs(result) -> dict:
         held = sorted(int(index) for index, count in re.findall(r"testbed_host_(\d+)=(\d+)", block) if count == "1")
         words = shlex.split(next(line for line in block.splitlines() if "virtrepro.measurement.job" in line))
         entry = json.loads(words[words.index("--plan-entry") + 1])  # the job's plan entry, as the rule passes it
-        jobs[(entry["variant_plan"]["platform"], entry["variant_plan"]["variant"])] = (held, entry["host"])
+        for plan in entry["rounds"]["plans"]:  # one job: the variant on all its platforms
+            jobs[(plan["platform"], plan["variant"])] = (held, entry["host"])
     return jobs
 
 

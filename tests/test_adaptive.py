@@ -9,9 +9,8 @@ import pytest
 import yaml
 
 from conftest import REPO
-from virtrepro.planning.adaptive import (CAP_REACHED, CONTINUE, WIDTH_REACHED, RepetitionRule, decide,
-    relative_half_width, series)
-from virtrepro.planning.config import ConfigError, plan_variants, validate_config
+from virtrepro.planning.adaptive import CAP_REACHED, CONTINUE, WIDTH_REACHED, RepetitionRule, decide, relative_half_width, series
+from virtrepro.planning.config import ConfigError, plan_rounds, plan_variants, validate_config
 
 # Student t quantiles t(0.975, df) from a printed table
 T975 = {2: 4.302653, 4: 2.776445, 5: 2.570582}
@@ -84,21 +83,19 @@ def test_several_records_of_one_metric_in_a_log_are_series_by_their_position():
     assert decision.rel_half_width == pytest.approx(T975[2] / math.sqrt(3) / 11, rel=1e-6)
 
 
-def test_the_rule_is_named_in_the_marker_and_the_last_part_continues():
+def test_the_rule_is_named_in_the_marker_and_the_rounds_may_go_on_to_its_cap():
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     config["platforms"] = ["native"]
     config["benchmarks"] = ["sysbench_cpu"]
     config["scales"]["quick"]["sysbench_cpu"]["repetitions"] = {"min": 5, "max": 30, "rel_half_width": 0.02}
     validate_config(config)
-    parts = [v for v in plan_variants(config) if v.variant.key.startswith("threads-1_")]
-    assert [(v.part, v.parts, list(v.repetition_numbers()), v.continues) for v in parts] == [
-        (1, 2, [0, 1, 2], False), (2, 2, [3, 4], True)]
-    assert list(parts[1].possible_numbers()) == list(range(3, 30))
-    assert parts[1].marker_path("d").name == f"{parts[1].variant.key}.reps-5to30-w0.02-c0.95.part-2of2.json"
+    (job,) = [j for j in plan_rounds(config) if j.variant.key.startswith("threads-1_")]
+    (plan,) = job.plans
+    assert (list(plan.repetition_numbers()), plan.cap, list(plan.possible_numbers())) == ([0, 1, 2, 3, 4], 30, list(range(30)))
+    assert job.marker_path("d").name == f"{plan.variant.key}.reps-5to30-w0.02-c0.95.json"
     # a top-level count overrides the rule
-    fixed = [v for v in plan_variants({**config, "repetitions": 4}) if v.variant.key == parts[0].variant.key]
-    assert [(v.rule, v.repetitions, v.marker_path("d").name.split(".reps-")[1]) for v in fixed] == [
-        (None, 4, "4.part-1of2.json"), (None, 4, "4.part-2of2.json")]
+    (fixed,) = [j for j in plan_rounds({**config, "repetitions": 4}) if j.variant.key == plan.variant.key]
+    assert [(v.rule, v.repetitions) for v in fixed.plans] == [(None, 4)] and fixed.reps_label == "4"
 
 
 def test_a_translating_platform_gets_the_rules_lower_cap_and_the_others_keep_max():
@@ -107,14 +104,16 @@ def test_a_translating_platform_gets_the_rules_lower_cap_and_the_others_keep_max
     config["benchmarks"] = ["npb_serial"]
     config["scales"]["reference"]["npb_serial"]["kernels"] = ["ep"]
     validate_config(config)
-    last = {v.platform: v for v in plan_variants(config, ["native", "lxc", "qemu-tcg"]) if v.continues}
+    (job,) = plan_rounds(config, ["native", "lxc", "qemu-tcg"])
+    last = {v.platform: v for v in job.plans}
     # the committed reference scale: 30 everywhere, its minimum 6 (the verdicts' fewest) in the TCG guest (the
     # only translating platform); the claims that select NPB serial time set the target (m = 5 %)
     assert {name: (v.rule.min, v.rule.max) for name, v in last.items()} == {
         "native": (6, 30), "lxc": (6, 30), "qemu-tcg": (6, 6)}
-    assert list(last["qemu-tcg"].possible_numbers()) == [3, 4, 5]
-    assert last["native"].marker_path("d").name == "kernel-ep_class-W.reps-6to30-w0.03-c0.95-sr-m0.05.part-2of2.json"
-    assert last["qemu-tcg"].marker_path("d").name == "kernel-ep_class-W.reps-6to6-w0.03-c0.95-sr-m0.05.part-2of2.json"
+    assert list(last["qemu-tcg"].possible_numbers()) == [0, 1, 2, 3, 4, 5]
+    # one job, one marker: each rule once
+    assert job.marker_path("d").name == ("kernel-ep_class-W.reps-6to30-w0.03-c0.95-sr-m0.05"
+                                         "+6to6-w0.03-c0.95-sr-m0.05.json")
     # without max_translated every platform has max
     assert RepetitionRule.from_config({"min": 5, "max": 30, "rel_half_width": 0.02}, translated=True).max == 30
 
@@ -203,21 +202,23 @@ def test_the_estimate_counts_missing_repetitions_times_earlier_durations_and_say
         (directory / f"{name}.json").write_text(json.dumps({"status": status, "duration_s": seconds}))
     result = plan.estimate(config, tmp_path, history=())
     native = result["rows"][("native", "sysbench_cpu")]
-    # part 1 (reps 0, 1) done; part 2: reps 2, 3, then up to 10 in all: 2 to 8 more at 13 s each
+    # reps 0, 1 done; then 2, 3 (the minimum), then up to 10 in all: 2 to 8 more at 13 s each
     assert (native["jobs"], native["reps_low"], native["reps_high"]) == (1, 2, 8)
     assert (native["low_s"], native["high_s"]) == (2 * 13.0, 8 * 13.0) and native["basis"] == {"same variant"}
     lxc = result["rows"][("lxc", "sysbench_cpu")]
-    assert (lxc["jobs"], lxc["reps_low"], lxc["reps_high"], lxc["basis"]) == (2, 4, 10, {"nothing to go by"})
-    assert len(result["unknown"]) == 2 and result["unknown"][0].startswith("lxc/sysbench_cpu/")
+    assert (lxc["jobs"], lxc["reps_low"], lxc["reps_high"], lxc["basis"]) == (1, 4, 10, {"nothing to go by"})
+    assert len(result["unknown"]) == 1 and result["unknown"][0].startswith("lxc/sysbench_cpu/")
     text = plan.report(result)
-    assert "estimated measurement time: 26 s to 2 min" in text and "2 jobs have no earlier run to go by" in text
-    # a part whose marker is written is done, whatever its rule might have added: the rule stopped it
-    last = next(v for v in plan_variants(config) if v.platform == "native" and v.part == v.parts)
-    last.marker_path(tmp_path).write_text("{}")
-    assert ("native", "sysbench_cpu") not in plan.estimate(config, tmp_path, history=())["rows"]
+    assert "estimated measurement time: 26 s to 2 min" in text and "1 jobs have no earlier run to go by" in text
+    # a job whose marker is written is done, whatever its rule might have added: the rule stopped it
+    (job,) = plan_rounds(config)
+    job.marker_path(tmp_path).parent.mkdir(parents=True)
+    job.marker_path(tmp_path).write_text("{}")
+    assert plan.estimate(config, tmp_path, history=())["rows"] == {}
     # a run into another data directory goes by the earlier runs of the history's too (lxc: 20 s)
     history = tmp_path / "history"
     earlier = plan_variants(config)[-1].directory(history)
+    job.marker_path(tmp_path).unlink()  # the job not done: lxc's repetitions still to measure
     assert earlier.parts[-3] == "lxc"
     earlier.mkdir(parents=True)
     (earlier / "rep-0.log").write_text("")
@@ -240,8 +241,8 @@ def test_a_continuing_part_whose_logs_the_rule_stops_on_has_nothing_left_without
         threads=[1], cpu_max_prime=20000, seconds=10,
         repetitions={"min": 2, "max": 5, "rel_half_width": 0.02, "metrics": ["events_per_second"]})
     validate_config(config)
-    (variant,) = plan_variants(config)  # min 2: one part, which continues
-    assert variant.continues and not variant.marker_path(tmp_path).exists()
+    (variant,) = plan_variants(config)  # min 2, up to 5
+    assert variant.cap == 5 and not plan_rounds(config)[0].marker_path(tmp_path).exists()
     directory = str(variant.directory(tmp_path).relative_to(tmp_path))
     capture = DATA / "sysbench" / "cpu-1thread-10s.log"  # 1141.43 events per second
     place(tmp_path, directory, 0, capture)
@@ -266,13 +267,13 @@ def test_a_continuing_part_whose_logs_the_rule_stops_on_has_nothing_left_without
 
 @pytest.mark.integration
 def test_an_adaptive_variant_is_measured_until_its_rule_stops_and_resumes_from_its_logs(tmp_path, monkeypatch):
-    """Real sysbench runs on the native platform of a local testbed: part 1 measures ceil(min/2),
-    part 2 the rest and continues; a stricter rule later continues from the logs there, never
-    measuring a complete one again."""
+    """Real sysbench runs on the native platform of a local testbed, in rounds: the minimum, then
+    until the rule stops; a stricter rule later continues from the logs there, never measuring a
+    complete one again."""
     import json
 
     from conftest import require_tools
-    from virtrepro.measurement.job import measure_variant
+    from virtrepro.measurement.job import measure_rounds
     from virtrepro.testbed.kinds import LocalTestbed
 
     require_tools("/usr/sbin/sshd", "sysbench")
@@ -285,29 +286,31 @@ def test_an_adaptive_variant_is_measured_until_its_rule_stops_and_resumes_from_i
     validate_config(config)
     data = tmp_path / "data"
     try:
-        first, second = plan_variants(config)
-        assert measure_variant(first, config, data).name.endswith(".reps-4to5-w0.5-c0.95.part-1of2.json")
-        marker = measure_variant(second, config, data)
-        content = json.loads(marker.read_text())
+        (job,) = plan_rounds(config)
+        marker = measure_rounds(job, config, data)
+        assert marker.name.endswith(".reps-4to5-w0.5-c0.95.json")
+        content = json.loads(marker.read_text())["platforms"]["native"]
         # sysbench cpu varies by far less than +-50 % over 4 runs: the width is reached at the minimum
         assert content["repetition_rule"]["stop_reason"] == WIDTH_REACHED and content["repetition_rule"]["n"] == 4
-        assert sorted(content["logs_sha256"]) == ["rep-2.log", "rep-3.log"]
+        assert sorted(content["logs_sha256"]) == ["rep-0.log", "rep-1.log", "rep-2.log", "rep-3.log"]
+        first = job.plans[0]
         sidecar = json.loads((first.directory(data) / "rep-2.json").read_text())
         assert sidecar["repetition_rule"] == {**loose, "confidence": 0.95}
+        assert (sidecar["round"], sidecar["position"], sidecar["round_order"], sidecar["frozen"]) == (2, 0, ["native"], [])
         assert sidecar["image"] is None and set(sidecar["benchmark_packages"]) == {"sysbench"}
         assert sidecar["benchmark_packages"]["sysbench"]  # the installed version
         stamps = {log: log.stat().st_mtime_ns for log in first.directory(data).glob("rep-*.log")}
         # a rule that is never satisfied continues from the four logs to the cap
         config["scales"]["quick"]["sysbench_cpu"]["repetitions"] = {**loose, "rel_half_width": 1e-9}
-        strict = plan_variants(config)[1]
-        marker = measure_variant(strict, config, data)
-        content = json.loads(marker.read_text())
-        assert marker.name.endswith(".reps-4to5-w1e-09-c0.95.part-2of2.json")
+        (strict,) = plan_rounds(config)
+        marker = measure_rounds(strict, config, data)
+        content = json.loads(marker.read_text())["platforms"]["native"]
+        assert marker.name.endswith(".reps-4to5-w1e-09-c0.95.json")
         assert (content["repetition_rule"]["stop_reason"], content["repetition_rule"]["n"]) == (CAP_REACHED, 5)
-        assert sorted(content["logs_sha256"]) == ["rep-2.log", "rep-3.log", "rep-4.log"]
+        assert sorted(content["logs_sha256"]) == [f"rep-{n}.log" for n in range(5)]
         assert {log: log.stat().st_mtime_ns for log in stamps} == stamps  # no complete log measured again
-        # the other rule's markers are gone (part 1's job runs again, measures nothing, writes its own)
-        assert not second.marker_path(data).exists() and not first.marker_path(data).exists()
+        # the other rule's marker is gone
+        assert not job.marker_path(data).exists()
         # the table says the same
         from virtrepro import results
 
@@ -472,10 +475,10 @@ def test_the_plan_gives_each_variant_its_own_claims_rule(tmp_path, monkeypatch):
     config["scales"]["quick"]["netperf"]["repetitions"] = {"min": 5, "max": 30, "rel_half_width": 0.03,
                                                            "target": "claims"}
     validate_config(config)
-    names = {v.marker_path("d").name for v in plan_variants(config) if v.continues}
-    assert names == {"test-TCP_RR_size-1_seconds-5.reps-6to30-w0.03-c0.95-sr-m0.02.part-2of2.json",
-                     "test-TCP_RR_size-4096_seconds-5.reps-6to30-w0.03-c0.95-sr-m0.1.part-2of2.json",
-                     "test-TCP_STREAM_size-65536_seconds-5.reps-6to30-w0.03-c0.95-sr-m0.05.part-2of2.json"}
+    names = {job.marker_path("d").name for job in plan_rounds(config)}
+    assert names == {"test-TCP_RR_size-1_seconds-5.reps-6to30-w0.03-c0.95-sr-m0.02.json",
+                     "test-TCP_RR_size-4096_seconds-5.reps-6to30-w0.03-c0.95-sr-m0.1.json",
+                     "test-TCP_STREAM_size-65536_seconds-5.reps-6to30-w0.03-c0.95-sr-m0.05.json"}
 
 
 def test_the_rule_never_stops_below_the_verdicts_minimum_n():
@@ -539,7 +542,7 @@ def test_a_real_variant_under_the_claims_rule_stops_with_a_sample_its_verdict_ac
     from conftest import require_tools
     from virtrepro import results
     from virtrepro.planning.adaptive import verdict_min_n
-    from virtrepro.measurement.job import measure_variant
+    from virtrepro.measurement.job import measure_rounds
     from virtrepro.testbed.kinds import LocalTestbed
 
     require_tools("/usr/sbin/sshd", "sysbench")
@@ -552,11 +555,11 @@ def test_a_real_variant_under_the_claims_rule_stops_with_a_sample_its_verdict_ac
     validate_config(config)
     data = tmp_path / "data"
     try:
-        first, second = plan_variants(config)
+        (job,) = plan_rounds(config)
+        (first,) = job.plans
         assert (first.repetitions, first.rule.label()) == (6, "6to7-w0.5-c0.95-sr-m0.05")
-        measure_variant(first, config, data)
-        marker = measure_variant(second, config, data)
-        decided = json.loads(marker.read_text())["repetition_rule"]
+        marker = measure_rounds(job, config, data)
+        decided = json.loads(marker.read_text())["platforms"]["native"]["repetition_rule"]
         assert decided["n"] >= verdict_min_n(0.95) and decided["stop_reason"] in (WIDTH_REACHED, CAP_REACHED)
         sidecar = json.loads((first.directory(data) / "rep-0.json").read_text())
         target, = sidecar["repetition_rule"]["targets"]

@@ -165,34 +165,102 @@ def test_vms_larger_than_the_host_are_refused_where_the_kernel_forbids_overcommi
     assert [v.param_dict["fraction"] for v in memory.variants(params, "lxc")] == [0.5, 1.25]
 
 
-def test_repetitions_split_into_two_parts_measured_abba():
-    from virtrepro.planning.config import VariantPlan, parts_for, run_sequence
+def _job(caps, counts=None, rules=None):
+    """A VariantRounds of the platforms of ``caps`` with fixed counts (or rules of those caps)."""
+    from virtrepro.planning.adaptive import RepetitionRule
     from virtrepro.benchmarks import Variant
+    from virtrepro.planning.config import VariantPlan, VariantRounds
 
     variant = Variant("sysbench_cpu", "threads-1", (("threads", 1),))
-    halves = [list(VariantPlan("tb", "native", variant, 5, part, parts_for(5)).repetition_numbers()) for part in (1, 2)]
-    assert halves == [[0, 1, 2], [3, 4]]
-    assert parts_for(1) == 1 and list(VariantPlan("tb", "native", variant, 1).repetition_numbers()) == [0]
-    # a part needs two repetitions for the drift between parts to have an interval
-    assert [parts_for(n) for n in (2, 3, 4, 30)] == [1, 1, 2, 2]
-    assert run_sequence(["a", "b", "c"]) == [("a", 1), ("b", 1), ("c", 1), ("c", 2), ("b", 2), ("a", 2)]
-    plan = VariantPlan("tb", "native", variant, 5, 2, 2)
-    assert plan.marker_path("d").name == f"{variant.key}.reps-5.part-2of2.json"
+    plans = []
+    for name, cap in caps.items():
+        rule = RepetitionRule(2, cap, 0.02, 0.95) if rules else None
+        plans.append(VariantPlan("tb", name, variant, (counts or {}).get(name, 2 if rules else cap), rule))
+    return VariantRounds(tuple(plans))
 
 
-def test_jobs_run_one_benchmark_at_a_time_abba_within_it():
-    """The measurement jobs' priorities (the highest runs first) give every benchmark's platforms
-    A B C C B A before the next benchmark begins, a resolved qemu-* in the place of ``qemu``."""
-    from virtrepro.planning.config import BENCHMARK_BLOCK, run_priority
+def _walk(job, complete=frozenset(), stop_at=None):
+    """The runs rounds() yields, as (round, position, order, platform), each complete once yielded;
+    ``stop_at``: platform -> the n at which its rule stops."""
+    from virtrepro.planning.config import rounds
+
+    done = set(complete)
+    asked = []
+
+    def stops(plan, n):
+        asked.append((plan.platform, n))
+        if plan.rule is None:
+            return n >= plan.repetitions
+        return n >= plan.repetitions and n >= (stop_at or {}).get(plan.platform, plan.cap)
+
+    out = []
+    for slot in rounds(job, lambda plan, rep: (plan.platform, rep) in done, stops):
+        out.append((slot.round, slot.position, "".join(slot.order), slot.plan.platform))
+        done.add((slot.plan.platform, slot.round))
+    return out, asked
+
+
+def test_rounds_alternate_the_order_and_give_every_platform_a_turn():
+    """Round r: repetition r of each platform back to back, as given in even rounds, reversed in odd ones."""
+    from virtrepro.planning.config import round_order
+
+    assert [round_order(["a", "b", "c"], r) for r in range(3)] == [["a", "b", "c"], ["c", "b", "a"], ["a", "b", "c"]]
+    runs, _ = _walk(_job({"a": 3, "b": 3, "c": 3}))
+    assert runs == [(0, 0, "abc", "a"), (0, 1, "abc", "b"), (0, 2, "abc", "c"),
+                    (1, 0, "cba", "c"), (1, 1, "cba", "b"), (1, 2, "cba", "a"),
+                    (2, 0, "abc", "a"), (2, 1, "abc", "b"), (2, 2, "abc", "c")]
+
+
+def test_a_resumed_job_measures_only_the_missing_repetitions_in_round_order():
+    """Complete logs are never measured again; the positions stay those of the whole round."""
+    runs, _ = _walk(_job({"a": 3, "b": 3}), complete={("a", 0), ("b", 0), ("b", 1), ("a", 2)})
+    assert runs == [(1, 1, "ba", "a"), (2, 1, "ab", "b")]
+    assert _walk(_job({"a": 2, "b": 2}), complete={(p, r) for p in "ab" for r in range(2)})[0] == []
+
+
+def test_rounds_go_on_until_the_rule_stops_for_every_platform_or_the_cap():
+    """With a rule, each platform is measured in every round (until its own cap) while any platform's
+    rule goes on; the rounds end after the first round at which every platform stops."""
+    # a stops at 3 repetitions, b at 5: five rounds of both (a's rounds 3 and 4 pair b's)
+    runs, asked = _walk(_job({"a": 30, "b": 30}, rules=True), stop_at={"a": 3, "b": 5})
+    assert [(r, p) for r, _, _, p in runs] == [(r, p) for r in range(5) for p in ("ab" if r % 2 == 0 else "ba")]
+    assert ("a", 5) in asked and ("b", 5) in asked and not any(n > 5 for _, n in asked)  # each asked every round
+    # a translated platform's lower cap: it drops out of the rounds at its cap, the other goes on
+    runs, _ = _walk(_job({"a": 30, "t": 3}, rules=True), stop_at={"a": 4})
+    assert [(r, o, p) for r, _, o, p in runs][-3:] == [(2, "at", "a"), (2, "at", "t"), (3, "a", "a")]
+    # the cap ends the rounds whatever the rule says
+    runs, _ = _walk(_job({"a": 4, "b": 4}, rules=True), stop_at={"a": 99, "b": 99})
+    assert max(r for r, *_ in runs) == 3
+    # fixed counts: the planned number of rounds
+    assert len(_walk(_job({"a": 2, "b": 2}))[0]) == 4
+
+
+def test_jobs_run_one_benchmark_at_a_time():
+    """The measurement jobs' priorities (the highest runs first) finish a benchmark (all its variants on
+    all platforms, in rounds) before the next begins; the workflow adds under 1000 within one."""
+    from virtrepro.planning.config import run_priority
 
     config = {"benchmarks": ["sysbench_cpu", "mbw"], "platforms": ["native", "lxc", "qemu"]}
-    jobs = [(b, p, part) for b in ("mbw", "sysbench_cpu") for p in ("qemu-tcg", "native", "lxc") for part in (2, 1)]
-    ordered = sorted(jobs, key=lambda job: -run_priority(config, *job))
-    assert ordered == [("sysbench_cpu", "native", 1), ("sysbench_cpu", "lxc", 1), ("sysbench_cpu", "qemu-tcg", 1),
-                       ("sysbench_cpu", "qemu-tcg", 2), ("sysbench_cpu", "lxc", 2), ("sysbench_cpu", "native", 2),
-                       ("mbw", "native", 1), ("mbw", "lxc", 1), ("mbw", "qemu-tcg", 1),
-                       ("mbw", "qemu-tcg", 2), ("mbw", "lxc", 2), ("mbw", "native", 2)]
-    # the workflow adds under 1000 within a (platform, part): never past the next slot or benchmark
-    priorities = sorted(run_priority(config, *job) for job in jobs)
-    assert all(b - a >= 1000 for a, b in zip(priorities, priorities[1:]))
-    assert run_priority(config, "mbw", "native", 1) + 999 < BENCHMARK_BLOCK * 2 <= run_priority(config, "sysbench_cpu", "native", 2)
+    assert run_priority(config, "sysbench_cpu") - 1000 >= run_priority(config, "mbw") > 0
+    assert run_priority(config, "mbw") % 1000 == 0
+
+
+def test_one_job_per_variant_on_all_its_platforms():
+    """plan_rounds: each variant once, with every platform that plans it, in the given order; the
+    marker is one per variant, platform-neutral; the plan entry round-trips."""
+    from pathlib import Path
+
+    from virtrepro.planning.config import VariantRounds, load_config, plan_rounds, plan_variants
+
+    config = load_config(REPO / "config" / "config.yaml")
+    platforms = ["native", "lxc", "qemu-tcg"]
+    jobs = plan_rounds(config, platforms)
+    assert len({(j.benchmark, j.variant.key) for j in jobs}) == len(jobs)
+    assert sum(len(j.plans) for j in jobs) == len(plan_variants(config, platforms))
+    assert list(dict.fromkeys(j.benchmark for j in jobs)) == [b for b in config["benchmarks"]
+                                                              if any(j.benchmark == b for j in jobs)]
+    job = next(j for j in jobs if len(j.plans) == 3)
+    assert job.platforms == platforms
+    assert job.marker_path("d") == (Path("d/raw") / config["testbed"] / "rounds" / job.benchmark
+                                    / f"{job.variant.key}.reps-{job.reps_label}.json")
+    assert VariantRounds.from_json(job.to_json()) == job

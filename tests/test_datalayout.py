@@ -24,7 +24,8 @@ SPELLED = re.compile(r"rep-|\.reps-|\.part-|\.rule\.json|(^|/)raw/|/raw$|(^|/)ta
 # not the data: the host agent's own state directory on a testbed host keeps its KVM probe in probes/
 ALLOWED = {("workflow/virtrepro/testbed/hostagent.py", "probes")}
 # a directory of the layout as a path component of its own: Path(data) / "raw"
-COMPONENTS = {datalayout.RAW, datalayout.TABLES, datalayout.PROBES, datalayout.INVESTIGATIONS, datalayout.EXECUTED}
+COMPONENTS = {datalayout.RAW, datalayout.TABLES, datalayout.PROBES, datalayout.INVESTIGATIONS, datalayout.EXECUTED,
+              datalayout.ROUNDS}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -92,7 +93,10 @@ def test_the_layout_round_trips_a_logs_place(tmp_path):
         ("tb", "native", "stream", "n-1", 3)
     assert datalayout.data_dir_of(log) == (tmp_path, "tb")
     assert datalayout.is_log_name("rep-3.log") and not datalayout.is_log_name("rep-3.failed-x.log")
-    marker = datalayout.marker_path(log.parent, "5", 1, 2)
-    assert marker.name == "n-1.reps-5.part-1of2.json" and datalayout.is_marker_of(marker, log.parent, "5")
-    assert datalayout.marker_pattern("data") == "data/raw/{testbed}/{platform}/{benchmark}/{variant}.reps-{reps}.part-{part}of{parts}.json"
+    marker = datalayout.rounds_marker_path(tmp_path, "tb", "stream", "n-1", "5+3")
+    assert marker == tmp_path / "raw" / "tb" / "rounds" / "stream" / "n-1.reps-5+3.json"
+    marker.parent.mkdir(parents=True)
+    marker.write_text("{}")
+    assert datalayout.rounds_markers_of(tmp_path, "tb", "stream", "n-1") == [marker]
+    assert datalayout.marker_pattern("data") == "data/raw/{testbed}/rounds/{benchmark}/{variant}.reps-{reps}.json"
     assert str(datalayout.table_paths("data", "a.b")["csv"]) == "data/tables/a.b.csv"

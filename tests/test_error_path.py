@@ -378,7 +378,7 @@ def test_ctrl_c_while_a_measurement_runs_ends_the_workflow_with_status_130(tmp_p
     reader.start()
     try:
         deadline = time.monotonic() + 300
-        while process.poll() is None and not any("rule measure_native" in line for line in lines):
+        while process.poll() is None and not any("rule measure:" in line for line in lines):
             assert time.monotonic() < deadline, "".join(lines[-40:])
             time.sleep(0.05)
         time.sleep(0.5)  # the job has started

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from virtrepro.measurement.interleave import round_order
+from virtrepro.planning.config import round_order
 
 VARIANT = "threads-1_prime-20000_seconds-1"
 

@@ -132,29 +132,30 @@ def test_a_run_past_its_timeout_is_killed_and_fails(config, tmp_path, monkeypatc
 def test_a_variant_job_measures_only_missing_repetitions_and_marks_them_complete(config, tmp_path, monkeypatch):
     import hashlib
 
-    from virtrepro.planning.config import plan_variants
-    from virtrepro.measurement.job import measure_variant
+    from virtrepro.planning.config import plan_rounds
+    from virtrepro.measurement.job import measure_rounds
 
     config = {**config, "repetitions": 3}
-    variant = next(v for v in plan_variants(config) if v.benchmark == "sysbench_cpu")
-    variant = dataclasses.replace(variant, part=1, parts=1)  # all three repetitions in one job
+    job = next(j for j in plan_rounds(config) if j.benchmark == "sysbench_cpu")
+    (variant,) = job.plans
     data = tmp_path / "data"
     first = measure(variant.runs()[0], config, data)
     stamp = first.stat().st_mtime_ns
-    # the other two fail: both are reported, none becomes a log, rep 0 is untouched, no marker
+    # the other two fail: the first failure's round ends, the rounds stop; it is reported, no log, no marker
     good_command = type(BENCHMARKS["sysbench_cpu"]).run
     monkeypatch.setattr(type(BENCHMARKS["sysbench_cpu"]), "run", lambda self, v: "sysbench cpu --no-such-option=1 run")
-    with pytest.raises(MeasurementError, match="2 of 2 repetitions failed") as error:
-        measure_variant(variant, config, data)
-    assert "rep 1:" in str(error.value) and "rep 2:" in str(error.value)
+    with pytest.raises(MeasurementError, match="1 repetitions failed .the rounds stop after round 1.") as error:
+        measure_rounds(job, config, data)
+    assert "native rep 1:" in str(error.value)
     assert [r.repetition for r in variant.runs() if r.log_path(data).exists()] == [0]
-    assert first.stat().st_mtime_ns == stamp and not variant.marker_path(data).exists()
+    assert first.stat().st_mtime_ns == stamp and not job.marker_path(data).exists()
     monkeypatch.setattr(type(BENCHMARKS["sysbench_cpu"]), "run", good_command)
-    marker = measure_variant(variant, config, data)
-    assert marker == variant.marker_path(data) and marker.name.endswith(".reps-3.part-1of1.json")
+    marker = measure_rounds(job, config, data)
+    assert marker == job.marker_path(data) and marker.name.endswith(".reps-3.json")
     content = json.loads(marker.read_text())
     logs = [r.log_path(data) for r in variant.runs()]
-    assert content["logs_sha256"] == {log.name: hashlib.sha256(log.read_bytes()).hexdigest() for log in logs}
+    assert content["platforms"]["native"]["logs_sha256"] == {log.name: hashlib.sha256(log.read_bytes()).hexdigest()
+                                                            for log in logs}
     assert first.stat().st_mtime_ns == stamp
     # the marker is newer than the variant's directory (what Snakemake compares)
     assert marker.stat().st_mtime_ns >= variant.directory(data).stat().st_mtime_ns
@@ -163,31 +164,9 @@ def test_a_variant_job_measures_only_missing_repetitions_and_marks_them_complete
     logs[1].with_suffix(".json").unlink()
     assert variant.directory(data).stat().st_mtime_ns > marker.stat().st_mtime_ns
     kept = {log: log.stat().st_mtime_ns for log in (logs[0], logs[2])}
-    measure_variant(variant, config, data)
+    measure_rounds(job, config, data)
     assert logs[1].exists() and {log: log.stat().st_mtime_ns for log in kept} == kept
-
-
-def test_two_parts_run_in_the_order_abba_and_keep_each_others_markers_current(config, tmp_path):
-    """Four repetitions make two parts of two (one job each); the sidecar says where each stood in
-    the order A B B A of (platform, part); the second part's logs leave the first part's marker
-    newer than the variant's directory (else a second workflow run would re-run its job)."""
-    from virtrepro.planning.config import plan_variants
-    from virtrepro.measurement.job import measure_variant
-
-    config = {**config, "repetitions": 4, "platforms": ["native", "lxc"]}
-    parts = [v for v in plan_variants(config, ["native"]) if v.benchmark == "sysbench_cpu"]
-    assert [(v.part, v.parts, list(v.repetition_numbers())) for v in parts] == [(1, 2, [0, 1]), (2, 2, [2, 3])]
-    data = tmp_path / "data"
-    first = measure_variant(parts[0], config, data)
-    time.sleep(0.05)
-    second = measure_variant(parts[1], config, data)
-    assert first.name.endswith(".reps-4.part-1of2.json") and second.name.endswith(".reps-4.part-2of2.json")
-    directory = parts[0].directory(data).stat().st_mtime_ns
-    assert first.stat().st_mtime_ns >= directory and second.stat().st_mtime_ns >= directory
-    orders = [json.loads((parts[0].directory(data) / f"rep-{k}.json").read_text())["order"] for k in range(4)]
-    sequence = ["native:1", "lxc:1", "lxc:2", "native:2"]
-    assert orders == 2 * [{"part": 1, "parts": 2, "sequence": sequence, "slot": 0}] + \
-        2 * [{"part": 2, "parts": 2, "sequence": sequence, "slot": 3}]
+    assert json.loads(logs[1].with_suffix(".json").read_text())["round"] == 1
 
 
 def test_the_sidecar_records_what_the_orchestrator_and_harness_used_during_the_run(config, tmp_path):
@@ -216,7 +195,7 @@ def test_a_variant_jobs_repetitions_share_one_connection_and_read_the_load_anew(
     from virtrepro.measurement import job as measure_module
     from virtrepro.testbed import hosts as hosts_module
     from virtrepro.measurement import connections
-    from virtrepro.planning.config import plan_variants
+    from virtrepro.planning.config import plan_rounds
 
     opened, commands = [], []
     real_connect = hosts_module.connect
@@ -235,10 +214,10 @@ def test_a_variant_jobs_repetitions_share_one_connection_and_read_the_load_anew(
 
     monkeypatch.setattr(connections, "connect", counting_connect)
     config = {**config, "repetitions": 3}
-    variant = next(v for v in plan_variants(config) if v.benchmark == "sysbench_fileio")
-    variant = dataclasses.replace(variant, part=1, parts=1)
+    job = next(j for j in plan_rounds(config) if j.benchmark == "sysbench_fileio")
+    (variant,) = job.plans
     data = tmp_path / "data"
-    measure_module.measure_variant(variant, config, data)
+    measure_module.measure_rounds(job, config, data)
     # native: the instance is the testbed host (one connection for the run and the page-cache drop)
     assert len(opened) == 1, [c.host for c in opened]
     assert not opened[0].is_connected  # closed with the job
@@ -259,31 +238,33 @@ def test_a_network_job_reconnects_to_instances_restarted_between_repetitions(con
     """native's network instances (namespaces with their own sshd) are stopped by the next
     repetition's start: the kept connections to them no longer answer and are opened anew."""
     require_tools("netperf", "netserver")
-    from virtrepro.planning.config import plan_variants
-    from virtrepro.measurement.job import measure_variant
+    from virtrepro.planning.config import plan_rounds
+    from virtrepro.measurement.job import measure_rounds
 
     config = {**config, "repetitions": 2, "benchmarks": ["netperf"]}
     config["scales"]["quick"]["netperf"].update(rr_sizes=[1], stream_sizes=[4096], seconds=1)
     validate_config(config)
-    variant = next(v for v in plan_variants(config) if v.benchmark == "netperf")
-    variant = dataclasses.replace(variant, part=1, parts=1)
-    marker = measure_variant(variant, config, tmp_path / "data")
+    job = next(j for j in plan_rounds(config) if j.benchmark == "netperf")
+    (variant,) = job.plans
+    marker = measure_rounds(job, config, tmp_path / "data")
     assert marker is not None and all(r.log_path(tmp_path / "data").exists() for r in variant.runs())
 
 
 def test_a_job_measures_its_plan_entry_without_planning_or_the_environments_configuration(config, tmp_path, monkeypatch):
     # the workflow hands the job its plan entry and a configuration file; nothing is planned again
     import virtrepro.planning.config as config_module
-    from virtrepro.planning.config import VariantPlan, plan_variants, write_config_file
+    from virtrepro.planning.config import VariantRounds, plan_rounds, write_config_file
     from virtrepro.measurement.job import main, plan_entry
 
     monkeypatch.delenv("VIRTREPRO_CONFIG", raising=False)
-    variant = next(v for v in plan_variants(config) if v.benchmark == "sysbench_cpu")
-    assert VariantPlan.from_json(json.loads(plan_entry(variant, None))["variant_plan"]) == variant
+    job = next(j for j in plan_rounds(config) if j.benchmark == "sysbench_cpu")
+    (variant,) = job.plans
+    assert VariantRounds.from_json(json.loads(plan_entry(job, None))["rounds"]) == job
     monkeypatch.setattr(config_module, "plan_variants", lambda *a, **k: pytest.fail("the job planned again"))
+    monkeypatch.setattr(config_module, "plan_rounds", lambda *a, **k: pytest.fail("the job planned again"))
     data = tmp_path / "data"
     config_file = write_config_file(config, tmp_path / "job")
-    assert main(["--data-dir", str(data), "--config-file", str(config_file), "--plan-entry", plan_entry(variant, None),
-                 "--expect-marker", str(variant.marker_path(data))]) == 0
-    assert variant.marker_path(data).exists()
-    assert all(rawlog.complete_record(run.log_path(data)).version == 2 for run in variant.runs())
+    assert main(["--data-dir", str(data), "--config-file", str(config_file), "--plan-entry", plan_entry(job, None),
+                 "--expect-marker", str(job.marker_path(data))]) == 0
+    assert job.marker_path(data).exists()
+    assert all(rawlog.complete_record(run.log_path(data)).version == 3 for run in variant.runs())

@@ -30,9 +30,9 @@ def test_platform_outside_the_configuration_is_refused(capsys):
 
 
 def test_marker_path_mismatch_is_refused_before_measuring(capsys):
-    # a rule that hands the wrong platform to the job must not write another platform's logs
-    expected = "data/raw/local/native/sysbench_cpu/threads-1_prime-20000_seconds-5.reps-5.part-1of2.json"
-    assert main([*ARGS, "--platform", "qemu-tcg", "--config", config_json(), "--expect-marker", expected]) == 2
+    # a rule that hands the job another plan (here another count) must not write logs it does not expect
+    expected = "data/raw/local/rounds/sysbench_cpu/threads-1_prime-20000_seconds-5.reps-4.json"
+    assert main([*ARGS, "--platform", "native", "--config", config_json(), "--expect-marker", expected]) == 2
     assert "not the expected" in capsys.readouterr().err
 
 
@@ -111,14 +111,14 @@ def test_the_tool_check_runs_once_per_instance_and_benchmark_in_a_process():
     assert len(shell.commands) == 3
 
 
-def test_every_planned_variant_part_round_trips_through_its_plan_entry():
-    from virtrepro.planning.config import VariantPlan, plan_variants
+def test_every_planned_job_round_trips_through_its_plan_entry():
+    from virtrepro.planning.config import VariantRounds, plan_rounds
     from virtrepro.measurement.job import plan_entry
 
     config = json.loads(config_json())
     for scale in config["scales"]:
-        for variant in plan_variants({**config, "scale": scale}, ["native", "lxc", "qemu-tcg"]):
-            assert VariantPlan.from_json(json.loads(plan_entry(variant, "h"))["variant_plan"]) == variant
+        for job in plan_rounds({**config, "scale": scale}, ["native", "lxc", "qemu-tcg"]):
+            assert VariantRounds.from_json(json.loads(plan_entry(job, "h"))["rounds"]) == job
 
 
 def test_a_plan_entry_that_is_none_is_one_error_line(tmp_path):

@@ -88,6 +88,8 @@ def test_the_workflow_holds_one_host_per_measurement_and_puts_a_variant_on_one_h
         host = entry["host"]
         assert host == f"three/{hosts[index]}"
         assert not re.search(r"threads: [2-9]", block)  # a remote host's measurement leaves this machine's cores to the others
-        by_variant[(entry["variant_plan"]["benchmark"], entry["variant_plan"]["variant"])].add(host)
+        plans = entry["rounds"]["plans"]  # one job: the variant on all its platforms, in rounds
+        assert [plan["platform"] for plan in plans] == ["native", "lxc"]
+        by_variant[(plans[0]["benchmark"], plans[0]["variant"])].add(host)
     assert all(len(chosen) == 1 for chosen in by_variant.values())
     assert {host for chosen in by_variant.values() for host in chosen} == {f"three/{h}" for h in hosts}

@@ -39,6 +39,20 @@ def test_a_new_record_carries_its_version_and_a_later_one_is_refused():
         Sidecar.from_json({"sidecar_version": SIDECAR_VERSION + 1})
 
 
+def test_a_run_in_rounds_records_its_round_and_an_older_one_its_part():
+    """Version 3: round, position, round_order, frozen (docs/methodology.md, "Run order"); a version 2
+    sidecar with its order of parts stays readable, its part where it was."""
+    record = Sidecar.new(testbed="t", round=3, position=1, round_order=["lxc", "native"], frozen=["lxc"])
+    assert (SIDECAR_VERSION, record.version) == (3, 3)
+    assert (record.round, record.position, record.round_order, record.frozen, record.part) == (3, 1, ["lxc", "native"],
+                                                                                                 ["lxc"], None)
+    assert Sidecar.from_json(record.to_json()) == record
+    old = {"testbed": "t", "order": {"part": 2, "parts": 2, "sequence": ["native:1", "native:2"], "slot": 1},
+           "sidecar_version": 2}
+    read = Sidecar.from_json(old)
+    assert (read.version, read.part, read.round) == (2, 2, ABSENT) and read.to_json() == old
+
+
 def test_commit_writes_the_record_with_the_logs_digest(tmp_path):
     partial, log = tmp_path / ".rep-0.log.1.partial", tmp_path / "rep-0.log"
     partial.write_text("out\n")

@@ -68,7 +68,7 @@ def raw_logs(work: Path) -> list[Path]:
 
 
 def markers(work: Path) -> list[Path]:
-    return sorted((work / "data" / "raw" / "wf-local").glob("*/*/*.reps-*.json"))
+    return sorted((work / "data" / "raw" / "wf-local" / "rounds").glob("*/*.reps-*.json"))
 
 
 def sshd_left(work: Path) -> list[str]:
@@ -82,13 +82,14 @@ def test_full_run_produces_logs_table_notebooks_and_figures(workdir):
     logs = raw_logs(workdir)
     assert len(logs) == 6  # 2 repetitions each of sysbench, iozone, iozone_disk
     assert all(log.with_suffix(".json").exists() for log in logs)
-    # one measurement job per variant (2 repetitions are one part: config.parts_for): its marker lists the logs
+    # one measurement job per variant (on all its platforms, in rounds): its marker lists the logs
     marker_files = markers(workdir)
     assert len(marker_files) == 3
     for marker in marker_files:
         content = json.loads(marker.read_text())
-        assert content["repetitions"] == 2 and content["parts"] == 1 and marker.name.endswith(".part-1of1.json")
-        assert sorted(content["logs_sha256"]) == ["rep-0.log", "rep-1.log"]
+        assert marker.name.endswith(".reps-2.json") and list(content["platforms"]) == ["native"]
+        assert content["platforms"]["native"]["repetitions"] == 2
+        assert sorted(content["platforms"]["native"]["logs_sha256"]) == ["rep-0.log", "rep-1.log"]
     tables = workdir / "data" / "tables"
     assert (tables / "wf-local.parquet").exists() and (tables / "wf-local.csv").exists()
     assert (tables / "wf-local.claims.csv").exists()
@@ -120,8 +121,8 @@ def test_deleting_one_log_reruns_only_that_run(workdir):
     stats = dry.stdout + dry.stderr
     # (a dry run prints its job table twice)
     # the variant's one job, which measures only the missing repetition
-    measure_lines = {tuple(line.split()) for line in stats.splitlines() if line.startswith("measure_")}
-    assert measure_lines == {("measure_native", "1")}
+    measure_lines = {tuple(line.split()) for line in stats.splitlines() if line.startswith("measure ")}
+    assert measure_lines == {("measure", "1")}
     result = snakemake(workdir)
     assert result.returncode == 0, result.stderr[-4000:]
     assert victim.exists()
@@ -171,7 +172,7 @@ def test_a_rule_that_serves_the_verdict_names_its_markers_the_workflow_accepts(t
         "repetitions": {"min": 2, "max": 30, "rel_half_width": 0.5, "metrics": ["events_per_second"],
                         "target": "claims"}}}}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    dry = snakemake(tmp_path, "-n", str(tmp_path / "data" / "raw" / "wf-local" / "native" / "sysbench_cpu"
-                                        / "threads-1_prime-5000_seconds-1.reps-6to30-w0.5-c0.95-sr-m0.05.part-2of2.json"))
+    dry = snakemake(tmp_path, "-n", str(tmp_path / "data" / "raw" / "wf-local" / "rounds" / "sysbench_cpu"
+                                        / "threads-1_prime-5000_seconds-1.reps-6to30-w0.5-c0.95-sr-m0.05.json"))
     assert dry.returncode == 0, dry.stderr[-4000:]
-    assert "measure_native" in dry.stdout + dry.stderr
+    assert "rule measure:" in dry.stdout + dry.stderr

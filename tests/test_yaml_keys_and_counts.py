@@ -56,7 +56,6 @@ def test_interleave_refuses_rounds_below_one_and_measures_nothing(tmp_path, roun
 
 
 @pytest.mark.parametrize("args, said", [
-    (["--part", "0"], "argument --part: at least 1, not 0"),
     (["--rep", "-1"], "argument --rep: at least 0, not -1"),
     (["--rep", "two"], "argument --rep: a whole number, not 'two'"),
 ])

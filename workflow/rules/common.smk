@@ -1,5 +1,6 @@
 # Configuration, the run plan, and helpers shared by the rules.
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -9,7 +10,7 @@ from virtrepro.testbed import placement
 from virtrepro.platforms import catalog as platform_catalog
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.errors import ProbeRecordError, read_probe_record
-from virtrepro.planning.config import ConfigError, QEMU_AUTO, check_output_directory, plan_variants, resolve_platforms, validate_config, write_schema
+from virtrepro.planning.config import ConfigError, QEMU_AUTO, check_output_directory, plan_rounds, resolve_platforms, validate_config, write_schema
 from virtrepro.guests import image_dir
 from virtrepro.guests.image import IMAGE_FILES
 from virtrepro.testbed.kinds import RemoteTestbed, testbed_from_config
@@ -50,10 +51,11 @@ for _index in range(len(TESTBED_HOSTS)):
 if "measurement_slots" not in workflow.global_resources:  # at most one measurement a host
     workflow.register_resource("measurement_slots", len(TESTBED_HOSTS))
 
-# One measurement job per benchmark variant and platform; its output is the variant's marker,
-# written beside the variant's directory of raw logs (rep-<k>.log) once all N are complete
-# (reps: the count N, or a repetition rule's label, 5to30-w0.02-c0.95, or 6to30-w0.03-c0.95-sr-m0.05
-# for one that serves the verdict: virtrepro.planning.adaptive).
+# One measurement job per benchmark variant, on all its platforms in rounds; its output is the
+# variant's rounds marker (raw/<testbed>/rounds/<benchmark>/<variant>.reps-<label>.json), written
+# once the rounds have stopped (reps: the platforms' counts N, or repetition rules' labels,
+# 5to30-w0.02-c0.95, or 6to30-w0.03-c0.95-sr-m0.05 for one that serves the verdict, each once,
+# joined by +: VariantRounds.reps_label, virtrepro.planning.adaptive).
 # (every data path from virtrepro.datalayout, the one module that spells the layout)
 VARIANT_DIR = datalayout.variant_dir_pattern(DATA)
 MARKER_PATTERN = datalayout.marker_pattern(DATA)
@@ -67,9 +69,8 @@ wildcard_constraints:
     platform=r"[a-z0-9-]+",
     benchmark=r"[a-z0-9_]+",
     variant=r"[^/]+",
-    reps=r"\d+|\d+to\d+-w[0-9.e-]+-c[0-9.]+(-sr(-m[0-9.e-]+)?)?",  # a count, or a rule (VariantPlan.reps_label)
-    part=r"\d+",
-    parts=r"\d+",
+    # counts or rules, joined by + (VariantRounds.reps_label)
+    reps=r"(\d+|\d+to\d+-w[0-9.e-]+-c[0-9.]+(-sr(-m[0-9.e-]+)?)?)(\+(\d+|\d+to\d+-w[0-9.e-]+-c[0-9.]+(-sr(-m[0-9.e-]+)?)?))*",
     paper=r"[a-z]+[0-9]{4}",
 
 
@@ -119,12 +120,19 @@ def concrete_platforms():
 
 
 @one_line_errors
+@functools.lru_cache(maxsize=None)
+def rounds_plan(platforms):
+    """The measurement jobs (config.plan_rounds) on these concrete platforms, planned once."""
+    return plan_rounds(config, list(platforms))
+
+
+@one_line_errors
 def planned_variants(built=None):
-    """The configured variants (each with its repetition count). built=False: those of benchmarks
-    that need no source build, known without a probe; built=True: those that need one, once its
-    probe (a checkpoint, builds.smk) has said the source is available; None: all that will run.
-    Kept apart so that a dry run lists every other measurement before a build's probe has run."""
-    variants = plan_variants(config, concrete_platforms())
+    """The measurement jobs (each a variant on its platforms, in rounds). built=False: those of
+    benchmarks that need no source build, known without a probe; built=True: those that need one,
+    once its probe (a checkpoint, builds.smk) has said the source is available; None: all that will
+    run. Kept apart so that a dry run lists every other measurement before a build's probe has run."""
+    variants = rounds_plan(tuple(concrete_platforms()))
     if built is False:
         return [v for v in variants if needs_build(v.benchmark) is None]  # builds.smk
     if built is True:

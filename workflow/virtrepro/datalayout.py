@@ -8,7 +8,10 @@ Under a data directory (``data/``, or an investigation's ``data/investigations/<
     raw/<testbed>/<platform>/<benchmark>/<variant>/rep-<k>.json   its sidecar (virtrepro.sidecar)
     raw/<testbed>/<platform>/<benchmark>/<variant>/rep-<k>.failed-<UTC>.log (and .json)  a failed run
     raw/<testbed>/<platform>/<benchmark>/<variant>/.rep-<k>.log.<pid>.partial  a run in progress
-    raw/<testbed>/<platform>/<benchmark>/<variant>.reps-<N>.part-<p>of<P>.json  a job's marker (not committed)
+    raw/<testbed>/rounds/<benchmark>/<variant>.reps-<N>.json  a measurement job's marker: the variant
+                                            measured in rounds on all its platforms (not committed)
+    raw/<testbed>/<platform>/<benchmark>/<variant>.reps-<N>.part-<p>of<P>.json  a marker of the layout
+                                            before rounds (parts; not committed, removed when met)
     raw/<testbed>/<platform>/<benchmark>/<variant>.rule.json  the repetition rule that decided a variant
                                                              whose logs' sidecars record none (committed)
     raw/<testbed>/probes/<probe>.json                          probes: platforms, qemu-accel, <build>
@@ -29,6 +32,7 @@ from pathlib import Path
 RAW = "raw"
 TABLES = "tables"
 PROBES = "probes"
+ROUNDS = "rounds"  # raw/<testbed>/rounds: the measurement jobs' markers (one per variant, all platforms)
 EXECUTED = "executed"
 INVESTIGATIONS = "investigations"
 CACHE = ".cache"
@@ -186,21 +190,22 @@ def data_dir_of(log: str | Path) -> tuple[Path, str] | None:
 # ---------------------------------------------------------------------------
 
 
-def marker_path(directory: str | Path, reps_label: str, part: int, parts: int) -> Path:
-    """A part's marker, beside the variant's ``directory``: ``<variant>.reps-<N>.part-<p>of<P>.json``."""
-    directory = Path(directory)
-    return directory.with_name(f"{directory.name}{MARKER_INFIX}{reps_label}.part-{part}of{parts}.json")
+def rounds_marker_path(data_dir: str | Path, testbed: str, benchmark: str, variant: str, reps_label: str) -> Path:
+    """A measurement job's marker, the variant measured in rounds on all its platforms (platform-neutral,
+    since a variant's directories are per platform): ``raw/<testbed>/rounds/<benchmark>/<variant>.reps-<label>.json``."""
+    return testbed_dir(data_dir, testbed) / ROUNDS / benchmark / f"{variant}{MARKER_INFIX}{reps_label}.json"
+
+
+def rounds_markers_of(data_dir: str | Path, testbed: str, benchmark: str, variant: str) -> list[Path]:
+    """Every rounds marker of a variant (any count or rule)."""
+    directory = testbed_dir(data_dir, testbed) / ROUNDS / benchmark
+    return list(directory.glob(f"{glob.escape(variant)}{MARKER_INFIX}*.json"))
 
 
 def markers_of(directory: str | Path) -> list[Path]:
-    """Every marker of the variant whose directory is ``directory`` (any count, rule or part)."""
+    """Every marker of the layout before rounds (parts) of the variant whose directory is ``directory``."""
     directory = Path(directory)
     return list(directory.parent.glob(f"{glob.escape(directory.name)}{MARKER_INFIX}*.json"))
-
-
-def is_marker_of(marker: str | Path, directory: str | Path, reps_label: str) -> bool:
-    """Whether ``marker`` is one of a part of the variant's repetitions as ``reps_label`` counts them."""
-    return Path(marker).name.startswith(f"{Path(directory).name}{MARKER_INFIX}{reps_label}.part-")
 
 
 def rule_record_path(directory: str | Path) -> Path:
@@ -279,7 +284,8 @@ def variant_dir_pattern(data: str) -> str:
 
 
 def marker_pattern(data: str) -> str:
-    return str(marker_path(variant_dir_pattern(data), "{reps}", "{part}", "{parts}"))  # type: ignore[arg-type]
+    """A measurement job's output: its rounds marker (:func:`rounds_marker_path`)."""
+    return str(rounds_marker_path(data, "{testbed}", "{benchmark}", "{variant}", "{reps}"))
 
 
 def probe_pattern(data: str, probe: str) -> str:

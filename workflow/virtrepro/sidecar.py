@@ -10,7 +10,9 @@ the fields :meth:`Sidecar.from_json` read, absent ones absent), so every committ
 readable and unchanged.
 
 Versions (:data:`SIDECAR_VERSION`, the field ``sidecar_version``): 1, every sidecar written before
-the record had a version (no such field); 2, the same fields, with the version.
+the record had a version (no such field); 2, the same fields, with the version; 3, a run measured in
+rounds (docs/methodology.md, "Run order"): ``round``, ``position``, ``round_order`` and ``frozen``
+instead of the ``order`` of two parts (which versions 1 and 2 record and stay readable with).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any, Mapping
 
-SIDECAR_VERSION = 2
+SIDECAR_VERSION = 3
 VERSION_KEY = "sidecar_version"
 COMPLETE = "complete"
 FAILED = "failed"
@@ -52,7 +54,11 @@ class Sidecar:
     log: str = ABSENT  # the log's file name
     exit_status: Any = ABSENT
     error: str = ABSENT  # a failed run's reason
-    order: dict = ABSENT  # where the run stands in the run order: part, parts, sequence, slot
+    order: dict = ABSENT  # versions 1-2: where the run stood in the order of parts (part, parts, sequence, slot)
+    round: int = ABSENT  # version 3: the round (0-based; repetition r is measured in round r)
+    position: int = ABSENT  # its place in the round (0-based)
+    round_order: list = ABSENT  # the round's platforms in the order they ran
+    frozen: list = ABSENT  # the platforms whose instances were up and frozen during this run
     scale: str = ABSENT
     repetition_rule: Any = ABSENT  # the rule's dict, or None for a fixed count
     host_name: str = ABSENT  # which of the testbed's hosts measured
@@ -114,7 +120,7 @@ class Sidecar:
 
     @property
     def part(self) -> int | None:
-        """Which part of the run order the run was measured in (None in older logs)."""
+        """Which part of the run order of parts the run was measured in (None in rounds and older logs)."""
         return (self.order or {}).get("part")
 
     @property

@@ -254,8 +254,11 @@ class GuestState:
         self.endpoint_file.unlink(missing_ok=True)
 
 
-def stop_guests(testbed: str, keep_prefix: str | None = None) -> None:
-    """Tear down the guests of a testbed (all, or all whose name does not start with ``keep_prefix``)."""
+def stop_guests(testbed: str, keep_prefix: str | tuple | list | None = None) -> None:
+    """Tear down the guests of a testbed (all, or all whose name does not start with ``keep_prefix``:
+    one prefix, or several)."""
+    if isinstance(keep_prefix, (list, tuple)):
+        keep_prefix = tuple(keep_prefix) or None
     root = default_state_dir() / "guests" / testbed
     for pid_file in sorted(root.glob("*/supervisor.pid")):
         name = pid_file.parent.name

@@ -1,14 +1,14 @@
-"""Interleaved re-measurement: one variant on several platforms, in alternating rounds.
+"""Interleaved re-measurement: one variant on several platforms, in alternating rounds, into a data
+directory of its own.
 
-The workflow measures a platform's repetitions in blocks (``docs/methodology.md``, "Run order"): a
-drift of the host between the blocks can become a platform difference. To find out whether a
-difference is the platform's, this measures repetition *r* of every platform back to back (round
-*r*), in an order that alternates between rounds (A B C, then C B A, ...), so that a drift falls on
-every platform alike and each round is a paired comparison made seconds apart
+The workflow itself measures in rounds (``docs/methodology.md``, "Run order"); this measures one
+variant again, a given number of rounds, on platforms in an order of one's choice: repetition *r*
+of every platform back to back (round *r*), the order alternating between rounds (A B C, then C B
+A, ...: :func:`virtrepro.planning.config.round_order`), each round a paired comparison made seconds apart
 (:func:`virtrepro.analysis.stats.paired_rounds`).
 
-Each run is one ordinary measurement job (``python -m virtrepro.measurement.job --rep r``): the same
-benchmark command, guests, sidecars and provenance as the reference run, from a committed tree. The
+The rounds are one ordinary measurement job (``python -m virtrepro.measurement.job --rep 0 --rep 1 ...``):
+the same benchmark command, guests, sidecars and provenance as the reference run, from a committed tree. The
 logs go to a data directory of their own (``data/investigations/<name>``), never beside the
 reference data. The rounds resume: a complete log is never measured again.
 
@@ -26,11 +26,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
-
-def round_order(platforms: list[str], round_number: int) -> list[str]:
-    """The platforms in the order they run in a round: as given in even rounds, reversed in odd ones."""
-    return list(platforms) if round_number % 2 == 0 else list(reversed(platforms))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,14 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     # this command line (not each job's)
     environment = {**os.environ, "VIRTREPRO_CONFIG": json.dumps(config),
                    "VIRTREPRO_INVOCATION": json.dumps(["python -m virtrepro.measurement.interleave", *sys.argv[1:]])}
-    for number in range(args.rounds):
-        for platform in round_order(args.platforms, number):
-            subprocess.run(
-                [sys.executable, "-m", "virtrepro.measurement.job", "--data-dir", args.data_dir,
-                 "--testbed", args.testbed, "--platform", platform, "--benchmark", args.benchmark,
-                 "--variant", args.variant, "--rep", str(number)],
-                check=True, env=environment,
-            )
+    subprocess.run(
+        [sys.executable, "-m", "virtrepro.measurement.job", "--data-dir", args.data_dir, "--testbed", args.testbed,
+         *(word for platform in args.platforms for word in ("--platform", platform)), "--benchmark", args.benchmark,
+         "--variant", args.variant, *(word for number in range(args.rounds) for word in ("--rep", str(number)))],
+        check=True, env=environment,
+    )
     return 0
 
 

@@ -1,62 +1,48 @@
-"""A part's marker (its repetitions complete, with their sha256) and the variant's rule record,
-beside the variant's directory (virtrepro.datalayout names both)."""
+"""A measurement job's marker (its variant's logs on every platform complete, with their sha256)
+and each platform's rule record, beside the variant's directory (virtrepro.datalayout names both)."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import os
 from pathlib import Path
 
 from .. import datalayout
 from ..rawdata import rawlog
-from ..planning.config import VariantPlan
+from ..planning.config import VariantPlan, VariantRounds
 from .provenance import MeasurementError, sha256, utc_now
 from .repetition import is_complete
 
 
-def write_marker(variant: VariantPlan, data_dir: str | Path, decision=None) -> Path:
-    """Record that all repetitions of one part of ``variant`` are complete (written after the
-    part's last log, so that it is newer than the variant's directory; a log deleted later makes
-    the directory newer and Snakemake re-runs the variant's jobs, which measure just that log).
-
-    The parts of a variant share its directory: a part's logs make the directory newer than the
-    other part's marker, so that marker is checked again here (its logs still complete, with the
-    checksums it lists) and its time renewed; without that a second run would re-run the other
-    part's job for nothing.
-
-    A continuing part (a repetition rule) lists its repetitions beyond the minimum too, and the
-    rule's ``decision``: n, the widest relative half-width and why it stopped."""
-    marker = variant.marker_path(data_dir)
-    logs = _complete_logs(variant, data_dir, marker)
-    for stale in datalayout.markers_of(variant.directory(data_dir)):
-        if not datalayout.is_marker_of(stale, variant.directory(data_dir), variant.reps_label):
-            stale.unlink()  # the marker of another repetition count or rule (or of the layout before parts)
-    if variant.continues or variant.rule is None:
-        write_rule_record(variant, data_dir, decision)
+def write_rounds_marker(job: VariantRounds, data_dir: str | Path, decisions: dict | None = None) -> Path:
+    """Record that the rounds of ``job`` are done (written after the last log, so that it is newer
+    than the platforms' variant directories; a log deleted later makes a directory newer and
+    Snakemake runs the job again, which measures just that log). Lists every platform's complete
+    logs rep-0, rep-1, ... with their sha256, and the rule's ``decisions`` by platform (n, the
+    widest relative half-width and why it stopped). Removes the variant's markers of another count
+    or rule, and its per-platform markers of the layout before rounds (parts)."""
+    decisions = decisions or {}
+    marker = job.marker_path(data_dir)
+    for stale in datalayout.rounds_markers_of(data_dir, job.testbed, job.benchmark, job.variant.key):
+        if stale != marker:
+            stale.unlink()
+    platforms = {}
+    for plan in job.plans:
+        for stale in datalayout.markers_of(plan.directory(data_dir)):
+            stale.unlink()
+        write_rule_record(plan, data_dir, decisions.get(plan.platform))
+        decision = decisions.get(plan.platform)
+        platforms[plan.platform] = {
+            "repetitions": plan.repetitions,
+            "logs_sha256": _complete_logs(plan, data_dir, marker, decision.n if decision is not None else None),
+            **({"repetition_rule": decision.as_dict(plan.rule)} if decision is not None else {}),
+        }
+    marker.parent.mkdir(parents=True, exist_ok=True)
     rawlog.write_json(marker, {
-        "testbed": variant.testbed,
-        "platform": variant.platform,
-        "benchmark": variant.benchmark,
-        "variant": variant.variant.key,
-        "repetitions": variant.repetitions,
-        "part": variant.part,
-        "parts": variant.parts,
-        "logs_sha256": logs,
-        **({"repetition_rule": decision.as_dict(variant.rule)} if decision is not None else {}),
+        "testbed": job.testbed,
+        "benchmark": job.benchmark,
+        "variant": job.variant.key,
+        "platforms": platforms,
         "written_utc": utc_now(),
     })
-    for part in range(1, variant.parts + 1):
-        sibling = dataclasses.replace(variant, part=part)
-        path = sibling.marker_path(data_dir)
-        if part == variant.part or not path.exists():
-            continue
-        try:
-            recorded = json.loads(path.read_text()).get("logs_sha256")
-            if recorded == _complete_logs(sibling, data_dir, path):
-                os.utime(path)
-        except (OSError, ValueError, MeasurementError):
-            pass  # left older than the directory: its job runs again and checks it
     return marker
 
 
@@ -79,18 +65,12 @@ def write_rule_record(variant: VariantPlan, data_dir: str | Path, decision=None)
 
 
 
-def _complete_logs(variant: VariantPlan, data_dir: str | Path, marker: Path) -> dict[str, str]:
-    """The part's logs and their sha256: its own repetitions, and for a continuing part every
-    complete one beyond the minimum that follows them without a gap."""
+def _complete_logs(variant: VariantPlan, data_dir: str | Path, marker: Path, n: int | None = None) -> dict[str, str]:
+    """The platform's logs and their sha256: its first ``n`` (the rule's decision), or its count."""
     logs = {}
-    for run in variant.runs():
-        log = run.log_path(data_dir)
-        if not is_complete(log):
-            raise MeasurementError(f"{log}: not complete; the marker {marker.name} is not written")
-        logs[log.name] = sha256(str(log))
-    for repetition in range(variant.repetitions, variant.rule.max) if variant.continues else ():
+    for repetition in range(n if n is not None else variant.repetitions):
         log = variant.run(repetition).log_path(data_dir)
         if not is_complete(log):
-            break
+            raise MeasurementError(f"{log}: not complete; the marker {marker.name} is not written")
         logs[log.name] = sha256(str(log))
     return logs

@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..planning.config import QEMU_AUTO, Run, run_sequence
 from ..errors import MeasurementError, VirtreproError  # MeasurementError: its name here too
 from ..platforms import catalog as platform_catalog
 
@@ -122,14 +121,3 @@ def portable_path(path: str) -> str:
 def sha256(path: str) -> str:
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
-
-def run_order(config: dict, run: Run) -> dict:
-    """Where the run stands in the workflow's order of (platform, part), A B C D D C B A."""
-    platforms = [run.platform if p == QEMU_AUTO and run.platform.startswith("qemu-") else p
-                 for p in config.get("platforms", [run.platform])]
-    sequence = run_sequence(platforms)
-    slot = sequence.index((run.platform, run.part)) if (run.platform, run.part) in sequence else None
-    return {"part": run.part, "parts": run.parts,
-            "sequence": [f"{platform}:{part}" for platform, part in sequence], "slot": slot}

@@ -28,7 +28,30 @@ from .connections import forget_connection, open_connection
 from .cpu import harness_cpu, harness_cpu_used, owner_from_environment
 from .instance import drop_page_cache, ensure_tools, host_facts, package_versions, run_command, scratch_fs, status_meaning
 from .peers import start_peers, stop_peers, trust_peers, with_addresses
-from .provenance import MeasurementError, image_record, portable_path, provenance, run_order, sha256, utc_now
+from .provenance import MeasurementError, image_record, portable_path, provenance, sha256, utc_now
+
+
+@dataclass
+class Kept:
+    """A platform's instances that a measurement job keeps up across its rounds (started once for the
+    job), frozen (:meth:`Platform.freeze`) while another platform measures; ``keep_prefixes``: the
+    names of every guest of the job, which a run's set-up leaves running."""
+
+    platform: object
+    endpoints: list
+    keep_prefixes: tuple
+    frozen: bool = False
+
+    def freeze(self) -> None:
+        for index in range(len(self.endpoints)):
+            self.platform.freeze(index)
+        self.frozen = True
+
+    def thaw(self) -> None:
+        if self.frozen:
+            for index in range(len(self.endpoints)):
+                self.platform.thaw(index)
+            self.frozen = False
 
 
 @dataclass
@@ -58,9 +81,14 @@ def measure(
     timeout: float | None = 3600,
     progress=None,
     host_name: str | None = None,
+    kept: Kept | None = None,
+    rounds: dict | None = None,
 ) -> Path:
     """Run ``run`` unless its complete log exists; return the log path. ``host_name``: which of the
-    testbed's hosts (default: its first; :mod:`virtrepro.testbed.placement` chooses in the workflow).
+    testbed's hosts (default: its first; :mod:`virtrepro.testbed.placement` chooses in the workflow);
+    ``kept``: the platform's instances the job keeps up (thawed now), run in instead of starting
+    them; ``rounds``: the run's place in the job's rounds (``round``, ``position``, ``round_order``,
+    ``frozen``), recorded in the sidecar.
 
     Raises MeasurementError (naming the kept failed log) if the tool fails or
     its output does not parse. Progress lines go to stderr and to ``progress``.
@@ -76,8 +104,8 @@ def measure(
         say(f"kept {log}: complete raw logs are never re-measured")
         return log
     log.parent.mkdir(parents=True, exist_ok=True)
-    setup = _set_up(run, config, log, owner_pid, host_name)
-    sidecar = _sidecar(run, config, setup)
+    setup = _set_up(run, config, log, owner_pid, host_name, kept)
+    sidecar = {**_sidecar(run, config, setup), **(rounds or {})}
     partial = rawlog.temporary_path(log)
     say(f"{run.testbed}/{run.platform}/{run.benchmark}/{run.variant.key} rep {run.repetition}: {setup.command}")
     if setup.benchmark.host_side:
@@ -89,7 +117,7 @@ def measure(
         status, error = _measure_in_instances(setup.platform, setup.benchmark, run.variant, setup.count, setup.command,
                                               sidecar, partial, timeout, setup.scratch, setup.uploads, setup.host,
                                               owner_pid=owner_pid or owner_from_environment(), on_hosts=instances,
-                                              preparation=setup.preparation)
+                                              preparation=setup.preparation, kept=kept.endpoints if kept else None)
     records = _parsed(run, setup.benchmark, log, partial, sidecar, status, error, say)
     sidecar["records"] = len(records)
     try:
@@ -102,19 +130,22 @@ def measure(
     return log
 
 
-def _set_up(run: Run, config: dict, log: Path, owner_pid: int | None, host_name: str | None) -> _Setup:
-    """The testbed's host up, the platform on it, no other platform's guest beside it, and the
-    benchmark's command and uploads with their placeholders resolved (refused before anything runs
-    when a built file is missing)."""
+def _set_up(run: Run, config: dict, log: Path, owner_pid: int | None, host_name: str | None,
+            kept: Kept | None = None) -> _Setup:
+    """The testbed's host up, the platform on it (the job's kept one), no guest beside it but the
+    job's own (frozen), and the benchmark's command and uploads with their placeholders resolved
+    (refused before anything runs when a built file is missing)."""
     benchmark = BENCHMARKS[run.benchmark]
     testbed = testbed_from_config(run.testbed, config)
     host = testbed.up(owner_pid=owner_pid, host=host_name)
     in_guest = platform_catalog.runs_in_guest(run.platform)
     spec = {**config.get("guest", {}), **benchmark.guest_overrides(run.variant)} if in_guest else None
-    platform = testbed.platform(host, run.platform, spec)
+    platform = kept.platform if kept is not None else testbed.platform(host, run.platform, spec)
     platform.failure_dir = log.parent
-    # no other platform's guest idles beside this measurement
+    # no other guest idles beside this measurement (the job's own are frozen)
     keep = platform.guest_name(0).rsplit("-", 1)[0] + "-" if in_guest and not benchmark.host_side else None
+    if kept is not None:
+        keep = kept.keep_prefixes or None
     scratch = f"{SCRATCH_DIR}/{run.testbed}.{run.platform}.{run.benchmark}.{run.repetition}.{os.getpid()}"
     count = benchmark.instances(run.variant)
     spanned = [host]  # the hosts the run holds: one, or one per instance (MPI across hosts)
@@ -151,7 +182,6 @@ def _sidecar(run: Run, config: dict, setup: _Setup) -> dict:
         "variant": run.variant.key,
         "parameters": run.variant.param_dict,
         "repetition": run.repetition,
-        "order": run_order(config, run),
         "scale": config.get("scale"),
         "repetition_rule": rule.as_dict() if (rule := repetition_rule(config, run.benchmark, run.platform, run.variant)) else None,
         "command": setup.command,
@@ -238,17 +268,20 @@ def _spanned_hosts(testbed, run: Run, host: Host, count: int) -> list[Host]:
 def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, command: str, sidecar: dict,
                           partial: Path, timeout, scratch: str, uploads=(), host: Host | None = None,
                           owner_pid: int | None = None, on_hosts: list | None = None,
-                          preparation: Preparation | None = None):
+                          preparation: Preparation | None = None, kept: list | None = None):
     """Run the benchmark's command over SSH in instance 0 of the platform, into ``partial``.
 
     With ``count`` > 1 every instance is a network instance; instances 1.. run the prepare
     stage's peer command (a server) first, and the cleanup stage's command afterwards,
     whatever happened in between. ``on_hosts``: (the platform on a host, the host's address) for
-    each instance of a run across hosts, the first instance of the platform on each.
+    each instance of a run across hosts, the first instance of the platform on each. ``kept``: the
+    instances the job keeps up (started once for its rounds), used as they are.
     """
     preparation = preparation or benchmark.prepare(variant)
     with ExitStack() as stack:
-        if on_hosts:
+        if kept:
+            endpoints = list(kept)
+        elif on_hosts:
             endpoints = [stack.enter_context(on_host.instance(0)) for on_host, _ in on_hosts]
         elif count == 1:
             endpoints = [stack.enter_context(platform.instance(0))]

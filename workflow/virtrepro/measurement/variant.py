@@ -1,62 +1,182 @@
-"""A job's part of a variant: every missing repetition in order, the comparison's guards (same
-image, same machine) before the first, and repetitions chosen by a rule (virtrepro.planning.adaptive)."""
+"""A measurement job: one benchmark variant on all its platforms, in rounds (docs/methodology.md,
+"Run order"); the comparison's guards (same image, same machine) before the first run, each
+platform's instances started once and frozen while another platform measures, and repetitions
+chosen by a rule (virtrepro.planning.adaptive) decided over every platform after each round."""
 
 from __future__ import annotations
 
 import sys
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from ..planning import adaptive
 from .. import datalayout
 from ..rawdata import machines, rawlog
-from ..planning.config import Run, VariantPlan
+from ..benchmarks import BENCHMARKS
+from ..benchmarks.base import across_hosts
+from ..planning.config import VariantPlan, VariantRounds, rounds
 from ..testbed.hosts import TestbedError
+from ..platforms import catalog as platform_catalog
 from ..testbed.kinds import testbed_from_config
 from .connections import open_connection, reused_connections
 from .instance import host_facts
-from .markers import write_marker
+from .markers import write_rounds_marker
 from .provenance import MeasurementError, image_record
-from .repetition import is_complete, measure
+from .repetition import Kept, is_complete, measure
+
+
+def measure_rounds(job: VariantRounds, config: dict, data_dir: str | Path, owner_pid: int | None = None,
+                   reps: list[int] | None = None, host: str | None = None) -> Path | None:
+    """Measure ``job`` in rounds (:func:`config.rounds`): in round r repetition r of every platform
+    whose complete raw log is missing, back to back, in the round's order; after each round the
+    stop rule is asked for every platform (a fixed count: reached; a rule: :func:`adaptive.decide`
+    on the platform's first r + 1 logs), and the rounds end when it stops for all, or at the cap.
+
+    A failed repetition does not stop its round (its output is kept, it never becomes a number);
+    the job then stops after that round and raises MeasurementError naming every failed repetition
+    (a resumed job measures only what is missing, in round order). Otherwise writes the job's marker
+    (every platform's logs with their sha256 and the rule's decision) and returns its path. With
+    ``reps`` only those rounds are measured, without the rule, and no marker is written."""
+    where = f"{job.testbed}/{job.benchmark}/{job.variant.key} on {', '.join(job.platforms)}"
+    broken = []
+    for plan in job.plans:
+        for run in plan.runs():
+            try:
+                is_complete(run.log_path(data_dir))
+            except MeasurementError as error:
+                broken.append(f"{plan.platform} rep {run.repetition}: {error}")
+    if broken:
+        raise MeasurementError(f"{where}: nothing measured, {len(broken)} raw logs lack a complete sidecar:\n  "
+                               + "\n  ".join(broken))
+    decisions: dict[str, adaptive.Decision] = {}
+    failed: list[int] = []  # the round in which a run failed: the rounds stop after it
+
+    def complete(plan: VariantPlan, repetition: int) -> bool:
+        if reps is not None and repetition not in reps:
+            return True  # not asked for: nothing to measure in this round
+        return is_complete(plan.run(repetition).log_path(data_dir))
+
+    def stops(plan: VariantPlan, n: int) -> bool:
+        if failed:
+            return True
+        if reps is not None:
+            return n > max(reps)
+        if n < plan.repetitions:
+            return False
+        if plan.rule is None:
+            return True
+        records = rawlog.variant_records(plan, data_dir)[:n]
+        try:
+            decisions[plan.platform] = decision = adaptive.decide(plan.rule, records)
+        except ValueError as error:
+            raise MeasurementError(f"{where}: {plan.platform}: {error}") from None
+        print(f"{job.testbed}/{plan.platform}/{job.benchmark}/{job.variant.key}: {decision.n} repetitions, widest "
+              f"relative half-width {decision.rel_half_width:.4g} (target {_targets_text(plan.rule)}): "
+              f"{decision.reason}", file=sys.stderr, flush=True)
+        return decision.stop
+
+    with reused_connections(), ExitStack() as stack:
+        session = _Session(job, config, data_dir, owner_pid, host, stack)
+        failures = []
+        for slot in rounds(job, complete, stops):
+            session.begin()
+            run = slot.plan.run(slot.round)
+            print(f"round {slot.round} [{slot.position + 1}/{len(slot.order)}] {slot.plan.platform} "
+                  f"({' '.join(slot.order)}): {where}", file=sys.stderr, flush=True)
+            try:
+                with session.turn(slot.plan.platform) as kept:
+                    frozen = session.frozen_beside(slot.plan.platform)
+                    measure(run, config, data_dir, owner_pid=owner_pid, host_name=host, kept=kept,
+                            rounds={"round": slot.round, "position": slot.position,
+                                    "round_order": list(slot.order), "frozen": frozen})
+            except (MeasurementError, rawlog.RawLogExists) as error:
+                failures.append(f"{slot.plan.platform} rep {run.repetition}: {error}")
+                failed[:] = [slot.round]
+            except TestbedError as error:  # the host cannot be reached: the other runs cannot either
+                raise MeasurementError(f"{where}: {slot.plan.platform} rep {run.repetition}: {error}") from None
+    if failures:
+        raise MeasurementError(f"{where}: {len(failures)} repetitions failed (the rounds stop after round "
+                               f"{failed[0]}):\n  " + "\n  ".join(failures))
+    if reps is not None:
+        return None
+    return write_rounds_marker(job, data_dir, decisions)
 
 
 def measure_variant(variant: VariantPlan, config: dict, data_dir: str | Path, owner_pid: int | None = None,
                     reps: list[int] | None = None, host: str | None = None) -> Path | None:
-    """Measure every repetition of ``variant`` whose complete raw log is missing, in order.
+    """:func:`measure_rounds` of a job of one platform (its rounds are its repetitions, in order)."""
+    return measure_rounds(VariantRounds((variant,)), config, data_dir, owner_pid, reps, host)
 
-    A failed repetition does not stop the others (its output is kept, it never becomes a
-    number). Raises MeasurementError naming every failed repetition; otherwise writes the
-    variant's marker (all repetitions, each log's sha256) and returns its path. With ``reps``
-    only those repetitions are measured and no marker is written.
-    """
-    runs = variant.runs() if reps is None else [variant.run(rep) for rep in reps]
-    where = f"{variant.testbed}/{variant.platform}/{variant.benchmark}/{variant.variant.key}"
-    todo, broken = [], []
-    for run in runs:
-        try:
-            if not is_complete(run.log_path(data_dir)):
-                todo.append(run)
-        except MeasurementError as error:
-            broken.append(f"rep {run.repetition}: {error}")
-    if broken:
-        raise MeasurementError(f"{where}: nothing measured, {len(broken)} raw logs lack a complete sidecar:\n  "
-                               + "\n  ".join(broken))
-    print(f"{where}: {len(runs) - len(todo)} of {len(runs)} repetitions complete, "
-          f"{len(todo)} to measure", file=sys.stderr, flush=True)
-    checked = []
 
-    def before_measuring() -> None:
-        """The comparison's guards, once, before the first repetition this job really measures (a job
-        whose logs are complete and whose rule has stopped measures nothing, so refuses nothing:
-        Snakemake runs such jobs again when an input's path changes, e.g. a new guest image)."""
-        if not checked:
-            require_same_image(variant, data_dir)
-            require_same_machine(variant, config, data_dir, owner_pid, host)
-            checked.append(True)
+class _Session:
+    """A job's platforms on the testbed's host: the comparison's guards once, before the first run
+    measured (a job whose logs are complete and whose rule has stopped measures nothing, so refuses
+    nothing: Snakemake runs such jobs again when an input's path changes, e.g. a new guest image);
+    then every platform's instances started once (guests not of this job stopped), and each frozen
+    (:meth:`Platform.freeze`) except during its own turn. A benchmark that starts its own guests
+    (``host_side``) or whose instances are on several hosts keeps nothing: its runs simply run."""
 
-    with reused_connections():
-        return _measure_runs(variant, todo, where, config, data_dir, owner_pid, reps, host, before_measuring)
+    def __init__(self, job: VariantRounds, config: dict, data_dir, owner_pid, host, stack: ExitStack):
+        self.job, self.config, self.data_dir, self.owner_pid, self.host, self.stack = job, config, data_dir, owner_pid, host, stack
+        self.kept: dict[str, Kept] = {}
+        self.begun = False
 
+    def begin(self) -> None:
+        if self.begun:
+            return
+        self.begun = True
+        for plan in self.job.plans:
+            require_same_image(plan, self.data_dir)
+        require_same_machine(self.job.plans[0], self.config, self.data_dir, self.owner_pid, self.host)
+        benchmark = BENCHMARKS[self.job.benchmark]
+        if benchmark.host_side or across_hosts(self.job.variant):
+            return
+        testbed = testbed_from_config(self.job.testbed, self.config)
+        host = testbed.up(owner_pid=self.owner_pid, host=self.host)
+        platforms = {}
+        for plan in self.job.plans:
+            in_guest = platform_catalog.runs_in_guest(plan.platform)
+            spec = {**self.config.get("guest", {}), **benchmark.guest_overrides(plan.variant)} if in_guest else None
+            platform = testbed.platform(host, plan.platform, spec)
+            platform.failure_dir = plan.directory(self.data_dir)
+            platforms[plan.platform] = platform
+        # the names of the job's instances that the testbed keeps as guests (a guest platform's, and
+        # native's network namespaces)
+        keep = tuple(platform.guest_name(0).rsplit("-", 1)[0] + "-" if hasattr(platform, "guest_name")
+                     else f"{platform.name}-" for platform in platforms.values())
+        testbed.stop_guests(keep_prefix=keep or None, host=host.name)  # no guest of another job idles beside it
+        count = benchmark.instances(self.job.variant)
+        for name, platform in platforms.items():
+            if count == 1:
+                endpoints = [self.stack.enter_context(platform.instance(0))]
+            else:
+                endpoints = [self.stack.enter_context(platform.network_instance(i)) for i in range(count)]
+            kept = Kept(platform, endpoints, keep)
+            self.stack.callback(kept.thaw)  # before the instances stop (the stack unwinds in reverse)
+            kept.freeze()
+            self.kept[name] = kept
+
+    def turn(self, name: str):
+        """The platform's instances thawed for its run, frozen again after it (a context)."""
+
+        @contextmanager
+        def thawed():
+            kept = self.kept.get(name)
+            if kept is None:
+                yield None
+                return
+            kept.thaw()
+            try:
+                yield kept
+            finally:
+                kept.freeze()
+
+        return thawed()
+
+    def frozen_beside(self, name: str) -> list[str]:
+        """The other platforms whose instances are up and frozen (native has nothing to freeze)."""
+        return [other for other, kept in self.kept.items() if other != name and kept.frozen
+                and platform_catalog.runs_in_guest(other)]
 
 
 def require_same_image(variant: VariantPlan, data_dir: str | Path) -> None:
@@ -107,55 +227,6 @@ def require_same_machine(variant: VariantPlan, config: dict, data_dir: str | Pat
         f"{machines.describe(other)}) than this one ({machines.describe(here)}). A benchmark's platforms are "
         f"compared on one machine only: move that benchmark's logs out of {directory} (git keeps them) and "
         f"measure it again here, or measure into another data_dir.")
-
-
-
-def _measure_runs(variant: VariantPlan, todo: list[Run], where: str, config: dict, data_dir: str | Path,
-                  owner_pid: int | None, reps: list[int] | None, host: str | None = None,
-                  before_measuring=lambda: None) -> Path | None:
-    failures = []
-    if todo:
-        before_measuring()
-    for number, run in enumerate(todo, 1):
-        print(f"[{number}/{len(todo)}] {where} rep {run.repetition}", file=sys.stderr, flush=True)
-        try:
-            measure(run, config, data_dir, owner_pid=owner_pid, host_name=host)
-        except (MeasurementError, rawlog.RawLogExists) as error:
-            failures.append(f"rep {run.repetition}: {error}")
-        except TestbedError as error:  # the host cannot be reached: the other repetitions cannot either
-            raise MeasurementError(f"{where}: rep {run.repetition}: {error}") from None
-    if failures:
-        raise MeasurementError(f"{where}: {len(failures)} of {len(todo)} repetitions failed:\n  "
-                               + "\n  ".join(failures))
-    if reps is not None:
-        return None
-    decision = continue_by_rule(variant, config, data_dir, owner_pid, host, before_measuring) if variant.continues else None
-    return write_marker(variant, data_dir, decision)
-
-
-
-def continue_by_rule(variant: VariantPlan, config: dict, data_dir: str | Path, owner_pid: int | None = None,
-                     host: str | None = None, before_measuring=lambda: None):
-    """The last part of a variant with a repetition rule (:mod:`virtrepro.planning.adaptive`): decide on
-    every complete log of the variant (rep-0, rep-1, ... up to the first missing one) and measure
-    the next repetition until the rule stops; return its decision. A resumed job continues from
-    the logs that are there (a complete log is never measured again). Every repetition below the
-    minimum must be complete first (the first part's too). ``before_measuring`` is called before each
-    repetition it adds (the comparison's guards, which run once)."""
-    where = f"{variant.testbed}/{variant.platform}/{variant.benchmark}/{variant.variant.key}"
-    while True:
-        logs = rawlog.variant_records(variant, data_dir)
-        try:
-            decision = adaptive.decide(variant.rule, logs)
-        except ValueError as error:
-            raise MeasurementError(f"{where}: {error}") from None
-        print(f"{where}: {decision.n} repetitions, widest relative half-width "
-              f"{decision.rel_half_width:.4g} (target {_targets_text(variant.rule)}): {decision.reason}",
-              file=sys.stderr, flush=True)
-        if decision.stop:
-            return decision
-        before_measuring()
-        measure(variant.run(decision.n), config, data_dir, owner_pid=owner_pid, host_name=host)
 
 
 

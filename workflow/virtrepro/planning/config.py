@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import os
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -126,7 +127,10 @@ def validate_config(config: dict, schema_path: Path = SCHEMA_PATH) -> dict:
     (the chosen testbed is defined, each chosen benchmark has parameters in the
     chosen scale) and the benchmarks' own parameter checks (:func:`check_semantics`).
     """
-    import jsonschema  # slow to import (about 2 s): only where validation happens
+    # the "iri" format's checker (rfc3987_syntax) builds a grammar on import, seconds on a busy machine (most
+    # of a dry run's time); no key of the schema has a format, so jsonschema is imported without it
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+    import jsonschema  # slow to import: only where validation happens
 
     if not isinstance(config, dict):
         raise ConfigError(f"the configuration is {type(config).__name__}, not a mapping of keys to values")
@@ -254,9 +258,6 @@ class Run:
     platform: str
     variant: Variant
     repetition: int
-    # which part of the variant's repetitions (1..parts) the run belongs to: see VariantPlan
-    part: int = 1
-    parts: int = 1
 
     @property
     def benchmark(self) -> str:
@@ -285,31 +286,17 @@ def resolve_platforms(platforms: list[str], qemu: str | None) -> list[str]:
 
 @dataclass(frozen=True)
 class VariantPlan:
-    """One part of the repetitions of one benchmark variant on one platform: what one measurement
-    job does.
+    """The repetitions of one benchmark variant on one platform: that platform's share of a
+    measurement job, which measures the variant on all its platforms in rounds (:class:`VariantRounds`).
 
-    A variant's N repetitions are measured in ``parts`` parts (two when N >= 4, :func:`parts_for`:
-    the first ceil(N/2) repetitions, then the rest), and the jobs run the parts of all platforms in the
-    order A B C D D C B A (:func:`run_sequence`): every platform's first part, in the configured
-    order, then every platform's second part in reverse. A drift of the host over the run (a
-    shared machine, thermal or frequency changes, a growing page cache) then falls on every
-    platform alike, and shows as a difference between a platform's two parts.
-
-    Its marker, ``<variant>.reps-<N>.part-<p>of<P>.json`` beside the variant's directory, is
-    written when the part's repetitions have complete raw logs and lists them with their checksums.
-
-    With a ``rule`` (repetitions chosen by the data, :mod:`virtrepro.planning.adaptive`) ``repetitions`` is
-    the rule's minimum, split into the parts as above, and the last part then continues
-    (:attr:`continues`): it adds repetitions ``min``, ``min + 1``, ... until the rule stops. The
-    marker is named by the rule (``reps-5to30-w0.02-c0.95``), since the count is not known before.
-    """
+    Without a ``rule`` the variant has ``repetitions`` repetitions; with one (repetitions chosen by
+    the data, :mod:`virtrepro.planning.adaptive`) ``repetitions`` is the rule's minimum, and the rounds go on
+    until the rule stops for every platform of the variant, or its cap."""
 
     testbed: str
     platform: str
     variant: Variant
     repetitions: int
-    part: int = 1
-    parts: int = 1
     rule: RepetitionRule | None = None
 
     @property
@@ -317,31 +304,26 @@ class VariantPlan:
         return self.variant.benchmark
 
     def repetition_numbers(self) -> range:
-        """The repetitions of this part: contiguous, the first part the larger one."""
-        size = -(-self.repetitions // self.parts)
-        return range((self.part - 1) * size, min(self.part * size, self.repetitions))
+        """The repetitions measured in any case: the count, or the rule's minimum."""
+        return range(self.repetitions)
 
     @property
-    def continues(self) -> bool:
-        """Whether this part adds repetitions beyond the minimum until the rule stops (the last part)."""
-        return self.rule is not None and self.part == self.parts
+    def cap(self) -> int:
+        """The most repetitions this platform may get: the rule's cap, or the count."""
+        return self.rule.max if self.rule is not None else self.repetitions
 
     def possible_numbers(self) -> range:
-        """Every repetition this part may measure: its own, and up to the rule's cap if it continues."""
-        own = self.repetition_numbers()
-        return range(own.start, self.rule.max) if self.continues else own
+        """Every repetition it may measure: up to the rule's cap."""
+        return range(self.cap)
 
     def run(self, repetition: int) -> Run:
-        return Run(self.testbed, self.platform, self.variant, repetition, self.part, self.parts)
+        return Run(self.testbed, self.platform, self.variant, repetition)
 
     def runs(self) -> list[Run]:
         return [self.run(rep) for rep in self.repetition_numbers()]
 
     def directory(self, data_dir: str | Path) -> Path:
         return datalayout.variant_dir(data_dir, self.testbed, self.platform, self.benchmark, self.variant.key)
-
-    def marker_path(self, data_dir: str | Path) -> Path:
-        return datalayout.marker_path(self.directory(data_dir), self.reps_label, self.part, self.parts)
 
     @property
     def reps_label(self) -> str:
@@ -353,7 +335,7 @@ class VariantPlan:
         rule = self.rule
         return {"testbed": self.testbed, "platform": self.platform, "benchmark": self.benchmark,
                 "variant": self.variant.key, "parameters": [list(pair) for pair in self.variant.params],
-                "repetitions": self.repetitions, "part": self.part, "parts": self.parts,
+                "repetitions": self.repetitions,
                 "rule": None if rule is None else {
                     "min": rule.min, "max": rule.max, "rel_half_width": rule.rel_half_width,
                     "confidence": rule.confidence, "metrics": list(rule.metrics), "interval": rule.interval,
@@ -371,7 +353,7 @@ class VariantPlan:
             params = tuple((name, tuple(value) if isinstance(value, list) else value)
                            for name, value in entry["parameters"])
             return cls(entry["testbed"], entry["platform"], Variant(entry["benchmark"], entry["variant"], params),
-                       int(entry["repetitions"]), int(entry["part"]), int(entry["parts"]), rule)
+                       int(entry["repetitions"]), rule)
         except (KeyError, TypeError, ValueError) as error:
             raise ConfigError(f"plan entry: not a measurement job's entry ({type(error).__name__}: {error})") from None
 
@@ -391,48 +373,123 @@ def write_config_file(config: dict, directory: str | Path) -> Path:
     return path
 
 
-MIN_REPETITIONS_PER_PART = 2
+def round_order(platforms: list[str], round_number: int) -> list[str]:
+    """The platforms in the order they run in a round: as given in even rounds, reversed in odd ones."""
+    return list(platforms) if round_number % 2 == 0 else list(reversed(platforms))
 
 
-def parts_for(repetitions: int) -> int:
-    """Two parts (A B C D D C B A) when each part gets at least two repetitions (N >= 4), else one.
+@dataclass(frozen=True)
+class RoundSlot:
+    """One run of a job's rounds: round ``round`` (0-based, also the repetition's number), its place
+    ``position`` in the round (0-based), the round's platforms in their order, and the platform's plan."""
 
-    The second part is there to show a drift of the host as a difference between a platform's
-    two parts (:func:`virtrepro.analysis.stats.drift_between_parts`), and that difference has an interval
-    only with two or more repetitions a side; with fewer a second part would add a job (and, for a
-    guest, a boot) per variant and show nothing. The quick scale's 2-3 repetitions are one part."""
-    return 2 if repetitions >= 2 * MIN_REPETITIONS_PER_PART else 1
-
-
-def run_sequence(platforms: list[str]) -> list[tuple[str, int]]:
-    """The order in which the platforms' parts are measured: (platform, part) for the first parts
-    in the configured order, then the second parts in reverse (A B C D D C B A)."""
-    return [(platform, 1) for platform in platforms] + [(platform, 2) for platform in reversed(platforms)]
+    round: int
+    position: int
+    order: tuple[str, ...]
+    plan: VariantPlan
 
 
-def sequence_slot(platforms: list[str], platform: str, part: int) -> int:
-    """Where (platform, part) stands in the run order A B C D D C B A (:func:`run_sequence` of the
-    configured ``platforms``): 0 first. qemu-* take the place of a configured ``qemu``; a platform
-    not configured goes last."""
-    key = platform
-    if platform.startswith("qemu-") and platform not in platforms and QEMU_AUTO in platforms:
-        key = QEMU_AUTO
-    sequence = run_sequence(platforms)
-    return sequence.index((key, part)) if (key, part) in sequence else len(sequence)
+@dataclass(frozen=True)
+class VariantRounds:
+    """One measurement job: one benchmark variant on every planned platform of a testbed, in rounds.
+
+    In round *r* repetition *r* of each platform runs, back to back, in the order of
+    :func:`round_order` (the platforms as configured in even rounds, reversed in odd ones): a drift
+    of the host falls on every platform alike, and each round is a comparison made minutes apart
+    (docs/methodology.md, "Run order"). Every platform is measured in every round until its cap, so
+    the platforms have the same repetitions (a translated platform's lower cap aside); the rounds
+    go on until each platform has its count, or, with a repetition rule, until the rule stops for
+    every platform (:func:`rounds`). Its marker (:meth:`marker_path`, one per variant, platform-neutral)
+    is written when they have stopped."""
+
+    plans: tuple[VariantPlan, ...]
+
+    def __post_init__(self):
+        if not self.plans or len({(p.testbed, p.benchmark, p.variant.key) for p in self.plans}) != 1:
+            raise ConfigError("a variant's rounds need plans of one testbed, benchmark and variant")
+        if len({p.platform for p in self.plans}) != len(self.plans):
+            raise ConfigError("a variant's rounds name each platform once")
+
+    @property
+    def testbed(self) -> str:
+        return self.plans[0].testbed
+
+    @property
+    def benchmark(self) -> str:
+        return self.plans[0].benchmark
+
+    @property
+    def variant(self) -> Variant:
+        return self.plans[0].variant
+
+    @property
+    def platforms(self) -> list[str]:
+        return [p.platform for p in self.plans]
+
+    def plan_of(self, platform: str) -> VariantPlan:
+        return next(p for p in self.plans if p.platform == platform)
+
+    @property
+    def reps_label(self) -> str:
+        """The platforms' repetition counts or rules, each once, joined by ``+`` (the marker's name)."""
+        return "+".join(dict.fromkeys(p.reps_label for p in self.plans))
+
+    def marker_path(self, data_dir: str | Path) -> Path:
+        return datalayout.rounds_marker_path(data_dir, self.testbed, self.benchmark, self.variant.key, self.reps_label)
+
+    def to_json(self) -> dict:
+        return {"plans": [p.to_json() for p in self.plans]}
+
+    @classmethod
+    def from_json(cls, entry: dict) -> VariantRounds:
+        try:
+            return cls(tuple(VariantPlan.from_json(p) for p in entry["plans"]))
+        except (KeyError, TypeError) as error:
+            raise ConfigError(f"plan entry: not a measurement job's entry ({type(error).__name__}: {error})") from None
 
 
-# one benchmark's block of job priorities: above every (platform, part) slot's, at most
-# (2 x platforms + 1) x 1000 plus the guest-spec order within a slot (under 1000)
-BENCHMARK_BLOCK = 1000 * (2 * len(platform_catalog.NAMES) + 2)
+def rounds(job: VariantRounds, complete, stops):
+    """The runs of a job's rounds still to measure, in order (a generator: the caller measures each run
+    before asking for the next, and the rule is asked after each round, on the logs measured so far).
+
+    ``complete(plan, repetition)``: whether that log is complete (a complete log is never measured again:
+    a resumed job measures only the missing repetitions, in round order); ``stops(plan, n)``: whether the
+    platform needs no repetition beyond its first ``n`` (its count reached, or its rule stopped or
+    capped). Round *r* measures repetition *r* of every platform whose cap is above *r*; the rounds
+    end after the first round at which ``stops`` holds for every platform."""
+    platforms = job.platforms
+    number = 0
+    while True:
+        due = [name for name in round_order(platforms, number) if number < job.plan_of(name).cap]
+        if not due:
+            return
+        for position, name in enumerate(due):
+            plan = job.plan_of(name)
+            if not complete(plan, number):
+                yield RoundSlot(number, position, tuple(due), plan)
+        number += 1
+        stopped = [stops(plan, number) for plan in job.plans]  # each asked: its decision is the latest
+        if all(done or number >= plan.cap for done, plan in zip(stopped, job.plans)):
+            return
 
 
-def run_priority(config: dict, benchmark: str, platform: str, part: int) -> int:
+def plan_rounds(config: dict, platforms: list[str] | None = None) -> list[VariantRounds]:
+    """The measurement jobs: each planned variant on all the platforms that plan it (in the order of
+    ``platforms``), in the order of :func:`plan_variants`' first platform's variants (benchmark by
+    benchmark, as configured)."""
+    grouped: dict[tuple, list[VariantPlan]] = {}
+    for plan in plan_variants(config, platforms):
+        grouped.setdefault((plan.testbed, plan.benchmark, plan.variant.key), []).append(plan)
+    order = {name: index for index, name in enumerate(config["benchmarks"])}
+    keys = sorted(grouped, key=lambda key: order.get(key[1], len(order)))  # stable: the variants' own order within
+    return [VariantRounds(tuple(grouped[key])) for key in keys]
+
+
+def run_priority(config: dict, benchmark: str) -> int:
     """The measurement job's place in the run (a Snakemake priority: the highest runs first): one
-    benchmark after the other in the configured order, and within a benchmark A B C D D C B A over
-    (platform, part) (docs/methodology.md, "Run order"). A multiple of 1000: the workflow adds the
-    guest-spec order within one (platform, part) (under 1000)."""
-    block = (len(config["benchmarks"]) - config["benchmarks"].index(benchmark)) * BENCHMARK_BLOCK
-    return block + (2 * len(config["platforms"]) + 1 - sequence_slot(config["platforms"], platform, part)) * 1000
+    benchmark after the other in the configured order (docs/methodology.md, "Run order"). A multiple
+    of 1000: the workflow adds the guest-spec order within a benchmark (under 1000)."""
+    return (len(config["benchmarks"]) - config["benchmarks"].index(benchmark)) * 1000
 
 
 # the threshold, as a relative difference, of the claims whose kinds compare a ratio with one; every other
@@ -515,7 +572,7 @@ def repetition_rule(config: dict, benchmark: str, platform: str, variant: Varian
 
 
 def plan_variants(config: dict, platforms: list[str] | None = None) -> list[VariantPlan]:
-    """Every part of every benchmark variant the configuration asks for, with its repetition
+    """Every benchmark variant on every platform the configuration asks for, with its repetition
     count (or rule: an integer ``repetitions`` at the top level overrides a rule too), in a stable order.
 
     ``platforms`` are the concrete platforms (``qemu`` resolved); by default the
@@ -530,11 +587,9 @@ def plan_variants(config: dict, platforms: list[str] | None = None) -> list[Vari
             count = config.get("repetitions")  # null: the benchmark's own count, or its rule's minimum
             if count is None:
                 count = rule.min if rule is not None else params["repetitions"]
-            parts = parts_for(count)
             for variant in runnable_variants(BENCHMARKS[name], params, platform):
                 own = repetition_rule(config, name, platform, variant) if rule is not None else None  # its targets
-                variants.extend(VariantPlan(config["testbed"], platform, variant, count, part, parts, own)
-                                for part in range(1, parts + 1))
+                variants.append(VariantPlan(config["testbed"], platform, variant, count, own))
     return variants
 
 

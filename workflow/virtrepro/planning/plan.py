@@ -3,10 +3,10 @@ durations earlier runs' sidecars recorded.
 
     python -m virtrepro.measurement.estimate --estimate [--config scale=reference testbed=reference-vm ...]
 
-For each planned part of a variant (:func:`config.plan_variants`) the repetitions still without a
-complete raw log are counted; a part that continues under a repetition rule
-(:mod:`virtrepro.planning.adaptive`) counts from its minimum (low) to its cap (high), or nothing where the rule
-already stops on the complete logs there (:func:`rule_stops`). Each repetition costs
+For each planned variant on each platform (:func:`config.plan_rounds`: one job measures a variant on
+all its platforms, in rounds) the repetitions still without a complete raw log are counted; under a
+repetition rule (:mod:`virtrepro.planning.adaptive`) from its minimum (low) to its cap (high), or nothing where
+the rule already stops on the complete logs there (:func:`rule_stops`). Each repetition costs
 the mean ``duration_s`` of the complete sidecars of any testbed of ``<data_dir>`` and of ``data`` (virtrepro.datalayout) of the
 same platform, benchmark and variant; where there are none, of the same variant on another platform
 times this platform's median slowdown on the benchmark's variants both ran (other platform, scaled);
@@ -29,7 +29,7 @@ from pathlib import Path
 from .. import datalayout
 from ..rawdata import machines, rawlog
 from ..rawdata.probes import unavailable
-from .config import AUTO, QEMU_AUTO, VariantPlan, plan_variants, resolve_platforms
+from .config import AUTO, QEMU_AUTO, VariantPlan, plan_rounds, resolve_platforms
 
 
 @dataclass(frozen=True)
@@ -86,15 +86,15 @@ class Durations:
         return None
 
 
-def remaining(variant: VariantPlan, data_dir: str | Path) -> tuple[int, int]:
-    """Repetitions of this part still to measure: (at least, at most); equal without a rule. A part whose
-    marker is written is done (its rule stopped it; the marker names why), and so is a continuing
-    part whose complete logs the rule already stops on (markers are not committed: in a fresh clone
-    of a finished run the logs say it)."""
-    if variant.marker_path(data_dir).exists():
+def remaining(variant: VariantPlan, data_dir: str | Path, marker: Path | None = None) -> tuple[int, int]:
+    """Repetitions of this platform's variant still to measure: (at least, at most); equal without a
+    rule. A variant whose job's ``marker`` is written is done (its rule stopped it; the marker names
+    why), and so is one whose complete logs the rule already stops on (markers are not committed: in
+    a fresh clone of a finished run the logs say it)."""
+    if marker is not None and marker.exists():
         return 0, 0
     own = sum(not rawlog.is_complete(run.log_path(data_dir)) for run in variant.runs())
-    if not variant.continues:
+    if variant.rule is None:
         return own, own
     beyond = range(variant.repetitions, variant.rule.max)
     done = sum(rawlog.is_complete(variant.run(rep).log_path(data_dir)) for rep in beyond)
@@ -105,7 +105,7 @@ def remaining(variant: VariantPlan, data_dir: str | Path) -> tuple[int, int]:
 
 def rule_stops(variant: VariantPlan, data_dir: str | Path) -> bool:
     """Whether the variant's repetition rule stops on its complete logs as they are: the decision the
-    measurement job makes first (:func:`virtrepro.measurement.variant.continue_by_rule`), so such a job measures nothing.
+    measurement job makes after the first rounds (:func:`virtrepro.measurement.variant.measure_rounds`), so such a job measures nothing.
     False where the logs cannot be decided on (one does not parse: the job will say so)."""
     from . import adaptive
     from ..errors import MeasurementError
@@ -126,8 +126,9 @@ def estimate(config: dict, data_dir: str | Path, platforms: list[str] | None = N
     ``data/staging``, goes by the committed runs too)."""
     durations = Durations.from_sidecars(data_dir, *history)
     rows, unknown = {}, []
-    for variant in plan_variants(config, platforms):
-        low, high = remaining(variant, data_dir)
+    for variant, marker in ((plan, job.marker_path(data_dir)) for job in plan_rounds(config, platforms)
+                            for plan in job.plans):
+        low, high = remaining(variant, data_dir, marker)
         if high == 0:
             continue
         seconds, basis = durations.per_repetition(variant)
@@ -138,7 +139,7 @@ def estimate(config: dict, data_dir: str | Path, platforms: list[str] | None = N
         row["reps_high"] += high
         row["basis"].add(basis)
         if seconds is None:
-            unknown.append(f"{variant.platform}/{variant.benchmark}/{variant.variant.key} part {variant.part}")
+            unknown.append(f"{variant.platform}/{variant.benchmark}/{variant.variant.key}")
         else:
             row["low_s"] += low * seconds
             row["high_s"] += high * seconds

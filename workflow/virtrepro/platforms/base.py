@@ -63,6 +63,13 @@ class Platform:
         with self.instance(index) as endpoint:
             yield endpoint
 
+    def freeze(self, index: int = 0) -> None:
+        """Freeze instance ``index`` (started by :meth:`instance`) while another platform measures;
+        native has nothing to freeze. PlatformError on failure."""
+
+    def thaw(self, index: int = 0) -> None:
+        """Thaw instance ``index`` frozen by :meth:`freeze`."""
+
     def private_address(self, index: int) -> str:
         raise PlatformError(f"platform {self.name} has no private network")
 

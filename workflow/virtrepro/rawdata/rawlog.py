@@ -348,7 +348,7 @@ def variant_records(variant, data_dir: str | Path) -> list[list[dict]]:
 
     benchmark = BENCHMARKS[variant.benchmark]
     logs = []
-    for repetition in range(variant.rule.max if variant.rule else variant.repetitions):
+    for repetition in range(variant.cap):
         log = variant.run(repetition).log_path(data_dir)
         try:
             complete = is_complete(log)

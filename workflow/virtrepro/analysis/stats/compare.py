@@ -321,8 +321,8 @@ def _compared(base: np.ndarray, plat: np.ndarray, hib: bool, level: float, margi
 def drift_between_parts(table: pd.DataFrame, platform: str, level: float = 0.95) -> pd.DataFrame:
     """A platform's second part against its first, per benchmark, variant and metric.
 
-    The workflow measures a variant's repetitions in two parts, in the order A B C D D C B A
-    over (platform, part) (:func:`virtrepro.planning.config.run_sequence`): for the first platform (the
+    The workflow measured a variant's repetitions in two parts, in the order A B C D D C B A
+    over (platform, part), before it measured in rounds (docs/methodology.md, "Run order"): for the first platform (the
     baseline) the two parts are the furthest apart in time, so a drift of the host over the run
     shows there first. One row per group with both parts: ``n_part1, n_part2, mean_part1,
     mean_part2`` and ``ratio`` (part 2 / part 1, :func:`hl_ratio_ci`) with its interval (NaN where
