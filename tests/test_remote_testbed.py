@@ -221,6 +221,32 @@ def test_lifecycle_is_timed_by_the_host_agent_on_the_host(remote, config, tmp_pa
     assert leftovers(remote) == []
 
 
+def test_a_guest_on_the_remote_host_is_frozen_and_thawed_by_its_agent(remote, config):
+    import threading
+
+    from virtrepro.guests import guest_run
+
+    testbed = RemoteTestbed(TESTBED, config["testbeds"][TESTBED])
+    platform = testbed.platform(testbed.up(), "podman", SPEC)
+    with platform.instance(0) as endpoint:
+        assert platform.frozen(0) is False
+        platform.freeze(0)
+        assert platform.frozen(0) is True  # podman's State.Paused, read by the agent on the host
+        result: dict = {}
+        worker = threading.Thread(target=lambda: result.update(out=guest_run(endpoint, "echo answered", timeout=90)),
+                                  daemon=True)
+        worker.start()
+        worker.join(6)
+        assert worker.is_alive() and "out" not in result, "a command completed in a frozen guest"
+        platform.thaw(0)
+        assert platform.frozen(0) is False
+        worker.join(60)
+        assert result.get("out", "").strip() == "answered"
+        platform.freeze(0)  # left frozen: the block's end thaws it before the guest is stopped
+    assert platform.applied["freeze"]["thaws"] == 2
+    assert leftovers(remote) == []
+
+
 CONTROLLER = """
 import sys, time
 from virtrepro.testbed.kinds import RemoteTestbed

@@ -176,7 +176,7 @@ class _Session:
     def frozen_beside(self, name: str) -> list[str]:
         """The other platforms whose instances are up and frozen (native has nothing to freeze)."""
         return [other for other, kept in self.kept.items() if other != name and kept.frozen
-                and platform_catalog.runs_in_guest(other)]
+                and kept.platform.freezable]
 
 
 def require_same_image(variant: VariantPlan, data_dir: str | Path) -> None:

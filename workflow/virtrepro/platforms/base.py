@@ -23,12 +23,20 @@ class Platform:
     context manager that brings up one instance of the platform on ``host`` and
     yields the SSH endpoint of that instance. It must tear the instance down on
     exit, also when the body raises.
+
+    A running instance can be frozen while another platform measures (issue 40: guests stay up
+    across rounds, and idle platforms cost nothing): :meth:`freeze` stops every process of the
+    instance (its CPU time stays put), :meth:`thaw` lets it run again and returns once it answers
+    SSH again. ``freezable`` says whether there is anything to freeze (native: nothing, its
+    instance is the host) and ``freeze_mechanism`` how it is done, for the sidecar.
     """
 
     name: str = ""
     family: str = ""  # catalog.NATIVE, CONTAINER or FULL_VM: from the declaration
     declaration: PlatformSpec | None = None
     failure_dir = None  # where a failed start keeps its console log (set by measure)
+    freezable: bool = False  # whether freeze() stops anything (native: nothing to freeze)
+    freeze_mechanism: str = "none: nothing to freeze"
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -64,11 +72,17 @@ class Platform:
             yield endpoint
 
     def freeze(self, index: int = 0) -> None:
-        """Freeze instance ``index`` (started by :meth:`instance`) while another platform measures;
-        native has nothing to freeze. PlatformError on failure."""
+        """Stop every process of the running instance ``index`` (started by :meth:`instance`) until
+        :meth:`thaw`; the instance keeps its memory, files and connections. Raises PlatformError
+        (platform, instance, the command's last line) if it cannot. Here: nothing to freeze."""
 
     def thaw(self, index: int = 0) -> None:
-        """Thaw instance ``index`` frozen by :meth:`freeze`."""
+        """Let the frozen instance ``index`` run again; return once it verifiably runs (its state reads
+        thawed and its sshd answers a login). Raises PlatformError if it does not. Here: nothing to do."""
+
+    def frozen(self, index: int = 0) -> bool:
+        """Whether instance ``index`` is frozen now (read from the platform, not remembered)."""
+        return False
 
     def private_address(self, index: int) -> str:
         raise PlatformError(f"platform {self.name} has no private network")

@@ -12,6 +12,13 @@ own: runs over several instances (network pairs, MPI across instances) are not p
 (``private_network=False`` in the catalogue). Runs write to the host's scratch directory
 (``-b /var/tmp``), the file system native uses; the benchmark's CPUs are those of the other
 containers (``taskset``, which an unprivileged process may apply to itself).
+
+Having no container manager, an instance is frozen through a freezer cgroup the platform starts
+it in (:class:`~virtrepro.platforms.guest.CgroupFreezer`, when the host's cgroups are writable, as
+for root): every process the sshd forks stays in it, also the per-login sshd children and daemons
+a benchmark starts, which call setsid() and so leave the instance's process group (a SIGSTOP to
+that group would miss them, and a stopped process is visible to its parent and resumed by any
+SIGCONT). The freezer is not one of the instance's limits: ch-run itself still makes no cgroup.
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ from pathlib import Path
 
 from ..guests import GuestState, require_image
 from ..layout import SCRATCH_DIR
-from .guest import GuestPlatform
+from .base import PlatformError
+from .guest import CgroupFreezer, GuestPlatform, process_cpu_ns
 
 # what this module runs on the host: path or program -> Debian package (see virtrepro.testbed.packages)
 HOST_PATHS = {"ch-run": "charliecloud-runtime", "setpriv": "util-linux", "taskset": "util-linux"}
@@ -96,10 +104,45 @@ class Charliecloud(GuestPlatform):
         command = [*drop, "taskset", "-c", limits["cpuset"],
                    "ch-run", "-b", f"{state.dir}:{STATE_MOUNT}", "-b", f"{Path(scratch).parent}:{Path(scratch).parent}",
                    str(image), "--", "/usr/sbin/sshd", "-D", "-e", "-f", f"{STATE_MOUNT}/sshd_config"]
+        spec = {"cleanup": [["rm", "-rf", str(seed)]]}
+        freezer = CgroupFreezer(self.testbed, name)
+        if freezer.available:  # started inside a freezer cgroup of its own (thawed before it is stopped)
+            freezer.create()
+            command = freezer.enter_command(command)
+            spec = {"stop": [freezer.set_command(False)], "cleanup": [*spec["cleanup"], *freezer.remove_commands()]}
+            self.applied["freezer_cgroup"] = f"v{freezer.version}"
         self.applied.update(image=str(image), runtime="ch-run", user=user.pw_name, uid=user.pw_uid,
                             address=f"127.0.0.1:{port}", network="the host's (no network namespace)",
                             scratch=f"bind mount of the host's {Path(scratch).parent}", cpuset=limits["cpuset"])
-        return command, {"cleanup": [["rm", "-rf", str(seed)]]}, "127.0.0.1", port
+        return command, spec, "127.0.0.1", port
 
     def spec_applied(self, index: int) -> dict:
         return {"limits": self.cpu_assignment(index)}
+
+    freeze_mechanism = "a freezer cgroup of the instance's own (cgroup v1 freezer.state, or v2 cgroup.freeze)"
+
+    def _freezer(self, state: GuestState, index: int) -> CgroupFreezer:
+        freezer = CgroupFreezer(self.testbed, state.name)
+        if not freezer.dir.is_dir():
+            reason = ("it was started without one" if freezer.available else
+                      f"this host has no writable cgroup freezer ({freezer.dir.parent.parent.parent} needs root)")
+            raise self._freeze_failed(index, "freeze", f"no freezer cgroup {freezer.dir}: {reason}")
+        return freezer
+
+    def _set_frozen(self, state: GuestState, index: int, frozen: bool) -> None:
+        self._run_freezer(index, "freeze" if frozen else "thaw", self._freezer(state, index).set_command(frozen))
+
+    def _frozen_now(self, state: GuestState) -> bool:
+        freezer = CgroupFreezer(self.testbed, state.name)
+        return freezer.dir.is_dir() and freezer.frozen()
+
+    def freezer_state_file(self, index: int = 0) -> Path:
+        return CgroupFreezer(self.testbed, self.guest_name(index)).state_file
+
+    def cpu_time_ns(self, index: int = 0) -> int:
+        freezer = CgroupFreezer(self.testbed, self.guest_name(index))
+        pids = freezer.pids()
+        if not pids:
+            raise PlatformError(f"charliecloud instance {index}: no processes in {freezer.dir}")
+        counted = freezer.cpu_ns()
+        return process_cpu_ns(pids) if counted is None else counted

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,6 +47,97 @@ def scratch_bind() -> tuple[str, str]:
     return SCRATCH_DIR, SCRATCH_DIR
 
 
+class CgroupFreezer:
+    """A freezer cgroup of its own for an instance's processes: cgroup v1's freezer hierarchy
+    (``freezer.state``: FROZEN/THAWED, with a cpuacct group beside it that counts the instance's CPU
+    time) or, on a host with only cgroup v2, a cgroup with ``cgroup.freeze`` (and ``cpu.stat``).
+    Every process the instance forks stays in it (daemons that start a session of their own too),
+    which a signal to a process group would miss."""
+
+    V1_ROOT = Path("/sys/fs/cgroup/freezer")
+    V1_CPUACCT = Path("/sys/fs/cgroup/cpuacct")
+    V2_ROOT = Path("/sys/fs/cgroup")
+
+    def __init__(self, testbed: str, name: str):
+        if (self.V1_ROOT / "freezer.state").exists() or (self.V1_ROOT / "cgroup.procs").exists():
+            self.version, root = 1, self.V1_ROOT
+        elif (self.V2_ROOT / "cgroup.controllers").exists():
+            self.version, root = 2, self.V2_ROOT
+        else:
+            self.version, root = 0, self.V1_ROOT
+        self.dir = root / "virtrepro" / testbed / name
+        self.cpuacct = (self.V1_CPUACCT / "virtrepro" / testbed / name
+                        if self.version == 1 and (self.V1_CPUACCT / "cpuacct.usage").exists() else None)
+
+    @property
+    def available(self) -> bool:
+        return self.version != 0 and os.access(self.dir.parent.parent.parent, os.W_OK)
+
+    @property
+    def state_file(self) -> Path:
+        return self.dir / ("freezer.state" if self.version == 1 else "cgroup.freeze")
+
+    @property
+    def dirs(self) -> list[Path]:
+        return [self.dir, *([self.cpuacct] if self.cpuacct else [])]
+
+    def create(self) -> None:
+        for directory in self.dirs:
+            directory.mkdir(parents=True, exist_ok=True)
+
+    def enter_command(self, command: list[str]) -> list[str]:
+        """``command`` run from inside the cgroups (the shell moves itself in, then execs it)."""
+        moves = " && ".join(f'echo $$ > "{d}/cgroup.procs"' for d in self.dirs)
+        return ["sh", "-c", f'{moves} && exec "$@"', "sh", *command]
+
+    def remove_commands(self) -> list[list[str]]:
+        return [["rmdir", str(d)] for d in self.dirs]
+
+    def set_command(self, frozen: bool) -> list[str]:
+        value = ("FROZEN" if frozen else "THAWED") if self.version == 1 else ("1" if frozen else "0")
+        return ["sh", "-c", f'echo {value} > "$0"', str(self.state_file)]
+
+    def frozen(self) -> bool:
+        """True once every process is frozen (v1 FROZEN, not FREEZING; v2 ``frozen 1``)."""
+        if self.version == 1:
+            return self.state_file.read_text().strip() == "FROZEN"
+        return "frozen 1" in (self.dir / "cgroup.events").read_text().splitlines()
+
+    def cpu_ns(self) -> int | None:
+        """CPU time of the cgroup's processes, exited ones included (v1 cpuacct.usage, v2 cpu.stat)."""
+        if self.cpuacct is not None:
+            return int((self.cpuacct / "cpuacct.usage").read_text())
+        if self.version == 2:
+            for line in (self.dir / "cpu.stat").read_text().splitlines():
+                if line.startswith("usage_usec "):
+                    return int(line.split()[1]) * 1000
+        return None
+
+    def pids(self) -> list[int]:
+        try:
+            return [int(pid) for pid in (self.dir / "cgroup.procs").read_text().split()]
+        except OSError:
+            return []
+
+
+def process_cpu_ns(pids: list[int]) -> int:
+    """utime + stime of ``pids`` and their threads, in nanoseconds (/proc/PID/stat)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+    return total * 1_000_000_000 // tick
+
+
+# how long a freeze may take to reach every process, and a thaw to answer SSH again
+FREEZE_TIMEOUT_S = 30.0
+THAW_SSH_TIMEOUT_S = 60.0
+
+
 # the instance index lifecycle timings use: the last one with a private address, apart from
 # the instances benchmarks run in (0, 1, ...)
 LIFECYCLE_INDEX = 19
@@ -79,6 +172,7 @@ class GuestPlatform(Platform):
         self.owner_pid: int | None = None  # set by the host agent: its keeper, for lifecycle guests
         # on a remote host: what starts guests there (instance(platform, index), lifecycle(platform, out))
         self.agent = None
+        self._frozen: dict[int, float] = {}  # instances this object froze and has not thawed: since when
 
     def guest_name(self, index: int) -> str:
         return f"{self.name}-{spec_hash(self.spec)}-{index}"
@@ -293,6 +387,9 @@ class GuestPlatform(Platform):
         """Instance ``index`` up (the running one of this testbed, or a new one owned by ``owner``)."""
         state = self.state(index)
         if state.running():
+            if self.freezable and self._left_frozen(state):  # by a process that died while it was frozen
+                self._set_frozen(state, index, False)
+                self._await_frozen(state, index, False)
             endpoint = state.endpoint()
             self.applied["reused_running_guest"] = True
         else:
@@ -305,7 +402,10 @@ class GuestPlatform(Platform):
     def instance(self, index: int = 0) -> Iterator[Host]:
         if self.remote:
             with self._agent().instance(self, index) as endpoint:
-                yield endpoint
+                try:
+                    yield endpoint
+                finally:
+                    self._thaw_on_exit(index)
             return
         owner = int(os.environ.get("VIRTREPRO_TESTBED_OWNER") or os.getpid())
         if not supervisor.pid_alive(owner):
@@ -315,8 +415,136 @@ class GuestPlatform(Platform):
         try:
             yield endpoint
         finally:
-            if own:
-                self.state(index).stop()
+            try:
+                self._thaw_on_exit(index)
+            finally:
+                if own:
+                    self.state(index).stop()
+
+    def _thaw_on_exit(self, index: int) -> None:
+        """Thaw an instance this object left frozen: whoever uses or stops it next finds it running
+        (a frozen container's processes cannot even be killed). A thaw that fails is reported and
+        teardown goes on (the supervisor's stop commands thaw it again)."""
+        if index not in self._frozen:
+            return
+        try:
+            self.thaw(index)
+        except Exception as error:
+            self._frozen.pop(index, None)
+            print(f"virtrepro: {self.name} instance {index}: thaw before teardown failed: {error}", file=sys.stderr)
+
+    # --- freeze and thaw (issue 40: idle platforms cost nothing) -----------------------------
+
+    freezable = True
+
+    def _freeze_failed(self, index: int, what: str, detail: str) -> PlatformError:
+        lines = last_lines(detail or "", count=1)
+        return PlatformError(f"{self.name} instance {index} ({self.guest_name(index)}): {what} failed: "
+                             f"{lines[-1] if lines else 'no output'}")
+
+    def _run_freezer(self, index: int, what: str, argv: list[str], timeout: float = FREEZE_TIMEOUT_S) -> str:
+        """Run a freeze or thaw command; PlatformError with its last line if it fails."""
+        try:
+            result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise self._freeze_failed(index, what, str(error)) from None
+        if result.returncode != 0:
+            raise self._freeze_failed(index, what, result.stderr.strip() or result.stdout.strip()
+                                      or f"{argv[0]} exited {result.returncode}")
+        return result.stdout
+
+    def _set_frozen(self, state: GuestState, index: int, frozen: bool) -> None:
+        """Ask the platform's tool to freeze (or thaw) the instance: lxc-freeze, podman pause, QMP stop..."""
+        raise PlatformError(f"{self.name}: freezing its instances is not implemented")
+
+    def _frozen_now(self, state: GuestState) -> bool:
+        """Whether the platform reports the instance frozen (FROZEN, paused)."""
+        return False
+
+    def _left_frozen(self, state: GuestState) -> bool:
+        try:
+            return self._frozen_now(state)
+        except (OSError, ValueError, subprocess.SubprocessError, PlatformError):
+            return False  # no state to read: whatever the guest does next says more
+
+    def _await_frozen(self, state: GuestState, index: int, frozen: bool) -> None:
+        """Wait until the platform reports the instance (un)frozen; PlatformError after FREEZE_TIMEOUT_S."""
+        deadline = time.monotonic() + FREEZE_TIMEOUT_S
+        while True:
+            try:
+                if self._frozen_now(state) == frozen:
+                    return
+                last = "still " + ("running" if frozen else "frozen")
+            except PlatformError as error:
+                last = str(error)
+            except OSError as error:
+                last = f"{type(error).__name__}: {error}"
+            if time.monotonic() > deadline:
+                wanted = "frozen" if frozen else "thawed"
+                raise self._freeze_failed(index, "freeze" if frozen else "thaw",
+                                          f"not {wanted} after {FREEZE_TIMEOUT_S:.0f} s ({last})")
+            time.sleep(0.05)
+
+    def frozen(self, index: int = 0) -> bool:
+        if not self.freezable:
+            return False
+        if self.remote:
+            return self._agent().frozen(self, index)
+        state = self.state(index)
+        return state.running() and self._frozen_now(state)
+
+    def freeze(self, index: int = 0) -> None:
+        if not self.freezable:
+            return
+        started = time.monotonic()
+        if self.remote:
+            self._agent().freeze(self, index)
+        else:
+            state = self.state(index)
+            if not state.running():
+                raise self._freeze_failed(index, "freeze", "the instance is not running (start it with instance())")
+            self._set_frozen(state, index, True)
+            self._await_frozen(state, index, True)
+        self._frozen[index] = time.monotonic()
+        record = self.applied.setdefault("freeze", {"mechanism": self.freeze_mechanism, "freezes": 0, "thaws": 0,
+                                                    "frozen_s": 0.0})
+        record["freezes"] += 1
+        record["last_freeze_s"] = round(time.monotonic() - started, 3)
+
+    def thaw(self, index: int = 0) -> None:
+        if not self.freezable:
+            return
+        started = time.monotonic()
+        if self.remote:
+            self._agent().thaw(self, index)
+        else:
+            state = self.state(index)
+            if not state.running():
+                self._frozen.pop(index, None)
+                raise self._freeze_failed(index, "thaw", "the instance is not running any more")
+            try:
+                frozen = self._frozen_now(state)
+            except (OSError, ValueError, PlatformError) as error:
+                raise self._freeze_failed(index, "thaw", f"cannot read its state: {error}") from None
+            if frozen:  # thawing a running instance only verifies it
+                self._set_frozen(state, index, False)
+                self._await_frozen(state, index, False)
+            try:  # verified: its sshd answers a login again
+                wait_for_ssh(state.endpoint(), THAW_SSH_TIMEOUT_S, client=self.ssh_client)
+            except GuestError as error:
+                raise self._freeze_failed(index, "thaw", f"thawed but no SSH login: {error}") from None
+        since = self._frozen.pop(index, None)
+        record = self.applied.setdefault("freeze", {"mechanism": self.freeze_mechanism, "freezes": 0, "thaws": 0,
+                                                    "frozen_s": 0.0})
+        record["thaws"] += 1
+        if since is not None:
+            record["frozen_s"] = round(record["frozen_s"] + (started - since), 3)
+        record["last_thaw_to_ssh_s"] = round(time.monotonic() - started, 3)
+
+    def cpu_time_ns(self, index: int = 0) -> int:
+        """CPU time (user + system, ns) the processes of running instance ``index`` have used so far on
+        this host: what a frozen instance must not add to (bench/frozen_guest.py)."""
+        raise PlatformError(f"{self.name}: no CPU accounting for its instances")
 
     def _agent(self):
         if self.agent is None:

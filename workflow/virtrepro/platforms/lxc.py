@@ -17,11 +17,12 @@ from pathlib import Path
 from ..guests import GuestState, require_image
 from ..guests.network import PREFIX, address, device_name, ensure_bridge, remove_idle_bridge
 from ..testbed.hosts import default_state_dir
+from .base import PlatformError
 from .guest import GuestPlatform, scratch_bind
 
 # what this module runs or reads on the host: path or program -> Debian package (see virtrepro.testbed.packages)
 HOST_PATHS = {
-    "lxc-start": "lxc", "lxc-stop": "lxc",
+    "lxc-start": "lxc", "lxc-stop": "lxc", "lxc-freeze": "lxc", "lxc-unfreeze": "lxc", "lxc-info": "lxc",
     # the container configuration includes it; lxc only recommends lxc-templates, which ships it
     "/usr/share/lxc/config/debian.common.conf": "lxc-templates",
     "/usr/share/lxc/config/common.conf": "liblxc-common",
@@ -87,7 +88,8 @@ class Lxc(GuestPlatform):
         base = ["-P", str(lxc_path()), "-n", name]
         self.applied.update(image=image.name, address=ip, rootfs="overlay", scratch=f"bind mount of the host's {scratch}")
         spec = {
-            "stop": [["lxc-stop", *base, "-t", "20"]],
+            # thawed first: a frozen container's processes cannot stop (lxc-unfreeze of a running one fails, harmless)
+            "stop": [["lxc-unfreeze", *base], ["lxc-stop", *base, "-t", "20"]],
             "cleanup": [["lxc-stop", *base, "-k"], ["rm", "-rf", str(container), str(seed)],
                         remove_idle_bridge(self.testbed)],
         }
@@ -95,6 +97,36 @@ class Lxc(GuestPlatform):
 
     def spec_applied(self, index: int) -> dict:
         return {"limits": self.container_limits(index, lxc_path())}
+
+    freeze_mechanism = "lxc-freeze/lxc-unfreeze (the container's cgroup v1 freezer)"
+
+    def _base(self, state: GuestState) -> list[str]:
+        return ["-P", str(lxc_path()), "-n", state.name]
+
+    def _set_frozen(self, state: GuestState, index: int, frozen: bool) -> None:
+        what = "lxc-freeze" if frozen else "lxc-unfreeze"
+        self._run_freezer(index, what, [what, *self._base(state)])
+
+    def _frozen_now(self, state: GuestState) -> bool:
+        result = subprocess.run(["lxc-info", *self._base(state), "-s"], capture_output=True, text=True, timeout=30)
+        if result.returncode != 0:
+            raise PlatformError(f"lxc-info: {(result.stderr.strip() or result.stdout.strip())[-300:]}")
+        return result.stdout.split()[-1:] == ["FROZEN"]
+
+    def freezer_state_file(self, index: int = 0) -> Path | None:
+        """The cgroup v1 freezer.state of instance ``index`` (for tests and the bench), if found."""
+        for group in (f"lxc.payload.{self.guest_name(index)}", f"lxc/{self.guest_name(index)}"):
+            path = Path("/sys/fs/cgroup/freezer") / group / "freezer.state"
+            if path.exists():
+                return path
+        return None
+
+    def cpu_time_ns(self, index: int = 0) -> int:
+        for group in (f"lxc.payload.{self.guest_name(index)}", f"lxc/{self.guest_name(index)}"):
+            path = Path("/sys/fs/cgroup/cpuacct") / group / "cpuacct.usage"
+            if path.exists():
+                return int(path.read_text())
+        raise PlatformError(f"lxc instance {index}: no cpuacct cgroup of {self.guest_name(index)}")
 
     def clone(self, state: GuestState, target: Path) -> None:
         """A full copy of the container's root file system (what lxc-copy without snapshots does)."""

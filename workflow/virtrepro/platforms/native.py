@@ -53,6 +53,9 @@ class NativeNetns(GuestPlatform):
     name = "native"
     boot_timeout = 30.0
     tool = "sshd"
+    # an idle sshd in a network namespace: the host itself, nothing to freeze (as native's instance)
+    freezable = False
+    freeze_mechanism = Platform.freeze_mechanism
 
     def launch(self, state: GuestState, name: str, seed: Path):
         import subprocess

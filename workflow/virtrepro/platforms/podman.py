@@ -77,7 +77,8 @@ class Podman(GuestPlatform):
         self.applied.update(image=tag, runtime="runc", cgroup_manager="cgroupfs", address=ip, network="netns+veth",
                             scratch=f"bind mount of the host's {scratch}")
         spec = {
-            "stop": [[*podman(), "stop", "-t", "5", name]],
+            # unpaused first: a paused container's processes cannot stop (unpause of a running one fails, harmless)
+            "stop": [[*podman(), "unpause", name], [*podman(), "stop", "-t", "5", name]],
             "cleanup": [[*podman(), "rm", "-f", "-i", name], ["rm", "-rf", str(seed)], *network_cleanup],
         }
         return command, spec, ip, 22
@@ -86,6 +87,40 @@ class Podman(GuestPlatform):
         return {"limits": self.container_limits(index, default_state_dir() / "podman")}
 
     reboot_supported = False
+
+    freeze_mechanism = "podman pause/unpause (runc, the container's cgroup v1 freezer)"
+
+    def _set_frozen(self, state: GuestState, index: int, frozen: bool) -> None:
+        verb = "pause" if frozen else "unpause"
+        self._run_freezer(index, f"podman {verb}", [*podman(), verb, state.name])
+
+    def _frozen_now(self, state: GuestState) -> bool:
+        result = subprocess.run([*podman(), "inspect", "--format", "{{.State.Paused}} {{.State.Status}}", state.name],
+                                capture_output=True, text=True, timeout=60)
+        if result.returncode != 0:
+            raise PlatformError(f"podman inspect: {(result.stderr.strip() or result.stdout.strip())[-300:]}")
+        return result.stdout.split()[:1] == ["true"]
+
+    def container_id(self, index: int = 0) -> str:
+        result = subprocess.run([*podman(), "inspect", "--format", "{{.Id}}", self.guest_name(index)],
+                                capture_output=True, text=True, timeout=60)
+        if result.returncode != 0:
+            raise PlatformError(f"podman inspect {self.guest_name(index)}: {result.stderr.strip()[-300:]}")
+        return result.stdout.strip()
+
+    def _cgroup(self, controller: str, index: int) -> Path:
+        """The container's cgroup v1 directory of ``controller`` (cgroupfs manager: libpod_parent/libpod-ID)."""
+        cid = self.container_id(index)
+        for path in Path(f"/sys/fs/cgroup/{controller}").glob(f"**/*{cid}*"):
+            if path.is_dir():
+                return path
+        raise PlatformError(f"podman instance {index}: no {controller} cgroup of container {cid[:12]}")
+
+    def freezer_state_file(self, index: int = 0) -> Path:
+        return self._cgroup("freezer", index) / "freezer.state"
+
+    def cpu_time_ns(self, index: int = 0) -> int:
+        return int((self._cgroup("cpuacct", index) / "cpuacct.usage").read_text())
 
     def clone(self, state: GuestState, target: Path) -> None:
         """Commit the running container to a new image (how a container is cloned), then drop it."""

@@ -9,11 +9,13 @@ Regola, Kumar). :func:`probe_kvm` boots the guest kernel under KVM for real
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from ..guests import GuestState, require_image
 from ..guests.network import address, device_name, mac, networkd_static, tap_on_bridge
 from ..testbed.hosts import default_state_dir
 from .base import PlatformError
-from .guest import GuestPlatform, host_cpus, host_memory_mb, overcommit_policy
+from .guest import FREEZE_TIMEOUT_S, GuestPlatform, host_cpus, host_memory_mb, overcommit_policy, process_cpu_ns
 
 # what this module runs or reads on the host: path or program -> Debian package (see virtrepro.testbed.packages);
 # the firmware and option ROMs are what QEMU loads for the machine below (SeaBIOS, the virtio NIC's
@@ -60,6 +62,39 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def qmp_socket(state: GuestState) -> Path:
+    """Where the guest's QMP monitor listens: in its state directory, or, if that path is too long for
+    a Unix socket (108 bytes), in the temporary directory under a name made from it."""
+    path = state.dir / "qmp.sock"
+    if len(str(path)) < 100:
+        return path
+    return Path(tempfile.gettempdir()) / f"virtrepro-qmp-{hashlib.sha256(str(path).encode()).hexdigest()[:16]}.sock"
+
+
+def qmp(path: Path, command: str, timeout: float = FREEZE_TIMEOUT_S) -> dict:
+    """Run one QMP ``command`` (no arguments) on the monitor at ``path``; return its ``return`` value.
+    Raises PlatformError with QMP's error, OSError if the monitor cannot be reached."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(str(path))
+        stream = sock.makefile("rwb")
+        json.loads(stream.readline() or b"{}")  # the greeting
+        answer: dict = {}
+        for execute in ("qmp_capabilities", command):
+            stream.write(json.dumps({"execute": execute}).encode() + b"\n")
+            stream.flush()
+            while True:  # events (STOP, RESUME...) may come before the answer
+                line = stream.readline()
+                if not line:
+                    raise PlatformError(f"QMP {execute}: the monitor closed the connection")
+                answer = json.loads(line)
+                if "return" in answer or "error" in answer:
+                    break
+            if "error" in answer:
+                raise PlatformError(f"QMP {execute}: {answer['error'].get('desc', answer['error'])}")
+        return answer["return"]
 
 
 def probe_kvm(image: Path, work: Path, timeout: float = 20) -> dict:
@@ -242,6 +277,8 @@ class Qemu(GuestPlatform):
             "qemu-system-x86_64", "-name", f"{name},debug-threads=on", "-accel", self.accel, "-cpu", cpu,
             "-smp", str(self.spec["vcpus"]), *self._memory_options(),
             "-nodefaults", "-display", "none", "-monitor", "none",
+            # QMP: the monitor that stops and continues the VM (freeze, thaw)
+            "-qmp", f"unix:{qmp_socket(state)},server=on,wait=off",
             "-serial", f"file:{state.dir / 'console.log'}",
             "-kernel", str(image / "vmlinuz"), "-initrd", str(image / "initrd"), "-append", CMDLINE,
             "-drive", f"file={disk},if=virtio,format={fmt},cache={self.spec['cache']}{throttle}",
@@ -255,7 +292,7 @@ class Qemu(GuestPlatform):
         ]
         state_root = str(default_state_dir())
         self.applied.update(accel=self.accel, image=image.name, command=[c.replace(state_root, ".state") for c in command])
-        cleanup = [["rm", "-f", str(disk), str(seed_disk)], *network_cleanup]
+        cleanup = [["rm", "-f", str(disk), str(seed_disk), str(qmp_socket(state))], *network_cleanup]
         return command, {"cleanup": cleanup}, "127.0.0.1", port
 
     def clone(self, state: GuestState, target: Path) -> None:
@@ -263,6 +300,37 @@ class Qemu(GuestPlatform):
         fmt = self.spec["disk_format"]
         subprocess.run(["qemu-img", "convert", "-U", "-f", fmt, "-O", fmt, str(state.dir / f"root.{fmt}"), str(target)],
                        check=True, capture_output=True)
+
+
+    freeze_mechanism = "QMP stop/cont (the VM's vCPUs stopped by QEMU's monitor)"
+
+    def _set_frozen(self, state: GuestState, index: int, frozen: bool) -> None:
+        try:
+            qmp(qmp_socket(state), "stop" if frozen else "cont")
+        except (OSError, ValueError, PlatformError) as error:
+            raise self._freeze_failed(index, "QMP stop" if frozen else "QMP cont", str(error)) from None
+
+    def _frozen_now(self, state: GuestState) -> bool:
+        return not qmp(qmp_socket(state), "query-status")["running"]
+
+    def query_status(self, index: int = 0) -> dict:
+        """QMP query-status of instance ``index`` ({"status": "running" | "paused" | ..., "running": bool})."""
+        return qmp(qmp_socket(self.state(index)), "query-status")
+
+    def qemu_pid(self, index: int = 0) -> int:
+        """The QEMU process of instance ``index`` (its command line names its own QMP socket)."""
+        wanted = f"unix:{qmp_socket(self.state(index))},server=on,wait=off".encode()
+        for proc in Path("/proc").iterdir():
+            try:
+                argv = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if proc.name.isdigit() and argv[0] == b"qemu-system-x86_64" and wanted in argv:
+                return int(proc.name)
+        raise PlatformError(f"{self.name}: cannot find the QEMU process of instance {index}")
+
+    def cpu_time_ns(self, index: int = 0) -> int:
+        return process_cpu_ns([self.qemu_pid(index)])
 
 
 class QemuKvm(Qemu):

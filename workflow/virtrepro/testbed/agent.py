@@ -292,12 +292,25 @@ def remote_lifecycle(platform, out) -> None:
     platform.applied.update(answer.get("applied") or {})
 
 
+def _remote_freezer(verb: str):
+    """freeze, thaw or frozen of a guest on a remote host: done by the host agent there (the thaw
+    verified there, by a login from the host); answers whether the guest is frozen now."""
+    def call(platform, index: int) -> bool:
+        agent = HostAgent(platform.host)
+        keeper = agent.ensure_keeper(_owner())
+        return bool(agent.call(verb, {**agent.guest_args(platform, keeper), "index": index}).get("frozen"))
+    return call
+
+
 class GuestsThroughAgent:
-    """What a guest platform on a remote host hands its guests' start and lifecycle to (its
-    ``agent``: set by :meth:`virtrepro.testbed.kinds.RemoteTestbed.platform`)."""
+    """What a guest platform on a remote host hands its guests' start, lifecycle, freeze and thaw to
+    (its ``agent``: set by :meth:`virtrepro.testbed.kinds.RemoteTestbed.platform`)."""
 
     instance = staticmethod(remote_instance)
     lifecycle = staticmethod(remote_lifecycle)
+    freeze = staticmethod(_remote_freezer("freeze"))
+    thaw = staticmethod(_remote_freezer("thaw"))
+    frozen = staticmethod(_remote_freezer("frozen"))
 
 
 # --- the keep process -------------------------------------------------------------------

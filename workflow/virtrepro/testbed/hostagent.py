@@ -20,6 +20,9 @@ Commands (arguments are one JSON object):
     reuses the running one; answers with its endpoint as seen from the host and its
     pinned host key.
 ``stop {testbed, names | keep_prefix}``, ``status {testbed}``
+``freeze``, ``thaw``, ``frozen {testbed, platform, spec, index, authorized_keys}``
+    freezes or thaws the running instance ``index`` (the platform's freeze and thaw, a thaw
+    verified by a login from the host); answers ``{"frozen": bool}``.
 ``lifecycle {testbed, platform, spec, owner, authorized_keys}``
     the lifecycle timings (provision, boot, reboot, clone, destroy) on the host;
     the log goes to standard output.
@@ -156,6 +159,16 @@ def cmd_stop(args: dict) -> int:
     else:
         stop_guests(args["testbed"], args.get("keep_prefix"))
     return _result({"stopped": True})
+
+
+def cmd_freezer(args: dict, verb: str) -> int:
+    platform = _platform(args)
+    index = int(args["index"])
+    if verb == "freeze":
+        platform.freeze(index)
+    elif verb == "thaw":
+        platform.thaw(index)
+    return _result({"frozen": platform.frozen(index)})
 
 
 def running_guests(testbed: str) -> list[str]:
@@ -310,6 +323,8 @@ def main(argv: list[str] | None = None) -> int:
         "start": lambda: cmd_start(args), "stop": lambda: cmd_stop(args), "status": lambda: cmd_status(args),
         "lifecycle": lambda: cmd_lifecycle(args, out), "probe-kvm": lambda: cmd_probe_kvm(args),
         "keep": lambda: cmd_keep(args, out), "prepare": lambda: cmd_prepare(args),
+        "freeze": lambda: cmd_freezer(args, "freeze"), "thaw": lambda: cmd_freezer(args, "thaw"),
+        "frozen": lambda: cmd_freezer(args, "frozen"),
     }
     if command not in commands:
         return _result({"error": f"unknown command {command!r}", "kind": "AgentError"}, 2)
