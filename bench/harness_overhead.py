@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import statistics
 import subprocess
 import tempfile
@@ -87,7 +88,8 @@ def main() -> None:
             testbed.down()
 
     base = statistics.median(rows[0][1])
-    print(f"command: {command}  ({args.runs} runs each, medians)")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"command: {command}  ({args.runs} runs each, medians; load average {load})")
     print(f"{'path':<28}{'median s':>10}{'fixed cost s':>14}{'ratio':>8}")
     for name, times in rows:
         median = statistics.median(times)
