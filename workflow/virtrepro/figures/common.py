@@ -31,11 +31,14 @@ def baseline_first(platforms, baseline: str) -> list:
     return sorted(set(platforms), key=lambda p: (p != baseline, p))
 
 
-def ci_label(s, summary: pd.DataFrame | None = None) -> str:
+def ci_label(s, summary: pd.DataFrame | None = None, dagger: bool = True) -> str:
     """What the bars and intervals show: a summary's (stats.summarize) median with its order-statistic
-    interval (none below 6 runs at 95 %). ``summary`` is accepted for the callers' symmetry."""
-    label = f"median with {s.confidence:.0%} CI (order statistics; \u2020: too few runs for one)"
-    return label
+    interval (none below 6 runs at 95 %). ``summary`` is accepted for the callers' symmetry.
+    ``dagger=False``: without what :data:`NO_INTERVAL_MARK` means, for a figure whose note says it
+    (:func:`no_interval_text`)."""
+    if not dagger:
+        return f"median with {s.confidence:.0%} CI (order statistics)"
+    return f"median with {s.confidence:.0%} CI (order statistics; \u2020: too few runs for one)"
 
 
 def note_below(fig, text: str, size: float = 8) -> None:

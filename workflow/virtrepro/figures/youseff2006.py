@@ -33,9 +33,11 @@ def fig1(table, s) -> Drawn:
         summary = summarize(stream, ["platform", "operation"], s)
         plotting.grouped_bars(ax, summary, "operation", "median", "ci_low", "ci_high",
                               hue_order=baseline_first(summary["platform"], s.baseline), order=["copy", "scale", "add", "triad"])
-        ax.set_ylabel(f"GB/s, {ci_label(s, summary)}")
+        ax.set_ylabel(f"GB/s, {ci_label(s, summary, dagger=False)}")
         ax.legend(title="platform")
     ax.set_title(f"STREAM (Fig. 1) on testbed {s.testbed!r}" + "".join(f"\n{line}" for line in stream_arrays(stream)))
+    if not stream.empty:  # what the dagger over a bar means, under the panel
+        note_below(fig, no_interval_text(summary, "ci_low", "ci_high", "median"))
     footnote(fig, stream)
     return Drawn(fig, {f"tests against {s.baseline}": compare(stream, s, ["operation"])[["operation"] + TESTS]}, digits=3)
 

@@ -55,10 +55,12 @@ t=; { read -r t < /sys/kernel/mm/transparent_hugepage/enabled; } 2>/dev/null; ec
 while read -r key value; do [ "$key" = Cpus_allowed_list: ] && break; done < /proc/self/status
 echo "cpus_allowed=$value"
 m=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup); echo "cgroup_memory=$m"
-limit=; while :; do l=$(cat /sys/fs/cgroup/memory$m/memory.limit_in_bytes 2>/dev/null); \
+limit=; while :; do l=; { read -r l < /sys/fs/cgroup/memory$m/memory.limit_in_bytes; } 2>/dev/null; \
   [ -n "$l" ] && { [ -z "$limit" ] || [ "$l" -lt "$limit" ]; } && limit=$l; [ -z "$m" ] || [ "$m" = / ] && break; m=${m%/*}; done
 echo "memory_limit_bytes=$limit"
-echo "cache_sizes=$(for c in /sys/devices/system/cpu/cpu0/cache/index*; do t=$(cut -c1 $c/type | tr DIU di_); echo "L$(cat $c/level)${t%_}=$(cat $c/size)"; done 2>/dev/null | tr '\n' ' ')"
+sizes=; for c in /sys/devices/system/cpu/cpu0/cache/index*; do t=; l=; s=; { read -r t < $c/type; read -r l < $c/level; read -r s < $c/size; } 2>/dev/null
+  case $t in D*) t=d;; I*) t=i;; U*) t=;; *) t=${t%"${t#?}"};; esac; sizes="${sizes}L$l$t=$s "; done
+echo "cache_sizes=$sizes"
 """
 
 

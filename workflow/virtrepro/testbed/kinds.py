@@ -174,7 +174,9 @@ class LocalTestbed:
         config = self._write_config(port)
         self.port_file.write_text(str(port))
         process = supervisor.start(
-            [_sshd_path(), "-D", "-e", "-f", str(config)],
+            # -r: no re-execution of sshd for each connection (a few milliseconds of every job's
+            # connection; OpenSSH 9.8 and later always re-execute and only log that -r is ignored)
+            [_sshd_path(), "-D", "-e", "-r", "-f", str(config)],
             owner=owner_pid or os.getpid(),
             pid_file=self.supervisor_pid_file,
             log_file=self.dir / "supervisor.log",
