@@ -1,7 +1,9 @@
 """Building the tidy table: the one writer of ``<data>/tables/<testbed>.parquet`` (and its ``.csv``
 copy, manifest and run facts), run by the workflow's table rule and ``python -m virtrepro.results``.
 
-Each log is parsed once (:func:`virtrepro.results.records.parse_log`): the rows of a log whose content,
+Each log is parsed once (:func:`virtrepro.results.records.parse_log`; with many logs to parse and
+more than one core, in worker processes, whole variants at a time, their rows put together in the
+order one process gives them: :func:`_variants_apart`, :func:`_parse_logs`): the rows of a log whose content,
 sidecar and table format are unchanged since the last table are taken from it, and the rows of a
 variant none of whose logs changed are taken as one block. A table sorted by platform, benchmark,
 variant and repetition keeps each variant's rows together, so one new log costs its variant's rows,
@@ -11,9 +13,14 @@ not a sort of the whole table.
 from __future__ import annotations
 
 import fcntl
+import gc
 import hashlib
 import io
 import json
+import os
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,10 +99,12 @@ def _earlier_rows(previous: pd.DataFrame, block: list[int], reuse: set[str]) -> 
 
 def _logged(data_dir: Path, logs: list, names: list[str], current: dict[str, list[int]], kept: set[str],
             previous: pd.DataFrame | None, ranges: dict | None, reuse: set[str], collect: bool) -> list[list[dict]]:
-    """Each log's rows, one list a log, of every variant not kept: parsed, or taken from ``previous``
-    where the log is unchanged. ``collect``: a kept log's rows get its run's facts and machine, read
-    from its sidecar, as a parsed log's have them."""
-    logged = []
+    """Each log's rows, one list a log, of every variant not kept: parsed (:func:`_parse_logs`), or
+    taken from ``previous`` where the log is unchanged. ``collect``: a kept log's rows get its run's
+    facts and machine, read from its sidecar, as a parsed log's have them."""
+    logged: list[list[dict] | None] = []
+    to_parse: list[int] = []  # where in ``logged`` the rows of a log to parse go
+    parse: list = []  # those logs
     for variant, indexes in current.items():
         if variant in kept:
             continue
@@ -108,8 +117,67 @@ def _logged(data_dir: Path, logs: list, names: list[str], current: dict[str, lis
                 record = rawlog.read_sidecar(Path(logs[i]))
                 machine, run = machines.identity(record), of_run(record)
                 rows = [{**row, "machine": machine, "run": run} for row in rows]
-            logged.append(rows if rows is not None else parse_log(Path(logs[i]), data_dir))
+            if rows is None:
+                to_parse.append(len(logged))
+                parse.append(logs[i])
+            logged.append(rows)
+    for at, rows in zip(to_parse, _parse_logs(parse, data_dir)):
+        logged[at] = rows
     return logged
+
+
+# a build with at least this many logs to parse parses them in worker processes, one a core, in
+# chunks of CHUNK logs in order (a few logs, an incremental build's, are parsed here: no pool)
+PARALLEL_FROM = 1000
+CHUNK = 400
+
+
+def _cores() -> int:
+    """The cores this process may use; 1 in a daemonic process (which may start none)."""
+    if multiprocessing.current_process().daemon:
+        return 1
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity on this system
+        return os.cpu_count() or 1
+
+
+def _parse_chunk(data_dir: Path, logs: list) -> tuple[list[list[dict]], int | None]:
+    """The rows of ``logs`` (:func:`parse_log`), in a worker: up to the first log that does not parse,
+    and where that one is in ``logs`` (None when every one did)."""
+    parsed = []
+    for at, log in enumerate(logs):
+        try:
+            parsed.append(parse_log(Path(log), data_dir))
+        except Exception:  # the build's own process parses it again, for its error (see _parse_logs)
+            return parsed, at
+    return parsed, None
+
+
+def _parse_logs(logs: list, data_dir: Path) -> list[list[dict]]:
+    """Each log's rows (:func:`parse_log`), in the order of ``logs``: with many logs and more than one
+    core, parsed in worker processes, chunk by chunk. A log a worker could not parse is parsed again
+    here, so that the first log in order that does not parse stops the build with its own error,
+    exactly as in one process (and nothing after it is used)."""
+    workers = min(_cores(), -(-len(logs) // CHUNK))
+    if len(logs) < PARALLEL_FROM or workers < 2:
+        return [parse_log(Path(log), data_dir) for log in logs]
+    chunks = [logs[a:a + CHUNK] for a in range(0, len(logs), CHUNK)]
+    parsed: list[list[dict]] = []
+    try:
+        pool = ProcessPoolExecutor(workers)
+    except (OSError, NotImplementedError):  # no processes to be had here: all in this one
+        return [parse_log(Path(log), data_dir) for log in logs]
+    try:
+        for chunk, (rows, failed) in zip(chunks, pool.map(_parse_chunk, [data_dir] * len(chunks), chunks)):
+            parsed += rows
+            if failed is not None:  # raises that log's error (or, were it mended meanwhile, parses on)
+                parsed += [parse_log(Path(log), data_dir) for log in chunk[failed:]]
+    except BrokenProcessPool:  # a worker died (killed, out of memory): the rest here
+        parsed += [parse_log(Path(log), data_dir) for log in logs[len(parsed):]]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return parsed
 
 
 def _assemble(current: dict[str, list[int]], kept: set[str], previous: pd.DataFrame, ranges: dict,
@@ -160,21 +228,92 @@ def _build(data_dir: Path, testbed: str, previous: pd.DataFrame | None, reuse: s
         ranges = _row_ranges(previous) if ranges is None else ranges
         before = set(previous["source_log"].unique()) if before is None else before
         kept = _kept(data_dir, previous, ranges, before, current, names, reuse)
-    logged = _logged(data_dir, logs, names, current, kept, previous, ranges, reuse, collect)
-    refuse_copies(data_dir, names, (checksums or Checksums(data_dir, testbed)).of_name)
-    runs: dict[str, list[dict]] = {}
-    for rows in logged:
-        if rows and collect:
-            runs.setdefault(_variant_of(rows[0]["source_log"]), []).append({**rows[0]["run"], "machine": rows[0]["machine"]})
-    _latest_rules(logged, data_dir)
-    stopping(logged)
-    fresh = pd.DataFrame([row for rows in logged for row in rows], columns=COLUMNS).astype(DTYPES)
+    parts = None
+    if not kept and (previous is None or not reuse):  # every log is parsed: in worker processes, if many
+        parts = _variants_apart(data_dir, logs, current, collect)
+    if parts is not None:
+        refuse_copies(data_dir, names, (checksums or Checksums(data_dir, testbed)).of_name)
+        runs = {}
+        for variant, run in (run for _, part_runs in parts for run in part_runs):
+            runs.setdefault(variant, []).append(run)
+        pieces = [frame for frame, _ in parts if len(frame)]
+        fresh = pd.concat(pieces, ignore_index=True) if pieces else _frame([])
+    else:
+        logged = _logged(data_dir, logs, names, current, kept, previous, ranges, reuse, collect)
+        refuse_copies(data_dir, names, (checksums or Checksums(data_dir, testbed)).of_name)
+        runs = dict(_runs(logged)) if collect else {}
+        _latest_rules(logged, data_dir)
+        stopping(logged)
+        fresh = _frame(logged)
     # a log's rows keep the parser's order (a stable sort)
     fresh = fresh.sort_values(["platform", "benchmark", "variant", "repetition"], kind="stable").reset_index(drop=True)
     if not kept:
         return Built(fresh, _row_ranges(fresh), current, kept, runs)
     frame, new_ranges = _assemble(current, kept, previous, ranges, fresh)
     return Built(frame, new_ranges, current, kept, runs)
+
+
+def _frame(logged: list[list[dict]]) -> pd.DataFrame:
+    """The table's rows of ``logged`` (one list of rows a log), in that order, each column of its type."""
+    return pd.DataFrame([row for rows in logged for row in rows], columns=COLUMNS).astype(DTYPES)
+
+
+def _runs(logged: list[list[dict]]) -> list[tuple[str, list[dict]]]:
+    """Each variant's runs' facts and machines (:func:`virtrepro.results.facts.of_run`), of the logs
+    that have rows, in their order: (variant, its runs) in the order the variants come first."""
+    runs: dict[str, list[dict]] = {}
+    for rows in logged:
+        if rows:
+            runs.setdefault(_variant_of(rows[0]["source_log"]), []).append({**rows[0]["run"], "machine": rows[0]["machine"]})
+    return list(runs.items())
+
+
+def _variants_table(data_dir: Path, logs: list, collect: bool) -> tuple[pd.DataFrame, list[tuple[str, dict]]] | None:
+    """In a worker: the rows of ``logs``, every log of some variants (parsed, each variant's stopping
+    facts made as :func:`_build` makes them), unsorted, and with ``collect`` each variant's runs
+    (variant, run) in order; None when anything is refused (the build's process builds the table
+    itself then, for the error a build in one process gives)."""
+    try:
+        logged = [parse_log(Path(log), data_dir) for log in logs]
+        runs = [(variant, run) for variant, of_variant in _runs(logged) for run in of_variant] if collect else []
+        _latest_rules(logged, data_dir)
+        stopping(logged)
+        return _frame(logged), runs
+    except Exception:
+        return None
+
+
+def _variants_apart(data_dir: Path, logs: list, current: dict[str, list[int]],
+                    collect: bool) -> list[tuple[pd.DataFrame, list[tuple[str, dict]]]] | None:
+    """:func:`_variants_table` of every variant of ``current`` (all of whose logs are to be parsed), in
+    worker processes, a chunk of whole variants (at least :data:`CHUNK` logs) at a time, in order; None
+    with fewer than :data:`PARALLEL_FROM` logs or one core (nothing is parsed then), or when a worker
+    found a log or a variant it refuses."""
+    workers = _cores()
+    if sum(map(len, current.values())) < PARALLEL_FROM or workers < 2:
+        return None
+    chunks: list[list] = [[]]
+    for indexes in current.values():
+        if len(chunks[-1]) >= CHUNK:
+            chunks.append([])
+        chunks[-1] += [logs[i] for i in indexes]
+    try:
+        pool = ProcessPoolExecutor(min(workers, len(chunks)))
+    except (OSError, NotImplementedError):  # no processes to be had here
+        return None
+    parts = []
+    gc.freeze()  # the workers (forked at the first chunk) collect none of this process's objects: their pages stay shared
+    try:
+        for part in pool.map(_variants_table, [data_dir] * len(chunks), chunks, [collect] * len(chunks)):
+            if part is None:
+                return None
+            parts.append(part)
+    except BrokenProcessPool:  # a worker died (killed, out of memory): the build is made in one process
+        return None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        gc.unfreeze()
+    return parts
 
 
 def _found_machines(built: Built, machines_before: dict) -> dict[str, list[dict]]:

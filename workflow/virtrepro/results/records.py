@@ -138,12 +138,12 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
     Each row also holds the sidecar's ``repetition_rule`` (a dict or None) until :func:`stopping`
     replaces it with the variant's facts."""
     log = Path(log)
-    relative = log.relative_to(Path(data_dir))
+    relative = log.relative_to(data_dir)
     where = datalayout.place(relative)
     run = rawlog.complete_record(log)
     if run is None:  # listed, then gone
         raise IncompleteLogError(str(relative), "raw log disappeared while the table was built")
-    check_place(relative, run)
+    _check_place(where, relative, run)
     if where.benchmark not in BENCHMARKS:
         raise ParseError(str(relative), f"unknown benchmark {where.benchmark!r}")
     bench = BENCHMARKS[where.benchmark]
@@ -183,9 +183,17 @@ def _plain(value):
 
 def _json(fields: dict, source: str) -> str:
     """``fields`` as a JSON object, keys sorted, without the ones that have no value."""
-    plain = {key: _plain(value) for key, value in fields.items()}
+    plain = {}
+    for key, value in fields.items():
+        kind = type(value)
+        if kind is str or kind is int or kind is bool:  # what _plain leaves as it is (most values)
+            plain[key] = value
+        elif value is not None:
+            value = _plain(value)
+            if value is not None:
+                plain[key] = value
     try:
-        return json.dumps({key: value for key, value in sorted(plain.items()) if value is not None})
+        return json.dumps(dict(sorted(plain.items())))
     except (TypeError, ValueError) as error:
         raise ParseError(source, f"a field is no JSON value ({error})") from None
 
@@ -194,7 +202,24 @@ def check_place(relative: Path, sidecar: Sidecar | dict) -> None:
     """Refuse a log whose sidecar describes another run than its place ``raw/<testbed>/<platform>/
     <benchmark>/<variant>/rep-<k>.log`` says: each of those, and the variant's parameters
     (the variant's key spells them), must agree."""
-    where = datalayout.place(relative)
+    _check_place(datalayout.place(relative), relative, sidecar)
+
+
+def _spells(key: str, parameters: dict) -> bool:
+    """:func:`key_spells`, remembered: its answer depends on the key and each parameter's name and
+    value as text (``name-value``, in the sidecar's order) alone, and a variant's logs all ask the same."""
+    asked = (key, tuple((name, f"{value}") for name, value in parameters.items()))
+    found = _SPELT.get(asked)
+    if found is None:
+        found = _SPELT[asked] = key_spells(key, parameters)
+    return found
+
+
+_SPELT: dict[tuple, bool] = {}
+
+
+def _check_place(where: datalayout.Place, relative: Path, sidecar: Sidecar | dict) -> None:
+    """:func:`check_place` with the log's place (``where``) known."""
     ran_on = sidecar.get("platform")
     expected = {
         "testbed": where.testbed,
@@ -208,7 +233,7 @@ def check_place(relative: Path, sidecar: Sidecar | dict) -> None:
              "platform": ran_on.get("name") if isinstance(ran_on, dict) else ran_on}
     wrong = [f"{key} {found[key]!r}" for key in expected if found[key] != expected[key]]
     parameters = sidecar.get("parameters")
-    if not isinstance(parameters, dict) or not key_spells(where.variant, parameters):
+    if not isinstance(parameters, dict) or not _spells(where.variant, parameters):
         wrong.append(f"parameters {parameters!r}")
     if wrong:
         raise MisplacedLogError(str(relative), f"the sidecar describes another run ({', '.join(wrong)}) than "
