@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from virtrepro import rawlog, results
+from virtrepro import results
+from virtrepro.rawdata import rawlog
 from virtrepro.results import build
 
 REPO = Path(__file__).resolve().parents[1]
