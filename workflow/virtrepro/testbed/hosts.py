@@ -223,111 +223,131 @@ def _connection_class():
     """fabric.Connection with the testbed's connection handling (built on first use: Fabric is
     imported lazily). ``open`` sets TCP_NODELAY and turns failures into TestbedError; ``run``
     sends commands to the connection's runner; ``close`` also closes the gateway connection
-    (Fabric leaves it open)."""
+    (Fabric leaves it open). The methods are the module's ``_connection_*`` functions."""
     global _CONNECTION_CLASS
-    if _CONNECTION_CLASS is not None:
-        return _CONNECTION_CLASS
+    if _CONNECTION_CLASS is None:
+        import fabric
+
+        _CONNECTION_CLASS = type("Connection", (fabric.Connection,), {
+            # declared here: invoke's DataProxy turns sets of undeclared attributes into config
+            "virtrepro_host": None,
+            "timeout_s": CONNECT_TIMEOUT_S,
+            "facts": None,  # host facts, cached per connection (virtrepro.measurement.instance.host_facts)
+            "virtrepro_packages": None,  # (packages) -> installed versions (virtrepro.measurement.instance.package_versions)
+            "_runner": None,  # None: not started yet; False: unavailable on this host
+            "_runner_lock": None,
+            "open": _connection_open,
+            "runner": _connection_runner,
+            "run": _connection_run,
+            "_fabric_run": _connection_fabric_run,
+            "close": _connection_close,
+            "__module__": __name__,
+        })
+    return _CONNECTION_CLASS
+
+
+def _connection_open(self):
+    import fabric
+
+    if self.is_connected:
+        return None
+    host = self.virtrepro_host
+    try:
+        if self.gateway is None:
+            self.connect_kwargs["sock"] = _quick_socket(host, self.timeout_s)
+        return fabric.Connection.open(self)
+    except Exception as error:
+        sock = self.connect_kwargs.get("sock")
+        if sock is not None:
+            sock.close()
+        raise connection_error(host, error, self.timeout_s) from None
+    finally:
+        self.connect_kwargs.pop("sock", None)
+
+
+def _connection_runner(self):
+    """This connection's runner, started on first use; None where it cannot run."""
     import threading
 
-    import fabric
     import paramiko
+
+    from .sshrun import Runner, RunnerUnavailable
+
+    if self._runner is None:
+        self.open()
+        try:
+            self._runner = Runner(self.transport)
+        except (RunnerUnavailable, OSError, EOFError, paramiko.SSHException):
+            self._runner = False
+        self._runner_lock = threading.Lock()
+    return self._runner or None
+
+
+def _connection_run(self, command, **kwargs):
+    """Fabric's ``run``, through the connection's runner where it can be: the same
+    arguments, Result, UnexpectedExit and CommandTimedOut (the runner kills the
+    command's process group at ``timeout``). ``merge_stderr=True`` folds stderr into
+    stdout (in order, as ``2>&1``)."""
     from fabric.runners import Result
     from invoke.exceptions import CommandTimedOut, UnexpectedExit
     from invoke.runners import normalize_hide
 
-    from .sshrun import Runner, RunnerLost, RunnerUnavailable, TextSink
+    from .sshrun import RunnerLost, TextSink
 
-    class Connection(fabric.Connection):
-        # declared here: invoke's DataProxy turns sets of undeclared attributes into config
-        virtrepro_host = None
-        timeout_s = CONNECT_TIMEOUT_S
-        facts = None  # host facts, cached per connection (virtrepro.measurement.instance.host_facts)
-        virtrepro_packages = None  # (packages) -> installed versions, asked once (virtrepro.measurement.instance.package_versions)
-        _runner = None  # None: not started yet; False: unavailable on this host
-        _runner_lock = None
+    usable = set(kwargs) <= _RUNNER_KWARGS and kwargs.get("in_stream") is False and not kwargs.get("pty")
+    runner = self.runner() if usable else None
+    if runner is None or not self._runner_lock.acquire(blocking=False):
+        return self._fabric_run(command, **kwargs)
+    try:
+        out_stream, err_stream = kwargs.get("out_stream"), kwargs.get("err_stream")
+        hide = normalize_hide(kwargs.get("hide"), out_stream, err_stream)
+        out = TextSink(None if "stdout" in hide else out_stream or sys.stdout)
+        err = TextSink(None if "stderr" in hide else err_stream or sys.stderr)
+        timeout = kwargs.get("timeout")
+        status, timed_out = runner.execute(command, out, err, timeout, KILL_AFTER_S,
+                                           merge=bool(kwargs.get("merge_stderr")))
+    except RunnerLost as error:
+        self._runner = False  # the channel is gone: later commands take Fabric's path
+        raise TestbedError(f"{_where(self.virtrepro_host)}: {error} while running {command[:200]!r}") from None
+    except BaseException:
+        self._runner = False
+        raise
+    finally:
+        self._runner_lock.release()
+    result = Result(stdout=out.text(), stderr=err.text(), encoding="utf-8", command=command, shell="/bin/sh",
+                    exited=status, pty=False, hide=hide, connection=self)
+    if timed_out:
+        raise CommandTimedOut(result, timeout)
+    if status != 0 and not kwargs.get("warn"):
+        raise UnexpectedExit(result)
+    return result
 
-        def open(self):
-            if self.is_connected:
-                return None
-            host = self.virtrepro_host
-            try:
-                if self.gateway is None:
-                    self.connect_kwargs["sock"] = _quick_socket(host, self.timeout_s)
-                return super().open()
-            except Exception as error:
-                sock = self.connect_kwargs.get("sock")
-                if sock is not None:
-                    sock.close()
-                raise connection_error(host, error, self.timeout_s) from None
-            finally:
-                self.connect_kwargs.pop("sock", None)
 
-        def runner(self):
-            """This connection's runner, started on first use; None where it cannot run."""
-            if self._runner is None:
-                self.open()
-                try:
-                    self._runner = Runner(self.transport)
-                except (RunnerUnavailable, OSError, EOFError, paramiko.SSHException):
-                    self._runner = False
-                self._runner_lock = threading.Lock()
-            return self._runner or None
+def _connection_fabric_run(self, command, merge_stderr=False, timeout=None, **kwargs):
+    """One channel a command (a host without python3): the same semantics, from the shell."""
+    import fabric
+    from invoke.exceptions import CommandTimedOut, UnexpectedExit
 
-        def run(self, command, **kwargs):
-            """Fabric's ``run``, through the connection's runner where it can be: the same
-            arguments, Result, UnexpectedExit and CommandTimedOut (the runner kills the
-            command's process group at ``timeout``). ``merge_stderr=True`` folds stderr into
-            stdout (in order, as ``2>&1``)."""
-            usable = set(kwargs) <= _RUNNER_KWARGS and kwargs.get("in_stream") is False and not kwargs.get("pty")
-            runner = self.runner() if usable else None
-            if runner is None or not self._runner_lock.acquire(blocking=False):
-                return self._fabric_run(command, **kwargs)
-            try:
-                out_stream, err_stream = kwargs.get("out_stream"), kwargs.get("err_stream")
-                hide = normalize_hide(kwargs.get("hide"), out_stream, err_stream)
-                out = TextSink(None if "stdout" in hide else out_stream or sys.stdout)
-                err = TextSink(None if "stderr" in hide else err_stream or sys.stderr)
-                timeout = kwargs.get("timeout")
-                status, timed_out = runner.execute(command, out, err, timeout, KILL_AFTER_S,
-                                                   merge=bool(kwargs.get("merge_stderr")))
-            except RunnerLost as error:
-                self._runner = False  # the channel is gone: later commands take Fabric's path
-                raise TestbedError(f"{_where(self.virtrepro_host)}: {error} while running {command[:200]!r}") from None
-            except BaseException:
-                self._runner = False
-                raise
-            finally:
-                self._runner_lock.release()
-            result = Result(stdout=out.text(), stderr=err.text(), encoding="utf-8", command=command, shell="/bin/sh",
-                            exited=status, pty=False, hide=hide, connection=self)
-            if timed_out:
-                raise CommandTimedOut(result, timeout)
-            if status != 0 and not kwargs.get("warn"):
-                raise UnexpectedExit(result)
-            return result
+    if merge_stderr:
+        command = f"sh -c {shlex.quote(command)} 2>&1"
+    if timeout:
+        command = f"timeout -k {KILL_AFTER_S} {math.ceil(timeout)} {command if merge_stderr else 'sh -c ' + shlex.quote(command)}"
+        warn = kwargs.pop("warn", False)
+        result = fabric.Connection.run(self, command, warn=True, timeout=timeout + KILL_AFTER_S + 30, **kwargs)
+        if result.exited in (124, 137):
+            raise CommandTimedOut(result, timeout)
+        if result.exited != 0 and not warn:
+            raise UnexpectedExit(result)
+        return result
+    return fabric.Connection.run(self, command, **kwargs)
 
-        def _fabric_run(self, command, merge_stderr=False, timeout=None, **kwargs):
-            """One channel a command (a host without python3): the same semantics, from the shell."""
-            if merge_stderr:
-                command = f"sh -c {shlex.quote(command)} 2>&1"
-            if timeout:
-                command = f"timeout -k {KILL_AFTER_S} {math.ceil(timeout)} {command if merge_stderr else 'sh -c ' + shlex.quote(command)}"
-                warn = kwargs.pop("warn", False)
-                result = super().run(command, warn=True, timeout=timeout + KILL_AFTER_S + 30, **kwargs)
-                if result.exited in (124, 137):
-                    raise CommandTimedOut(result, timeout)
-                if result.exited != 0 and not warn:
-                    raise UnexpectedExit(result)
-                return result
-            return super().run(command, **kwargs)
 
-        def close(self):
-            if self._runner:
-                self._runner.close()
-            self._runner = None
-            super().close()
-            if isinstance(self.gateway, fabric.Connection):
-                self.gateway.close()
+def _connection_close(self):
+    import fabric
 
-    _CONNECTION_CLASS = Connection
-    return _CONNECTION_CLASS
+    if self._runner:
+        self._runner.close()
+    self._runner = None
+    fabric.Connection.close(self)
+    if isinstance(self.gateway, fabric.Connection):
+        self.gateway.close()
