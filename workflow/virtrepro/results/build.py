@@ -93,6 +93,7 @@ def _earlier_rows(previous: pd.DataFrame, block: list[int], reuse: set[str]) -> 
     for row in previous.iloc[a:b].drop(columns=["stopping"]).to_dict("records"):
         if row["source_log"] in reuse:
             row["part"] = None if pd.isna(row["part"]) else int(row["part"])
+            row["round"] = None if pd.isna(row["round"]) else int(row["round"])
             earlier.setdefault(row["source_log"], []).append({**row, "repetition_rule": None})
     return earlier
 

@@ -27,7 +27,7 @@ from ..errors import VirtreproError
 from ..parsers import ParseError
 from ..sidecar import Sidecar
 
-TABLE_FORMAT = 12  # 12: every log checked against its sidecar's digest (a table cached without that check is rebuilt)
+TABLE_FORMAT = 13  # 12: every log checked against its sidecar's digest; 13: the round column, part from rounds
 
 COLUMNS = [
     "testbed",
@@ -37,7 +37,8 @@ COLUMNS = [
     "parameters",  # JSON object: the variant's parameters, typed as the sidecar records them
     "labels",  # JSON object: the record's own fields beside metric, unit and value (threads, file_size_kb...)
     "repetition",
-    "part",  # which part of the run order A B C D D C B A it was measured in (none in older logs)
+    "part",  # the part of the run order A B C D D C B A it was measured in; in rounds, its half (round_halves())
+    "round",  # the round it was measured in (sidecar version 3); none for logs measured before rounds
     "scale",  # quick, paper: what the numbers can carry (notebook.scale_note)
     "metric",
     "unit",
@@ -47,7 +48,7 @@ COLUMNS = [
     "stopping",  # JSON object: its variant's STOPPING facts on this platform (stopping())
 ]
 # every column's type, whatever its rows hold (text: pandas' string type, missing as NaN)
-DTYPES = {column: "str" for column in COLUMNS} | {"repetition": "int64", "part": "Int64", "value": "float64"}
+DTYPES = {column: "str" for column in COLUMNS} | {"repetition": "int64", "part": "Int64", "round": "Int64", "value": "float64"}
 # the JSON columns, widened by view()
 JSON_COLUMNS = ("parameters", "labels", "stopping")
 # per variant and platform (every row of it alike): its repetition rule (virtrepro.planning.adaptive; "fixed"
@@ -157,6 +158,7 @@ def parse_log(log: Path, data_dir: str | Path) -> list[dict]:
         "parameters": _json(run.parameters, str(relative)),
         "repetition": where.repetition,
         "part": run.part,
+        "round": run.get("round"),
         "scale": run.get("scale"),
         "source_log": str(relative),
         "repetition_rule": run.get("repetition_rule"),
@@ -291,6 +293,24 @@ def stopping(logged: list[list[dict]]) -> None:
             for row in rows:
                 del row["repetition_rule"]
                 row["stopping"] = facts
+        round_halves(group)
+
+
+def round_halves(group: list[list[dict]]) -> None:
+    """The ``part`` of each row of one variant on one platform (``group``: one list of rows a log)
+    measured in rounds: its half of the variant's complete rounds on this platform. Of the n distinct
+    rounds its logs carry, sorted, the first ceil(n / 2) are part 1 and the rest part 2, so the drift
+    check between parts (claims' drift gate, ``stats.drift_between_parts``) compares the first half
+    of the rounds with the second (docs/methodology.md, "Run order"). Rows without a round keep
+    the part their sidecar's order of parts gave (none in the oldest logs)."""
+    rounds = sorted({rows[0]["round"] for rows in group if rows and rows[0].get("round") is not None})
+    if not rounds:
+        return
+    first = set(rounds[: -(-len(rounds) // 2)])
+    for rows in group:
+        for row in rows:
+            if row.get("round") is not None:
+                row["part"] = 1 if row["round"] in first else 2
 
 
 

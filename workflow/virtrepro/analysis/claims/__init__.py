@@ -11,7 +11,9 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   ``1 - R`` or ``R - 1`` for the ratio ``R = P / B`` under a scale shift (P's runs are B's times R),
   estimated by Hodges-Lehmann on log values. No method is chosen by a test on the same data
   (Shapiro-Wilk decides nothing): a plain metric per variant has the exact Mann-Whitney interval
-  (:func:`stats.hl_ratio_ci`, its achieved confidence in the note, e.g. 96.8 % at 5 + 5); a
+  (:func:`stats.hl_ratio_ci`, its achieved confidence in the note, e.g. 96.8 % at 5 + 5), paired
+  by round where both sides were measured in rounds (the table's ``round``: :func:`stats.hl_paired_ci`
+  over the rounds both have, the exact signed-rank interval, 96.9 % at 6 rounds); a
   derived metric (a ratio of ratios) or an ``aggregate: mean`` claim, which is about the
   **geometric mean** of the per-variant ratios (never an arithmetic mean of ratios), the
   bootstrap of the Hodges-Lehmann shifts (:func:`stats.shift_bootstrap_ci`, coverage shown by
@@ -58,7 +60,8 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   below alpha (a counterexample with the family-wise error controlled); otherwise
   ``inconclusive`` (an interval straddles the threshold, or there is no interval: a value of 0;
   too few values for any interval is ``inconclusive (too few repetitions)``). A decided claim whose
-  deciding comparisons, re-estimated within each part of the run order, lie on opposite sides of
+  deciding comparisons, re-estimated within each part of the run order (in rounds: each half of
+  the rounds, a paired comparison still paired), lie on opposite sides of
   the threshold is ``not comparable here`` (drift between parts: platform and time are confounded,
   :func:`_part_consistency`), as is one measured in a cache where the paper measured a disk or
   memory (:func:`_regime_gate`). ``not measured`` when

@@ -68,7 +68,11 @@ def _part_consistency(verdict: str, rows: list[dict]) -> tuple[str, str | None]:
     are looked at, and only to refuse a decision, never to make one. Every kind is re-estimated: a
     relative difference, a ratio of overheads, a trend's slope, a spread difference and a saturation
     size (its part's size inside or outside the claim's sizes); comparisons without per-part records
-    (a table without ``part``) and undecided verdicts are left as they are."""
+    (a table without ``part``) and undecided verdicts are left as they are. A comparison paired by
+    round (both sides measured in rounds) is re-estimated, paired, within each half of the rounds both
+    sides have (the first ceil(n / 2), the rest: ``intervals._half_values``); the table's ``part`` of
+    such records is their half too (:func:`virtrepro.results.records.round_halves`), which the other
+    kinds use."""
     if verdict not in ("holds", "does not hold"):
         return verdict, None
     deciding = [r for r in rows if r.get("verdict") == verdict]
@@ -91,9 +95,12 @@ def _part_consistency(verdict: str, rows: list[dict]) -> tuple[str, str | None]:
         shown = ", ".join(f"part {part} {_percent(value)}" for part, value in sorted(values.items()))
         pooled, side = _percent(row["value"]), f"on opposite sides of {_percent(bound)}"
     where = f" ({row['label']})" if row["label"] else ""
+    unit = row.get("drift_unit", "part of the run order")
+    if unit != "part of the run order":  # paired by round: the halves of the rounds
+        shown = shown.replace("part ", "half ")
     more = f" and {len(drifting) - 1} more comparison{'s' if len(drifting) > 2 else ''}" if len(drifting) > 1 else ""
     return conditions.NOT_COMPARABLE, (f"drift between parts{where}{more}: '{verdict}' pooled ({pooled}), but within each "
-                                       f"part of the run order the estimate lies {side}: {shown}")
+                                       f"{unit} the estimate lies {side}: {shown}")
 
 
 def _regime_gate(verdict: str, table: pd.DataFrame, check: dict, platforms: list[str]) -> tuple[str, str | None]:

@@ -55,7 +55,9 @@ def _relative_ci(pairs: list[_Pair], hib: bool, level: float, aggregate: bool, s
 
     No method is chosen by a test on the same data: a plain metric per variant is the Hodges-Lehmann
     ratio with the exact Mann-Whitney interval (:func:`stats.hl_ratio_ci`, its achieved confidence in
-    the note); a derived metric (a ratio of ratios) or a geometric mean over variants the bootstrap of
+    the note), or, where both sides were measured in rounds (:func:`_by_round`), the Hodges-Lehmann
+    ratio of the rounds' paired log ratios with the exact signed-rank interval over the rounds both
+    have (:func:`stats.hl_paired_ci`: a drift common to both platforms cancels in each round); a derived metric (a ratio of ratios) or a geometric mean over variants the bootstrap of
     the Hodges-Lehmann shifts (:func:`stats.shift_bootstrap_ci`), each row's resamples seeded on their
     own (``stats.seed_for(seed, label)``). ``too_few``: no interval exists at the row's n.
     """
@@ -64,7 +66,10 @@ def _relative_ci(pairs: list[_Pair], hib: bool, level: float, aggregate: bool, s
     for group in groups:
         label = group[0].label if not aggregate else f"geometric mean over {len(group)} variants"
         shifts = [s for p in group for s in _shifts(p, 1.0 / len(group))]
-        if len(shifts) == 1:
+        paired = _by_round(group[0]) if len(shifts) == 1 else None
+        if paired is not None:
+            ci = stats.hl_paired_ci(paired[0], paired[1], level)
+        elif len(shifts) == 1:
             ci = stats.hl_ratio_ci(shifts[0][0], shifts[0][1], level)
         else:
             ci = stats.shift_bootstrap_ci(shifts, level, seed=stats.seed_for(seed, label))
@@ -72,8 +77,34 @@ def _relative_ci(pairs: list[_Pair], hib: bool, level: float, aggregate: bool, s
         rows.append({"label": label, "value": _to_relative(ci.estimate, hib), "ci_low": low, "ci_high": high,
                      "n_platform": sum(_n(p.plat) for p in group), "n_baseline": sum(_n(p.base) for p in group),
                      "ci": ci, "ci_method": ci.method, "ci_note": ci.note, "too_few": ci.too_few,
-                     "by_part": lambda group=group: _part_values(group, hib)})  # fmt: skip
+                     "drift_unit": "half of the rounds" if paired is not None else "part of the run order",
+                     "by_part": (lambda paired=paired: _half_values(paired, hib, level)) if paired is not None
+                     else (lambda group=group: _part_values(group, hib))})  # fmt: skip
     return rows
+
+
+def _by_round(pair: _Pair):
+    """A plain metric's pair paired by round (:func:`stats.by_round`: ``(platform, baseline, rounds)``),
+    or None when a side has values measured before rounds (or two in a round, or no round in common)."""
+    if pair.rounds is None or "value" not in pair.plat:
+        return None
+    return stats.by_round(pair.plat["value"], pair.rounds[0]["value"], pair.base["value"], pair.rounds[1]["value"])
+
+
+def _half_values(paired, hib: bool, level: float) -> dict[int, float]:
+    """The relative difference of a comparison paired by round estimated within each half of its
+    rounds on its own (:func:`stats.round_halves` of the rounds both sides have: the first ceil(n / 2)
+    and the rest), for the drift gate; a half with fewer than 2 rounds is left out."""
+    plat, base, rounds = paired
+    halves = stats.round_halves(rounds)
+    out = {}
+    for half in (1, 2):
+        kept = halves == half
+        if kept.sum() >= 2:
+            estimate = stats.hl_paired_ci(plat[kept], base[kept], level).estimate
+            if estimate == estimate:
+                out[half] = _to_relative(estimate, hib)
+    return out
 
 
 def _in_part(pair: _Pair, part: int) -> _Pair | None:

@@ -131,7 +131,7 @@ def _dimensions(frames: list[pd.DataFrame], where: dict, exclude: set[str]) -> l
     """Variant dimensions: open parameters, labels that vary within one log, and where's keys."""
     both = pd.concat(frames)
     dims = [c for c in both.columns if c.startswith("param_") and both[c].notna().any()]
-    fixed = {"testbed", "platform", "benchmark", "variant", "repetition", "metric", "unit", "value", "source_log"}
+    fixed = {"testbed", "platform", "benchmark", "variant", "repetition", "round", "metric", "unit", "value", "source_log"}
     for column in both.columns:
         if column in fixed or column.startswith("param_") or column in dims or both[column].isna().all():
             continue
@@ -151,10 +151,13 @@ def _dim_name(column: str) -> str:
 class _Pair:
     """The platform's and the baseline's samples of one variant; ``parts`` (optional): for each side,
     the part of the run order (:data:`results.COLUMNS` ``part``, NaN unknown) of each value, keyed
-    as the side's samples (:func:`_part_consistency`)."""
+    as the side's samples (:func:`_part_consistency`); ``rounds`` (optional): likewise the round each
+    value was measured in (``round``, NaN for a log measured before rounds), which pairs the
+    comparison by round (:func:`virtrepro.analysis.stats.by_round`)."""
 
-    def __init__(self, label: str, plat: dict, base: dict, parts: tuple[dict, dict] | None = None):
-        self.label, self.plat, self.base, self.parts = label, plat, base, parts
+    def __init__(self, label: str, plat: dict, base: dict, parts: tuple[dict, dict] | None = None,
+                 rounds: tuple[dict, dict] | None = None):
+        self.label, self.plat, self.base, self.parts, self.rounds = label, plat, base, parts, rounds
 
 
 def _part_of(rows: pd.DataFrame) -> np.ndarray:
@@ -162,6 +165,13 @@ def _part_of(rows: pd.DataFrame) -> np.ndarray:
     if "part" not in rows.columns:
         return np.full(len(rows), np.nan)
     return pd.to_numeric(rows["part"], errors="coerce").to_numpy(float, na_value=np.nan)
+
+
+def _round_of(rows: pd.DataFrame) -> np.ndarray:
+    """The round of each record, NaN where the table does not say (logs measured before rounds)."""
+    if "round" not in rows.columns:
+        return np.full(len(rows), np.nan)
+    return pd.to_numeric(rows["round"], errors="coerce").to_numpy(float, na_value=np.nan)
 
 
 def _pairs(plat: pd.DataFrame, base: pd.DataFrame, dims: list[str], scaling: str | None):
@@ -190,7 +200,8 @@ def _pairs(plat: pd.DataFrame, base: pd.DataFrame, dims: list[str], scaling: str
             continue
         if scaling is None:
             pairs.append(_Pair(label, {"value": prows["value"].to_numpy(float)}, {"value": brows["value"].to_numpy(float)},
-                               ({"value": _part_of(prows)}, {"value": _part_of(brows)})))
+                               ({"value": _part_of(prows)}, {"value": _part_of(brows)}),
+                               ({"value": _round_of(prows)}, {"value": _round_of(brows)})))
         else:
             pairs.append(_Pair(label, prows, brows))
     return pairs, unpaired, varying

@@ -26,7 +26,8 @@ method's, Rochon, Kieser and Kopp 2012; Shapiro-Wilk p-values are still recorded
 **The figures' and summaries' intervals** use the same methods, so a whisker and a verdict never
 disagree by construction: ``overhead`` and ``compare_to_baseline`` (a platform against a baseline,
 one Holm family per call) give the Hodges-Lehmann ratio with its exact Mann-Whitney interval
-(:func:`hl_ratio_ci`), ``location_ci``/``summarize`` a sample's median with its order-statistic
+(:func:`hl_ratio_ci`), or paired by round where both sides were measured in rounds (:func:`by_round`,
+:func:`hl_paired_ci`), ``location_ci``/``summarize`` a sample's median with its order-statistic
 interval (:func:`median_order_ci`), ``paired_rounds`` the signed-rank interval of paired rounds
 (:func:`hl_paired_ci`), ``drift_between_parts`` a part's ratio to the other's (:func:`hl_ratio_ci`).
 Each says its achieved confidence in ``ci_note``; where n is too small for any interval at the level
@@ -42,7 +43,7 @@ The modules, one per job (this package's names are theirs, imported here):
 - ``bootstrap``  :func:`shift_bootstrap_ci`, :func:`hl_ratio_estimate`, :func:`seed_for`
 - ``compare``    the figures' comparisons: :func:`overhead`, :func:`compare_to_baseline`, :func:`holm`,
   :func:`outliers`, :func:`location_ci`/:func:`summarize`, :func:`paired_rounds`,
-  :func:`drift_between_parts`
+  :func:`drift_between_parts`, :func:`by_round` and :func:`round_halves` (pairing by round)
 - ``shape``      the normal-theory estimates: :func:`log_slope`, :func:`spread_difference`,
   :func:`mean_ci` (the repetition rule)
 """
@@ -56,7 +57,7 @@ from .bootstrap import (  # noqa: F401
 )
 from .compare import (  # noqa: F401
     location_ci, summarize, overhead, rank_p, equivalence_p, holm, outliers, VERDICTS, compare_to_baseline,
-    drift_between_parts, paired_rounds,
+    drift_between_parts, paired_rounds, by_round, round_halves,
 )
 from .shape import (  # noqa: F401
     mean_ci, Estimate, log_slope, spread_difference,

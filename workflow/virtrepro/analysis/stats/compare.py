@@ -83,7 +83,8 @@ def _overhead_interval(low: float, high: float, higher_is_better: bool) -> tuple
     return (min(a, b), max(a, b))
 
 
-def overhead(baseline_values, platform_values, higher_is_better: bool, level: float = 0.95) -> dict:
+def overhead(baseline_values, platform_values, higher_is_better: bool, level: float = 0.95,
+             paired: bool = False) -> dict:
     """The ratio platform / baseline (:func:`hl_ratio_ci`: Hodges-Lehmann with the exact Mann-Whitney
     interval), the overhead in percent and their intervals.
 
@@ -95,11 +96,18 @@ def overhead(baseline_values, platform_values, higher_is_better: bool, level: fl
     Returns a dict with keys ``n_baseline, n_platform, mean_baseline, mean_platform, ratio,
     ratio_ci_low, ratio_ci_high, overhead_percent, overhead_ci_low, overhead_ci_high, ci_note, level,
     method, achieved, too_few, shapiro_p_baseline, shapiro_p_platform, higher_is_better`` and ``ci``
-    (the :class:`RatioCI`, for p-values)."""
-    base, plat = _clean(baseline_values), _clean(platform_values)
+    (the :class:`RatioCI`, for p-values). ``paired``: ``platform_values[i]`` and
+    ``baseline_values[i]`` were measured in one round (:func:`by_round`), and the ratio is
+    :func:`hl_paired_ci`'s (the exact signed-rank interval of the rounds' log ratios)."""
+    if paired:
+        plat, base = np.asarray(platform_values, dtype=float), np.asarray(baseline_values, dtype=float)
+        keep = ~(np.isnan(plat) | np.isnan(base))
+        plat, base = plat[keep], base[keep]
+    else:
+        base, plat = _clean(baseline_values), _clean(platform_values)
     if base.size == 0 or plat.size == 0:
         raise ValueError("both samples need at least one non-NaN value")
-    ci = hl_ratio_ci(plat, base, level)
+    ci = hl_paired_ci(plat, base, level) if paired else hl_ratio_ci(plat, base, level)
     o_low, o_high = _overhead_interval(ci.low, ci.high, higher_is_better)
     return {
         "n_baseline": int(base.size), "n_platform": int(plat.size),
@@ -108,8 +116,8 @@ def overhead(baseline_values, platform_values, higher_is_better: bool, level: fl
         "overhead_percent": _ratio_to_overhead(ci.estimate, higher_is_better),
         "overhead_ci_low": o_low, "overhead_ci_high": o_high, "ci_note": ci.note, "level": level,
         "method": ci.method, "achieved": ci.achieved, "too_few": ci.too_few,
-        "shapiro_p_platform": ci.shapiro[0] if ci.shapiro else float("nan"),
-        "shapiro_p_baseline": ci.shapiro[1] if ci.shapiro else float("nan"),
+        "shapiro_p_platform": ci.shapiro[0] if ci.shapiro and not paired else float("nan"),
+        "shapiro_p_baseline": ci.shapiro[1] if ci.shapiro and not paired else float("nan"),
         "higher_is_better": bool(higher_is_better), "ci": ci,
     }  # fmt: skip
 
@@ -189,6 +197,36 @@ def outliers(values, rule: str = "none", k: float | None = None) -> np.ndarray:
 VERDICTS = ("equivalent", "worse", "better", "inconclusive")
 
 
+def by_round(platform_values, platform_rounds, baseline_values, baseline_rounds):
+    """The two sides' values paired by round, where both were measured in rounds: ``(platform,
+    baseline, rounds)``, the values of the rounds both sides have, in the rounds' order; None (compare
+    them unpaired) when a value of either side has no round (a log measured before rounds), a side
+    has two values in one round, or no round is common to both. Values that are NaN are left out first."""
+    sides = []
+    for values, rounds in ((platform_values, platform_rounds), (baseline_values, baseline_rounds)):
+        values = np.asarray(values, dtype=float).ravel()
+        rounds = pd.to_numeric(pd.Series(np.asarray(rounds, dtype=object).ravel()), errors="coerce").to_numpy(float)
+        if values.size != rounds.size:
+            raise ValueError("one round a value")
+        keep = ~np.isnan(values)
+        values, rounds = values[keep], rounds[keep]
+        if values.size == 0 or np.isnan(rounds).any() or np.unique(rounds).size != rounds.size:
+            return None
+        sides.append(dict(zip(rounds.astype(int).tolist(), values)))
+    common = sorted(set(sides[0]) & set(sides[1]))
+    if not common:
+        return None
+    return (np.array([sides[0][r] for r in common]), np.array([sides[1][r] for r in common]), np.array(common))
+
+
+def round_halves(rounds) -> np.ndarray:
+    """The half (1, 2) of each of ``rounds`` (distinct round numbers): of the n rounds sorted, the
+    first ceil(n / 2) are half 1, the rest half 2 (as the table's ``part`` of data measured in rounds)."""
+    rounds = np.asarray(rounds)
+    first = np.sort(rounds)[: -(-rounds.size // 2)]
+    return np.where(np.isin(rounds, first), 1, 2)
+
+
 def compare_to_baseline(
     frame: pd.DataFrame,
     baseline: str,
@@ -233,6 +271,12 @@ def compare_to_baseline(
     ``higher_is_better`` is a bool for the whole frame, or the name of a boolean column (constant
     within each group and platform pair). Groups where a side has no values still produce rows
     (verdict ``"inconclusive"``, ``ci_note`` says why).
+
+    Where ``frame`` has a ``round`` column and both sides of a comparison were measured in rounds
+    (:func:`by_round`), the comparison is paired by round: the ratio and its interval are
+    :func:`hl_paired_ci`'s over the rounds both have (``ci_method`` ``hl-signed-rank``; ``n_baseline``
+    and ``n_platform`` count those rounds); p-values invert that interval. With an outlier rule, or
+    where :func:`by_round` pairs nothing, the samples are compared unpaired as above.
     """
     if outlier_rule not in (None, "none", "iqr", "mad"):
         raise ValueError(f"unknown outlier rule {outlier_rule!r}")
@@ -256,7 +300,14 @@ def compare_to_baseline(
                              higher_is_better)
             row = {**dict(zip(by, key)), platform: other, "baseline": baseline, "dropped_baseline": base_dropped,
                    "dropped_platform": plat_dropped, "higher_is_better": hib}  # fmt: skip
-            row.update(_compared(base, plat, hib, level, margin))
+            paired = None
+            if "round" in group.columns and outlier_rule in (None, "none"):
+                mine, theirs = group[group[platform] == other], group[group[platform] == baseline]
+                paired = by_round(mine[value], mine["round"], theirs[value], theirs["round"])
+            if paired is not None:
+                row.update(_compared(paired[1], paired[0], hib, level, margin, paired=True))
+            else:
+                row.update(_compared(base, plat, hib, level, margin))
             rows.append(row)
     columns = [*by, platform, *_COMPARED_COLUMNS]
     out = pd.DataFrame(rows, columns=[c for c in columns if c not in _DERIVED])
@@ -298,7 +349,7 @@ def _direction(rows: pd.DataFrame, higher_is_better: bool | str) -> bool:
     return bool(higher_is_better)
 
 
-def _compared(base: np.ndarray, plat: np.ndarray, hib: bool, level: float, margin: float) -> dict:
+def _compared(base: np.ndarray, plat: np.ndarray, hib: bool, level: float, margin: float, paired: bool = False) -> dict:
     """One comparison's columns of :func:`compare_to_baseline` (NaN, with the reason, without values)."""
     nan = float("nan")
     if not (base.size and plat.size):
@@ -310,7 +361,7 @@ def _compared(base: np.ndarray, plat: np.ndarray, hib: bool, level: float, margi
                 "ci_note": "no values for the baseline" if not base.size else "no values for the platform",
                 "shapiro_p_baseline": shapiro_p(base), "shapiro_p_platform": shapiro_p(plat),
                 "p_value": nan, "tost_p": nan}  # fmt: skip
-    res = overhead(base, plat, hib, level)
+    res = overhead(base, plat, hib, level, paired=paired)
     ci = res.pop("ci")
     res["ci_method"] = res.pop("method")
     for key in ("level", "too_few", "higher_is_better"):
