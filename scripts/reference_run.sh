@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Measure the reference data: testbed reference-vm at the `reference` scale, NPB from the tarball
+# Measure the reference data: testbed reference-vm at the `reference` scale on native, lxc, podman,
+# charliecloud and qemu-tcg (QEMU TCG only for benchmarks it can inform: config.yaml's
+# informative_only), NPB from the tarball
 # packed from its public git repository (config/npb-from-git.yaml; docs/npb.md says how to make
 # it), from a committed tree (the testbed's require_clean_tree). The run resumes: complete raw logs
 # are kept, so it can be run in parts (stop it at any time; run it again to go on). --keep-going:
@@ -22,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 args=(--configfile config/npb-from-git.yaml --config testbed=reference-vm scale=reference
-      "data_dir=${DATA_DIR:-data/staging}" "notebooks=[]")
+      "platforms=[native,lxc,podman,charliecloud,qemu-tcg]" "data_dir=${DATA_DIR:-data/staging}" "notebooks=[]")
 if [ "${1:-}" = "-n" ]; then
     shift
     exec .venv/bin/python -m virtrepro.measurement.estimate --estimate "${args[@]:2}" "$@"

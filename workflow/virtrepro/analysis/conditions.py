@@ -293,6 +293,18 @@ def analogue_rules(check: dict, names: list[str], papers: list, analogue: list[b
             for i, (name, paper, is_analogue) in enumerate(zip(names, papers, analogue)) if is_analogue]
 
 
+def informs_nothing(platform: str, benchmark: str | None) -> str | None:
+    """Why ``platform`` informs no claim on ``benchmark`` by its declaration (the catalogue's
+    ``informs_nothing_on`` for the benchmark's subsystem: QEMU TCG on CPU and HPC), which is why the
+    reference and paper scales do not measure it there; None: it may inform one, or is unknown."""
+    if benchmark not in BENCHMARKS or platform not in platform_names.BY_NAME:
+        return None
+    from ..platforms import catalog
+
+    why = catalog.informs_nothing(platform, BENCHMARKS[benchmark].subsystem)
+    return None if why is None else f"{BENCHMARKS[benchmark].subsystem}: {why}"
+
+
 def _rule_text(paper: str, rule: dict) -> str:
     way = {"stands": "stands in", "no": "may not stand in", "one-way": f"one way, it does {rule['bias']} than {paper}"}
     return f"analogue rule {rule['rule']} ({rule['subsystem']}: {way[rule['use']]}): {rule['why']}"

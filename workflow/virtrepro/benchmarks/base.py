@@ -178,6 +178,12 @@ class Benchmark:
         (its ``metric_declaration``)."""
         return metric_declarations.read_declaration(self.name, self.metric_declaration)
 
+    @property
+    def subsystem(self) -> str:
+        """The subsystem it measures (its ``metric_declaration``'s first item), as a platform's
+        ``informs_nothing_on`` names it (virtrepro.platforms.catalog)."""
+        return self.metric_declaration[0]
+
     def parameter_schema(self) -> dict:
         """The JSON schema of its entry in a scale: its declared ``parameters`` and ``repetitions``."""
         from ..yamlfile import loads
@@ -212,6 +218,13 @@ class Benchmark:
         """The memory one run holds at once, MiB, where it is large enough to matter against a
         guest's memory size (checked when the configuration is read); None: small."""
         return None
+
+    def vm_resident_mib(self, variant: Variant, guest_mb: int) -> int:
+        """The host memory one instance of a VM of ``guest_mb`` MiB holds while it runs this variant, and
+        afterwards while it is kept up (frozen) for the variant's rounds: all of it (QEMU gives back no
+        page the guest touched, and a guest's page cache fills its memory), unless the benchmark knows
+        that its guest touches less (virtrepro.planning.config.job_memory_mib)."""
+        return guest_mb
 
     def placement(self, variant: Variant) -> dict | None:
         """The CPUs the run's processes are bound to (recorded in the sidecar); None: the scheduler's."""

@@ -147,6 +147,13 @@ class MemoryScaling(Sysbench):
         memory = variant.param_dict["mem"]
         return {} if memory == "host" else {"memory_mb": int(memory)}
 
+    def vm_resident_mib(self, variant: Variant, guest_mb: int) -> int:
+        """What a guest of ``guest_mb`` touches (:meth:`_sizes`' model): its own base, its page tables
+        and the run's block per thread; the rest of a guest larger than the host is never touched."""
+        p = variant.param_dict
+        touched_by_benchmark = size_to_kb(str(p["block"]).lower()) * int(p["threads"]) // 1024 + 1
+        return min(guest_mb, self.GUEST_BASE_MB + guest_mb // 64 + touched_by_benchmark)
+
     def run(self, variant: Variant) -> str:
         return sysbench_memory_command(variant.param_dict)
 

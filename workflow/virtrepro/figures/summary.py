@@ -361,7 +361,8 @@ REASONS = {
         (r"(^|; )measured (in the page cache|in the CPU caches)", "measured in a cache; the statement is about disk or memory"),
         (r"drift between parts", "the two parts of the run order decide opposite ways (time confounds the platform)"),
     ],
-    "not informative": [(r"analogue's bias \(([^)]*)\) could produce", "an analogue's bias ({0}) could produce the verdict")],
+    "not informative": [(r"analogue's bias \(([^)]*)\) could produce", "an analogue's bias ({0}) could produce the verdict"),
+                        (r"not measured on \S+ by design", "binary translation is not measured on CPU and HPC benchmarks: it informs no claim there")],
     "inconclusive": [
         (r"^inconclusive \((.*)\)$", "{0}"),  # matched against the verdict itself
     ],

@@ -96,7 +96,8 @@ class RepetitionRule:
     def from_config(cls, value, translated: bool = False, targets: tuple[Target, ...] = ()) -> RepetitionRule | None:
         """The rule of a scale's ``repetitions`` value (or of one a sidecar recorded); None for a plain
         count. ``translated``: the platform runs guest code by binary translation, and the value's
-        ``max_translated`` (when given) is its cap. ``target: claims`` (or a recorded ``interval``
+        ``max_translated`` (when given) is its cap. ``target: claims`` with no ``targets`` (a variant no
+        claim selects: only a figure shows it) is capped at ``max_unclaimed`` when given. ``target: claims`` (or a recorded ``interval``
         ``signed-rank``) gives the rule that serves the verdict, with ``targets`` (or the recorded
         ones), its minimum raised to :func:`verdict_min_n`."""
         if not isinstance(value, dict):
@@ -109,6 +110,8 @@ class RepetitionRule:
             low = max(low, verdict_min_n(confidence))
             targets = targets or tuple(Target(t["metric"], float(t["margin"]), tuple(t["claims"]))
                                        for t in value.get("targets") or ())
+            if not targets and value.get("max_unclaimed") is not None:  # no claim's verdict rests on it: a figure's
+                cap = min(int(cap), int(value["max_unclaimed"]))
         return cls(low, int(cap), float(value["rel_half_width"]), confidence, tuple(value.get("metrics") or ()),
                    interval, targets if interval == SIGNED_RANK else ())
 

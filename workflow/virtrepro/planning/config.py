@@ -473,16 +473,59 @@ def rounds(job: VariantRounds, complete, stops):
             return
 
 
-def plan_rounds(config: dict, platforms: list[str] | None = None) -> list[VariantRounds]:
+def job_memory_mib(config: dict, job: VariantRounds) -> tuple[int, list[str]]:
+    """The host memory, MiB, a measurement job may hold at once, with every platform's instances up (kept
+    up, frozen, for all its rounds), and its parts (``platform n x MiB``): a VM's instance holds its
+    guest's memory (the configured ``guest.memory_mb`` with the variant's overrides; less where its
+    benchmark knows its guest touches less, ``Benchmark.vm_resident_mib``); a container's or the host's
+    holds what a run of the variant holds (``Benchmark.memory_mib``; a container's memory size is a
+    limit, not an allocation), counted for every platform as if all ran at once."""
+    benchmark = BENCHMARKS[job.benchmark]
+    instances = benchmark.instances(job.variant)
+    guest_mb = int(benchmark.guest_overrides(job.variant).get("memory_mb", (config.get("guest") or {}).get("memory_mb", 2048)))
+    total, parts = 0, []
+    for platform in job.platforms:
+        if platform_catalog.has(platform, "own_memory"):
+            each = benchmark.vm_resident_mib(job.variant, guest_mb)
+        else:
+            each = benchmark.memory_mib(job.variant) or 0
+        if each:
+            total += instances * each
+            parts.append(f"{platform} {instances} x {each}")
+    return total, parts
+
+
+def check_memory(config: dict, jobs: list[VariantRounds], host_mib: int | None = None) -> None:
+    """ConfigError naming the first job whose :func:`job_memory_mib` is above ``host_mib`` (the MemTotal of
+    a local testbed's host, this machine, when not given; a remote testbed's hosts are not known here, and
+    not checked): its guests, kept up together, would not fit."""
+    if host_mib is None:
+        if (config.get("testbeds") or {}).get(config["testbed"], {}).get("kind") != "local":
+            return
+        from ..layout import host_memory_mb
+
+        host_mib = host_memory_mb()
+    for job in jobs:
+        total, parts = job_memory_mib(config, job)
+        if total > host_mib:
+            raise ConfigError(
+                f"job {job.benchmark}/{job.variant.key} would hold {total} MiB with every platform's instances up "
+                f"({', '.join(parts)}), more than the host's {host_mib} MiB: lower guest.memory_mb or plan fewer platforms")
+
+
+def plan_rounds(config: dict, platforms: list[str] | None = None, host_mib: int | None = None) -> list[VariantRounds]:
     """The measurement jobs: each planned variant on all the platforms that plan it (in the order of
     ``platforms``), in the order of :func:`plan_variants`' first platform's variants (benchmark by
-    benchmark, as configured)."""
+    benchmark, as configured). ConfigError when a job's guests, kept up together, would not fit in
+    the host's memory (:func:`check_memory`; ``host_mib``: its MemTotal, found when not given)."""
     grouped: dict[tuple, list[VariantPlan]] = {}
     for plan in plan_variants(config, platforms):
         grouped.setdefault((plan.testbed, plan.benchmark, plan.variant.key), []).append(plan)
     order = {name: index for index, name in enumerate(config["benchmarks"])}
     keys = sorted(grouped, key=lambda key: order.get(key[1], len(order)))  # stable: the variants' own order within
-    return [VariantRounds(tuple(grouped[key])) for key in keys]
+    jobs = [VariantRounds(tuple(grouped[key])) for key in keys]
+    check_memory(config, jobs, host_mib)
+    return jobs
 
 
 def run_priority(config: dict, benchmark: str) -> int:
@@ -571,9 +614,36 @@ def repetition_rule(config: dict, benchmark: str, platform: str, variant: Varian
     return RepetitionRule.from_config(value, platform_catalog.BY_NAME[platform].translated, targets)
 
 
+def left_out(config: dict, platform: str, benchmark: str) -> str | None:
+    """Why ``platform`` is not planned for ``benchmark`` at the configured scale: the scale is one of
+    the configuration's ``informative_only`` and the platform's declaration says it informs no claim
+    on the benchmark's subsystem (:func:`virtrepro.platforms.catalog.informs_nothing`); None: planned."""
+    if config["scale"] not in (config.get("informative_only") or ()):
+        return None
+    subsystem = BENCHMARKS[benchmark].subsystem
+    why = platform_catalog.informs_nothing(platform, subsystem)
+    return None if why is None else f"{subsystem}: {why}"
+
+
+def left_out_lines(config: dict, platforms: list[str]) -> list[str]:
+    """One line per platform that :func:`left_out` leaves out of some configured benchmarks, naming
+    them and why (what the estimate and the dry run print)."""
+    lines = []
+    for platform in platforms:
+        found: dict[str, list[str]] = {}
+        for name in config["benchmarks"]:
+            why = left_out(config, platform, name)
+            if why is not None:
+                found.setdefault(why, []).append(name)
+        for why, names in found.items():
+            lines.append(f"not planned at scale {config['scale']} (informative_only): {platform} for {', '.join(names)} ({why})")
+    return lines
+
+
 def plan_variants(config: dict, platforms: list[str] | None = None) -> list[VariantPlan]:
     """Every benchmark variant on every platform the configuration asks for, with its repetition
-    count (or rule: an integer ``repetitions`` at the top level overrides a rule too), in a stable order.
+    count (or rule: an integer ``repetitions`` at the top level overrides a rule too), in a stable order;
+    not a platform's variants of a benchmark it informs no claim on at this scale (:func:`left_out`).
 
     ``platforms`` are the concrete platforms (``qemu`` resolved); by default the
     configured ones, which then must not contain ``qemu``.
@@ -582,6 +652,8 @@ def plan_variants(config: dict, platforms: list[str] | None = None) -> list[Vari
     variants = []
     for platform in platforms if platforms is not None else resolve_platforms(config["platforms"], None):
         for name in config["benchmarks"]:
+            if left_out(config, platform, name) is not None:
+                continue  # its numbers would inform no claim at this scale (left_out_lines says so)
             params = scale[name]
             rule = repetition_rule(config, name, platform)
             count = config.get("repetitions")  # null: the benchmark's own count, or its rule's minimum

@@ -29,7 +29,8 @@ from pathlib import Path
 from .. import datalayout
 from ..rawdata import machines, rawlog
 from ..rawdata.probes import unavailable
-from .config import AUTO, QEMU_AUTO, VariantPlan, plan_rounds, resolve_platforms
+from ..platforms import catalog as platform_catalog
+from .config import AUTO, QEMU_AUTO, VariantPlan, job_memory_mib, left_out_lines, plan_rounds, resolve_platforms
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,26 @@ class Durations:
             return scaled, "other platform, scaled"
         if key[:2] in self.by_benchmark:
             return self.by_benchmark[key[:2]], "other variants"
+        kin = self.kin(*key)
+        if kin is not None:
+            return kin, "its family's platforms"
         return None, "nothing to go by"
+
+    def kin(self, platform: str, benchmark: str, key: str) -> float | None:
+        """For a platform that has never run the benchmark (charliecloud in the committed data): the mean
+        of the same variant on the other platforms of its family (containers: lxc, podman), which run the
+        same binaries on the host's kernel; for an unsized one (no memory size of its own, as the host)
+        and a variant only the host runs besides it, the host's. None without either, or for a
+        translated platform."""
+        spec = platform_catalog.BY_NAME.get(platform)
+        if spec is None or spec.translated:
+            return None
+        kin = [seconds for (p, b, k), seconds in self.by_variant.items() if b == benchmark and k == key and p != platform
+               and p in platform_catalog.BY_NAME and platform_catalog.BY_NAME[p].family == spec.family
+               and not platform_catalog.BY_NAME[p].translated]
+        if not kin and not spec.sized_guest and (platform_catalog.BASELINE, benchmark, key) in self.by_variant:  # mem-host
+            return self.by_variant[(platform_catalog.BASELINE, benchmark, key)]
+        return sum(kin) / len(kin) if kin else None
 
     def scaled(self, platform: str, benchmark: str, key: str) -> float | None:
         """The variant on another platform, times how much longer ``platform`` took than that one on the
@@ -126,8 +146,9 @@ def estimate(config: dict, data_dir: str | Path, platforms: list[str] | None = N
     ``data/staging``, goes by the committed runs too)."""
     durations = Durations.from_sidecars(data_dir, *history)
     rows, unknown = {}, []
-    for variant, marker in ((plan, job.marker_path(data_dir)) for job in plan_rounds(config, platforms)
-                            for plan in job.plans):
+    jobs = plan_rounds(config, platforms)
+    peak = max(((job_memory_mib(config, job), job) for job in jobs), key=lambda found: found[0][0], default=None)
+    for variant, marker in ((plan, job.marker_path(data_dir)) for job in jobs for plan in job.plans):
         low, high = remaining(variant, data_dir, marker)
         if high == 0:
             continue
@@ -144,7 +165,9 @@ def estimate(config: dict, data_dir: str | Path, platforms: list[str] | None = N
             row["low_s"] += low * seconds
             row["high_s"] += high * seconds
     return {"rows": rows, "unknown": unknown,
-            "low_s": sum(r["low_s"] for r in rows.values()), "high_s": sum(r["high_s"] for r in rows.values())}
+            "low_s": sum(r["low_s"] for r in rows.values()), "high_s": sum(r["high_s"] for r in rows.values()),
+            "left_out": left_out_lines(config, platforms if platforms is not None else resolve_platforms(config["platforms"], None)),
+            "memory_peak": None if peak is None else (peak[0][0], peak[0][1], f"{peak[1].benchmark}/{peak[1].variant.key}")}
 
 
 def _hours(seconds: float) -> str:
@@ -164,6 +187,10 @@ def report(result: dict) -> str:
     total = (_hours(result["low_s"]) if result["low_s"] == result["high_s"]
              else f"{_hours(result['low_s'])} to {_hours(result['high_s'])}")
     lines.append(f"estimated measurement time: {total} (benchmark runs only: guest boots and set-up come on top)")
+    if result.get("memory_peak"):
+        mib, parts, job = result["memory_peak"]
+        lines.append(f"the most memory a job holds with every platform's guests up: {mib} MiB ({job}: {', '.join(parts) or 'no guest memory'})")
+    lines += result.get("left_out", [])
     if result["unknown"]:
         lines.append(f"{len(result['unknown'])} jobs have no earlier run to go by (not in the total): "
                      + ", ".join(result["unknown"][:5]) + (" ..." if len(result["unknown"]) > 5 else ""))

@@ -58,6 +58,17 @@ class PlatformSpec:
     # it executes guest code by binary translation (no hardware virtualization): its runs take 10-50
     # times as long, so a scale's repetition rule may cap them lower (`max_translated`)
     translated: bool = False
+    # the subsystems (a benchmark's declared subsystem, virtrepro.declarations.metrics) on which its runs
+    # inform no claim of the papers, with why: at a scale the configuration's `informative_only` names,
+    # planning leaves it out of benchmarks of these subsystems (virtrepro.planning.config.left_out)
+    informs_nothing_on: dict = field(default_factory=dict)
+
+
+# why a binary-translating VM informs no CPU or HPC claim: the analogue table (data/reference/analogues.yaml)
+# lets it stand in for VMware Server's CPU and HPC numbers nowhere (`no`), and for KVM's never (qemu-kvm
+# stands for KVM; TCG is one way, worse, at a slowdown no claim's threshold comes near)
+_TRANSLATED_CPU = ("binary translation runs guest code 8-57x slower than native; the analogue table lets it stand in "
+                   "for no paper platform's CPU or HPC numbers")
 
 
 PLATFORMS: tuple[PlatformSpec, ...] = (
@@ -73,7 +84,8 @@ PLATFORMS: tuple[PlatformSpec, ...] = (
     # (data/reference/analogues.yaml, read by virtrepro.declarations.platform_names), never a measurement of them.
     PlatformSpec("qemu-tcg", "qemu:QemuTcg", FULL_VM, "QEMU TCG (binary translation, no KVM)", "#d95f02", 50,
                  not_for={"KVM": "no working KVM on this testbed (qemu-tcg is binary translation)"},
-                 own_memory=True, disk_formats=True, translated=True),
+                 own_memory=True, disk_formats=True, translated=True,
+                 informs_nothing_on={"cpu": _TRANSLATED_CPU, "hpc": _TRANSLATED_CPU}),
     # the unprivileged container HPC centres allow (no root, no cgroups, no network namespace): it stands
     # for none of the papers' platforms and answers what the runtime a cluster allows costs
     PlatformSpec("charliecloud", "charliecloud:Charliecloud", CONTAINER, "Charliecloud (unprivileged)", "#e7298a", 90,
@@ -141,6 +153,11 @@ def has(name: str | None, capability: str) -> bool:
 def lacks(name: str | None, capability: str) -> bool:
     """Whether platform ``name`` lacks ``capability``; False for no platform (planning for any)."""
     return name is not None and not has(name, capability)
+
+
+def informs_nothing(name: str, subsystem: str) -> str | None:
+    """Why platform ``name``'s runs inform no claim on ``subsystem`` (its ``informs_nothing_on``); None: they may."""
+    return get(implementation(name)).informs_nothing_on.get(subsystem)
 
 
 def alias_of(name: str) -> str | None:

@@ -71,7 +71,7 @@ def _comparisons(kind: str, views: _Views, check: dict, names: list[str], row: d
 
 
 def _not_measured(row: dict, why: NotMeasured, check: dict, names: list[str], rules: list, judged,
-                  unavailable: dict[str, str] | None) -> dict:  # fmt: skip
+                  unavailable: dict[str, str] | None, table: pd.DataFrame | None = None) -> dict:  # fmt: skip
     """The row of a claim whose records are missing: ``not measured`` with the reason (and why a platform
     is unavailable), or ``not comparable here`` when its conditions or the analogue table put it out of reach."""
     reasons = [f"{name} is unavailable on this testbed: {(unavailable or {})[name]}"
@@ -82,6 +82,16 @@ def _not_measured(row: dict, why: NotMeasured, check: dict, names: list[str], ru
     outside = judged.outside if judged is not None else ""
     if outside or ruled == conditions.NOT_COMPARABLE:
         row.update(verdict=conditions.NOT_COMPARABLE, note="; ".join(n for n in [outside, *rule_notes, str(why)] if n))
+        return row
+    # a platform with no run of the benchmark at all, whose declaration says it informs no claim on the
+    # benchmark's subsystem, is not measured there by design (the reference and paper scales' informative_only):
+    # measuring it would not inform this claim
+    benchmark = check.get("benchmark")
+    ran = set(table.loc[table["benchmark"] == benchmark, "platform"]) if table is not None and len(table) else set()
+    by_design = [f"{name} is not measured on {benchmark} by design ({found})" for name in dict.fromkeys(names)
+                 if name not in ran and (found := conditions.informs_nothing(name, benchmark))]
+    if by_design:
+        row.update(verdict=conditions.NOT_INFORMATIVE, note="; ".join([*by_design, *rule_notes, str(why)]))
         return row
     row.update(verdict="not measured", note="; ".join([str(why), *reasons]))
     return row
@@ -153,7 +163,7 @@ def evaluate_claim(claim: dict, table: pd.DataFrame, level: float = 0.95, margin
         views, judged = _within_conditions(claim, views, check, names)
         rows, notes = _comparisons(kind, views, check, names, row, level, margin, seed)
     except NotMeasured as why:
-        return _not_measured(row, why, check, names, rules, judged, unavailable)
+        return _not_measured(row, why, check, names, rules, judged, unavailable, table)
     verdict, shown, note = _decided(kind, check, rows, notes, level)
     verdict = _through_gates(verdict, note, views, check, names, rows, kind, level)
     flags = _flagged(_guard(table, level, load_causes()) if guard is None else guard, views, check, names)
