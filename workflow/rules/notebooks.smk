@@ -4,20 +4,53 @@ import shlex
 # copy; the notebook writes its figures into figures/<paper>/ for the reference testbed,
 # figures/<testbed>/<paper>/ for another (virtrepro.figures.figures_home: the notebook asks there too).
 
-from virtrepro import figures as figure_registry
+import hashlib
+
+from virtrepro.report import figure_files
+
+
+@one_line_errors
+def registered_figures():
+    """Each paper's figure ids and each figure's report caption, as the registry (virtrepro.figures) declares
+    them. Reading the registry imports every figure's code (matplotlib, seaborn, scipy: about a second), so
+    what it said is kept in .snakemake/virtrepro/figures-<digest>.json, named by the digest of the package's
+    files: a changed file reads the registry again."""
+    package = Path(workflow.basedir) / "workflow" / "virtrepro"
+    digest = hashlib.sha256()
+    for path in sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(f"{path.relative_to(package).as_posix()}\0{path.stat().st_size}\0".encode())
+        digest.update(path.read_bytes())
+    kept = Path(".snakemake") / "virtrepro" / f"figures-{digest.hexdigest()[:16]}.json"
+    try:
+        known = json.loads(kept.read_text())
+        return known["by_paper"], {tuple(key.split("/", 1)): text for key, text in known["captions"].items()}
+    except (OSError, ValueError, KeyError):
+        pass
+    from virtrepro import figures as figure_registry
+
+    by_paper = figure_registry.by_paper()
+    captions = {key: fig.report_caption() for key, fig in figure_registry.FIGURES.items()}
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    for old in kept.parent.glob("figures-*.json"):  # what an earlier version of the code said
+        old.unlink(missing_ok=True)
+    partial = kept.with_name(f".{kept.name}.{os.getpid()}.partial")
+    partial.write_text(json.dumps({"by_paper": by_paper, "captions": {"/".join(key): text for key, text in captions.items()}}))
+    os.replace(partial, kept)
+    return by_paper, captions
+
 
 # The figures each notebook writes (.png and .pdf) and their report captions: one declaration per
-# figure in virtrepro.figures (a paper's notebook draws them); the captions are written from it.
-FIGURES = figure_registry.by_paper()
+# figure in virtrepro.figures (a paper's notebook draws them, by_paper()); the captions are written from it.
+FIGURES, _CAPTION_TEXTS = registered_figures()
 # with each figure's reading where its notebook wrote one (a report is made after the run)
-CAPTIONS = figure_registry.write_captions(Path(".snakemake") / "report-captions",
-                                          figure_registry.figures_home(FIGURES_DIR, TESTBED))
+CAPTIONS = figure_files.write_captions(Path(".snakemake") / "report-captions", _CAPTION_TEXTS,
+                                       figure_files.figures_home(FIGURES_DIR, TESTBED))
 
 
 @one_line_errors
 def figure_file(paper, name, suffix):
     """Where the testbed's notebook writes a figure's file (virtrepro.figures.figure_file)."""
-    return str(figure_registry.figure_file(FIGURES_DIR, TESTBED, paper, name, suffix))
+    return str(figure_files.testbed_figure_file(FIGURES_DIR, TESTBED, paper, name, suffix))
 
 
 @one_line_errors

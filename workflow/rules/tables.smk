@@ -2,15 +2,14 @@
 # facts beside it), and the papers' claims checked on it (<testbed>.claims.csv: one verdict per claim,
 # readable without a notebook). The table rule is the table's one writer: notebooks only read it.
 
-from virtrepro.analysis.claims import load_causes, load_claims
+from virtrepro.analysis.claims import load_causes, load_claims  # the loading alone: no statistics imported
 from virtrepro.errors import VirtreproError
-from virtrepro.results import write_table
 
 REFERENCE = Path(workflow.basedir) / "data" / "reference"
 
 # The claims and the causes' registry are read before anything runs: a file that cannot be (a key given
 # twice, an unknown check kind, a repeated id...) stops the run with one line naming the file, the claim
-# and the key. (virtrepro.analysis.claims is imported at every start anyway: the figures' registry needs it.)
+# and the key.
 try:
     load_claims(REFERENCE / "claims.yaml")
     load_causes(REFERENCE / "faster_than_native.yaml")
@@ -38,6 +37,8 @@ rule table:
         "logs/table/{testbed}.log",
     run:
         with one_line_errors(), open(log[0], "w") as handle:
+            from virtrepro.results import write_table  # pandas: imported by the job, not at every start
+
             frame = write_table(DATA, wildcards.testbed)
             print(f"{len(frame)} records from {frame['source_log'].nunique()} logs", file=handle)
 

@@ -63,10 +63,24 @@ def _check_keys(node, source: str, path: list[str], seen: set[int], keys: yaml.c
             _check_keys(value_node, source, [*path, shown or "?"], seen, keys)
 
 
+# libyaml's parser where PyYAML has it (several times faster: the workflow reads its configuration, the
+# schema's declarations and the claims at every start); the same nodes and values as the pure-Python one
+_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def loads(text: str, source: str):
     """The YAML document in ``text`` (``source`` names where it came from, e.g. the file), as
     ``yaml.safe_load`` reads it; YamlFileError for broken YAML or a key given twice in a mapping."""
-    loader = yaml.SafeLoader(text)
+    if _FAST_LOADER is not yaml.SafeLoader:
+        try:
+            return _load(text, source, _FAST_LOADER)
+        except yaml.YAMLError:
+            pass  # broken YAML: read again below, so that the message (line, column, problem) is PyYAML's own
+    return _load(text, source, yaml.SafeLoader)
+
+
+def _load(text: str, source: str, loader_class):
+    loader = loader_class(text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -74,6 +88,8 @@ def loads(text: str, source: str):
         _check_keys(node, source, [], set(), yaml.constructor.SafeConstructor())
         return loader.construct_document(node)
     except yaml.YAMLError as error:
+        if loader_class is not yaml.SafeLoader:
+            raise
         mark = getattr(error, "problem_mark", None)
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]

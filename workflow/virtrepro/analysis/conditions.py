@@ -45,8 +45,6 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
-
 from ..declarations import metric_catalog, platform_names, regimes
 from ..benchmarks import BENCHMARKS, Benchmark, Variant
 from ..benchmarks.base import hosts_used
@@ -118,6 +116,8 @@ def check_conditions(claim: dict) -> None:
 def process_count(records: pd.DataFrame) -> pd.Series:
     """Each record's process or thread count (:data:`COUNT_COLUMNS`, the first that has a number); NaN
     where none does."""
+    import pandas as pd  # imported when records are judged: reading the claims needs no pandas
+
     count = pd.Series(math.nan, index=records.index, dtype=float)
     for column in COUNT_COLUMNS:
         if column in records.columns:
@@ -127,6 +127,8 @@ def process_count(records: pd.DataFrame) -> pd.Series:
 
 def npb_class(records: pd.DataFrame) -> pd.Series:
     """Each record's NPB problem class (the variant's ``class``, else its log's), "" where none."""
+    import pandas as pd
+
     found = pd.Series("", index=records.index, dtype=object)
     for column in ("param_class", "class"):
         if column in records.columns:
@@ -137,6 +139,8 @@ def npb_class(records: pd.DataFrame) -> pd.Series:
 def machines(records: pd.DataFrame) -> pd.Series:
     """How many of the testbed's machines each record's run held: its benchmark's declaration
     (``benchmarks.base.hosts_used``) of its variant's parameters."""
+    import pandas as pd
+
     params = [c for c in records.columns if c.startswith("param_")]
     held = {}
     for key, rows in records.groupby(["benchmark", "variant"], sort=False):
@@ -148,6 +152,8 @@ def machines(records: pd.DataFrame) -> pd.Series:
 
 
 def _present(value) -> bool:
+    import pandas as pd
+
     return value is not None and value is not pd.NA and not (isinstance(value, float) and math.isnan(value))
 
 
@@ -165,6 +171,8 @@ def _numbers(values) -> str:
 
 # per record-level condition: (which records meet it, what the records that do not were measured at)
 def _keep(name: str, value, records: pd.DataFrame) -> tuple[pd.Series, str]:
+    import pandas as pd
+
     if name == "npb_class":
         wanted = value if isinstance(value, list) else [value]
         found = npb_class(records)
@@ -203,6 +211,8 @@ class Judged:
 
 def judge(claim: dict, sides: dict[str, pd.DataFrame]) -> Judged:
     """``sides``: each platform's records the check compares (widened, :func:`virtrepro.results.view`)."""
+    import pandas as pd
+
     given = claim.get("conditions") or {}
     everything = pd.Index([]).append([records.index for records in sides.values()]) if sides else pd.Index([])
     if not given:

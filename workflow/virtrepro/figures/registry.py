@@ -10,28 +10,11 @@ from typing import Callable
 import pandas as pd
 
 from ..platforms.catalog import BASELINE
-
-# The committed reference run (its raw logs, config/config.yaml's testbed of that name): the
-# notebooks' default testbed, and the one testbed whose figures are the repository's own, figures/<paper>/
-# (:func:`figures_home`).
-REFERENCE_TESTBED = "reference-vm"
-
-
-def figures_home(figures_dir: str | Path, testbed: str, main_figures: bool = False) -> Path:
-    """Where ``testbed``'s figures go (``<home>/<paper>/<id>.png``, ``.pdf``, ``.reading.md``):
-    ``figures_dir`` itself for the reference testbed, or for any testbed when asked (``main_figures``),
-    else ``figures_dir/<testbed>``, so that another testbed's run, or a misspelt name, never replaces
-    the committed figures. The notebooks, ``python -m virtrepro.figures``, the workflow's notebook rules
-    (their outputs) and its report's captions all ask here."""
-    return Path(figures_dir) if main_figures or testbed == REFERENCE_TESTBED else Path(figures_dir) / testbed
-
-
-def figure_file(figures_dir: str | Path, testbed: str, paper: str, id: str, suffix: str,
-                main_figures: bool = False) -> Path:
-    """One file of figure ``id`` of ``paper`` drawn for ``testbed`` (:func:`figures_home`)."""
-    from ..report import plotting
-
-    return plotting.figure_file(figures_home(figures_dir, testbed, main_figures), paper, id, suffix)
+from ..report import figure_files
+# the reference testbed, where a testbed's figures go and the report's captions: paths and text, in
+# report.figure_files (the workflow names the notebooks' outputs from there without importing the figures)
+from ..report.figure_files import REFERENCE_TESTBED, figures_home  # noqa: F401
+from ..report.figure_files import testbed_figure_file as figure_file  # noqa: F401
 
 
 @dataclass(frozen=True)
@@ -187,29 +170,5 @@ def write_captions(directory: str | Path, figures_dir: str | Path | None = None)
     """Each figure's report caption as <directory>/<paper>-<id>.rst (rewritten only when it changed):
     its registered caption and, where its notebook has written one (``<figures_dir>/<paper>/<id>.reading.md``),
     the reading computed from the data (what it shows, the verdicts of the claims it tests);
-    ``figures_dir``: the testbed's (:func:`figures_home`)."""
-    from ..report import plotting
-
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    out = {}
-    for key, fig in FIGURES.items():
-        path = directory / f"{fig.paper}-{fig.id}.rst"
-        text = fig.report_caption()
-        reading = plotting.figure_file(figures_dir, fig.paper, fig.id, ".reading.md") if figures_dir is not None else None
-        if reading is not None and reading.is_file():
-            text += "\n" + _markdown_to_rst(reading.read_text())
-        if not path.is_file() or path.read_text() != text:
-            path.write_text(text)
-        out[key] = path
-    return out
-
-
-
-
-def _markdown_to_rst(text: str) -> str:
-    """The little Markdown a reading holds (``**bold**``, ``- `` items, code in single backticks) as RST."""
-    import re
-
-    text = re.sub(r"(?<!`)`([^`]+)`(?!`)", r"``\1``", text)
-    return text.strip() + "\n"
+    ``figures_dir``: the testbed's (:func:`figures_home`). (:func:`virtrepro.report.figure_files.write_captions`)"""
+    return figure_files.write_captions(directory, {key: fig.report_caption() for key, fig in FIGURES.items()}, figures_dir)

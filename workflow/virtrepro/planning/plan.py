@@ -22,6 +22,7 @@ which guest image this code builds is given to :func:`summary` by its caller (th
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,14 +114,30 @@ def remaining(variant: VariantPlan, data_dir: str | Path, marker: Path | None = 
     a fresh clone of a finished run the logs say it)."""
     if marker is not None and marker.exists():
         return 0, 0
-    own = sum(not rawlog.is_complete(run.log_path(data_dir)) for run in variant.runs())
+    present = _names_in(variant.directory(data_dir))
+
+    def complete(rep: int) -> bool:  # a log not in the directory's listing is not there (no path built for it)
+        return (present is None or datalayout.log_name(rep) in present) and rawlog.is_complete(variant.run(rep).log_path(data_dir))
+
+    own = sum(not complete(rep) for rep in variant.repetition_numbers())
     if variant.rule is None:
         return own, own
     beyond = range(variant.repetitions, variant.rule.max)
-    done = sum(rawlog.is_complete(variant.run(rep).log_path(data_dir)) for rep in beyond)
+    done = sum(complete(rep) for rep in beyond)
     if own == 0 and rule_stops(variant, data_dir):
         return 0, 0
     return own, own + len(beyond) - done
+
+
+def _names_in(directory: Path) -> set[str] | None:
+    """The names in a variant's directory (none when it is not there: a plan not yet begun); None when
+    it cannot be listed (each log is then looked up on its own)."""
+    try:
+        return set(os.listdir(directory))
+    except (FileNotFoundError, NotADirectoryError):
+        return set()
+    except OSError:
+        return None
 
 
 def rule_stops(variant: VariantPlan, data_dir: str | Path) -> bool:

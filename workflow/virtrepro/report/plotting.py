@@ -127,10 +127,8 @@ PLACEHOLDER_KEY = "virtrepro-placeholder"
 PLACEHOLDER_TEXT = "no runs of its benchmarks in the data it was drawn from"
 
 
-def figure_file(figures_dir: str | Path, paper: str, name: str, suffix: str) -> Path:
-    """A figure's file: ``<figures_dir>/<paper>/<name><suffix>`` (``figures_dir``: a testbed's, see
-    ``virtrepro.figures.figures_home``)."""
-    return Path(figures_dir) / paper / f"{name}{suffix}"
+# a figure's file: <figures_dir>/<paper>/<name><suffix> (figures_dir: a testbed's, figures_home)
+from .figure_files import figure_file  # noqa: E402,F401
 
 
 def is_placeholder(png: str | Path) -> bool:

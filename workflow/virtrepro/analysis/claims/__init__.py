@@ -103,30 +103,34 @@ helpers are reached through the module, e.g. ``claims.gates._part_consistency``)
   (``python -m virtrepro.analysis.claims``)
 """
 
-from .loading import (  # noqa: F401
-    KINDS, SHAPE_KINDS, ClaimsError, VALUE_FORMS, CLAIM_KEYS, CHECK_KEYS, CAUSE_KEYS, load_claims,
-    paper_platforms, CAUSES_PATH, load_causes,
-)
-from .selection import (  # noqa: F401
-    SCALING_PARAMETER, ISOLATION_PARAMETER, ISOLATION_ALONE, ISOLATION_STRESSED, DERIVED_METRICS,
-    resolve_platform, NotMeasured,
-)
-from .intervals import (  # noqa: F401
-    higher_is_better,
-)
-from .shapes import (  # noqa: F401
-    saturation_bounds, versus_selection, ACROSS_VARIANT_KINDS,
-)
-from .gates import (  # noqa: F401
-    ANALOGUE_SUFFIX, UNEXPLAINED_FASTER, MIN_REPETITIONS, TOO_FEW, GUARD_MARGIN, faster_than_native,
-    base_verdict,
-)
-from .verdicts import (  # noqa: F401
-    VERDICTS, COLUMNS, evaluate_claim, evaluate, verdict_counts,
-)
-from .prose import (  # noqa: F401
-    estimate_text, report, sentence, listing,
-)
-from .csvtable import (  # noqa: F401
-    TABLE_COLUMNS, claims_table, write_claims_table, main,
-)
+import importlib
+
+# Each module is imported when one of its names (or the module) is first asked for: the workflow reads the
+# claims at every start (``load_claims``, ``load_causes``), and the statistics behind the verdicts
+# (scipy, pandas) take longer to import than the rest of the plan takes to make.
+_PUBLIC = {  # module -> its public names, imported when first asked for (PEP 562)
+    "loading": ("KINDS", "SHAPE_KINDS", "ClaimsError", "VALUE_FORMS", "CLAIM_KEYS", "CHECK_KEYS", "CAUSE_KEYS", "load_claims", "paper_platforms", "CAUSES_PATH", "load_causes"),
+    "selection": ("SCALING_PARAMETER", "ISOLATION_PARAMETER", "ISOLATION_ALONE", "ISOLATION_STRESSED", "DERIVED_METRICS", "resolve_platform", "NotMeasured"),
+    "intervals": ("higher_is_better",),
+    "shapes": ("saturation_bounds", "versus_selection", "ACROSS_VARIANT_KINDS"),
+    "gates": ("ANALOGUE_SUFFIX", "UNEXPLAINED_FASTER", "MIN_REPETITIONS", "TOO_FEW", "GUARD_MARGIN", "faster_than_native", "base_verdict"),
+    "verdicts": ("VERDICTS", "COLUMNS", "evaluate_claim", "evaluate", "verdict_counts"),
+    "prose": ("estimate_text", "report", "sentence", "listing"),
+    "csvtable": ("TABLE_COLUMNS", "claims_table", "write_claims_table", "main"),
+}
+_WHERE = {name: module for module, names in _PUBLIC.items() for name in names}
+__all__ = list(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:  # a module of the package, e.g. ``claims.gates``
+        return importlib.import_module(f"{__name__}.{name}")
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE, *_PUBLIC})
