@@ -436,7 +436,8 @@ HAND_CLAIMS = [
 
 def test_each_variants_target_is_the_tightest_threshold_of_the_claims_that_select_it(tmp_path):
     from virtrepro.planning.adaptive import SIGNED_RANK, Target
-    from virtrepro.planning.config import DEFAULT_MARGIN, claim_targets, repetition_rule
+    from virtrepro.planning.config import repetition_rule
+    from virtrepro.planning.targets import DEFAULT_MARGIN, claim_targets
 
     claims = write_claims(tmp_path / "claims.yaml", HAND_CLAIMS)
     rr1, rr256, rr4096 = (netperf_variant("TCP_RR", s) for s in (1, 256, 4096))
@@ -467,9 +468,9 @@ def test_each_variants_target_is_the_tightest_threshold_of_the_claims_that_selec
 
 
 def test_the_plan_gives_each_variant_its_own_claims_rule(tmp_path, monkeypatch):
-    from virtrepro.planning import config as config_module
+    from virtrepro.planning import targets
 
-    monkeypatch.setattr(config_module, "CLAIMS_PATH", write_claims(tmp_path / "claims.yaml", HAND_CLAIMS))
+    monkeypatch.setattr(targets, "CLAIMS_PATH", write_claims(tmp_path / "claims.yaml", HAND_CLAIMS))
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     config.update(platforms=["native"], benchmarks=["netperf"])
     config["scales"]["quick"]["netperf"].update(rr_sizes=[1, 4096], stream_sizes=[65536], seconds=5)

@@ -9,8 +9,8 @@ import pytest
 
 from virtrepro.benchmarks import BENCHMARKS
 from virtrepro.planning.adaptive import RepetitionRule, Target
-from virtrepro.planning.config import (ConfigError, check_memory, config_with_files, job_memory_mib, left_out,
-                                       left_out_lines, plan_rounds)
+from virtrepro.planning.config import ConfigError, config_with_files, left_out, left_out_lines, plan_rounds
+from virtrepro.planning.memory import check_memory, job_memory_mib
 from virtrepro.planning.plan import Durations, estimate, report
 
 REFERENCE_PLATFORMS = ["native", "lxc", "podman", "charliecloud", "qemu-tcg"]

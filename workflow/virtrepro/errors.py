@@ -31,6 +31,10 @@ class VirtreproError(Exception):
         return lambda: [f"{type(self).__name__}: {self}"]
 
 
+class ConfigError(VirtreproError, ValueError):
+    """The configuration does not match the schema or refers to something undefined."""
+
+
 class MeasurementError(VirtreproError, RuntimeError):
     """A run failed; the message names the kept log and the reason (raised by the measurement, and by
     :func:`virtrepro.rawdata.rawlog.variant_records` where the planning reads a variant's logs)."""

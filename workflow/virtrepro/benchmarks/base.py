@@ -223,7 +223,7 @@ class Benchmark:
         """The host memory one instance of a VM of ``guest_mb`` MiB holds while it runs this variant, and
         afterwards while it is kept up (frozen) for the variant's rounds: all of it (QEMU gives back no
         page the guest touched, and a guest's page cache fills its memory), unless the benchmark knows
-        that its guest touches less (virtrepro.planning.config.job_memory_mib)."""
+        that its guest touches less (virtrepro.planning.memory.job_memory_mib)."""
         return guest_mb
 
     def placement(self, variant: Variant) -> dict | None:

@@ -20,7 +20,7 @@ decides on the interval the verdicts use instead (docs/methodology.md, "Repetiti
 data"): a series stops when the exact one-sample signed-rank interval of its log values
 (:func:`stats.hl_location_ci`, at ``confidence``) has a half-width on the log scale of at most its
 target. The target of a metric comes from the tightest threshold m of the claims that select the
-variant (:func:`virtrepro.planning.config.claim_targets`): (m / 2) / sqrt(2), since the ratio's interval
+variant (:func:`virtrepro.planning.targets.claim_targets`): (m / 2) / sqrt(2), since the ratio's interval
 combines two such samples; a metric no claim uses keeps ``rel_half_width`` as its target. Such a
 rule never stops below :func:`verdict_min_n` repetitions (the fewest at which every interval the
 verdicts use exists: 6 at 95 %), and it looks at widths only, never at an estimate.

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import yaml
@@ -17,19 +15,12 @@ from ..platforms import catalog as platform_catalog
 from .adaptive import RepetitionRule, Target
 from ..benchmarks import BENCHMARKS, Variant
 from ..benchmarks.base import runnable_variants
-from ..errors import VirtreproError
+from ..errors import ConfigError, VirtreproError
+from .memory import check_memory
+from .targets import claim_targets
 from .. import datalayout, yamlfile
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
-# the papers' claims, read here as data (which variants they select, and how tightly): the rule that
-# serves the verdict (``target: claims``) takes its targets from them (:func:`claim_targets`)
-CLAIMS_PATH = Path(__file__).resolve().parents[3] / "data" / "reference" / "claims.yaml"
-
-
-class ConfigError(VirtreproError, ValueError):
-    """The configuration does not match the schema or refers to something undefined."""
-
-
 def schema(path: Path = SCHEMA_PATH) -> dict:
     """The configuration's JSON schema: ``workflow/schemas/config.schema.yaml`` with what the
     declarations say filled in: the names of the benchmarks (:mod:`virtrepro.benchmarks`) and
@@ -473,46 +464,6 @@ def rounds(job: VariantRounds, complete, stops):
             return
 
 
-def job_memory_mib(config: dict, job: VariantRounds) -> tuple[int, list[str]]:
-    """The host memory, MiB, a measurement job may hold at once, with every platform's instances up (kept
-    up, frozen, for all its rounds), and its parts (``platform n x MiB``): a VM's instance holds its
-    guest's memory (the configured ``guest.memory_mb`` with the variant's overrides; less where its
-    benchmark knows its guest touches less, ``Benchmark.vm_resident_mib``); a container's or the host's
-    holds what a run of the variant holds (``Benchmark.memory_mib``; a container's memory size is a
-    limit, not an allocation), counted for every platform as if all ran at once."""
-    benchmark = BENCHMARKS[job.benchmark]
-    instances = benchmark.instances(job.variant)
-    guest_mb = int(benchmark.guest_overrides(job.variant).get("memory_mb", (config.get("guest") or {}).get("memory_mb", 2048)))
-    total, parts = 0, []
-    for platform in job.platforms:
-        if platform_catalog.has(platform, "own_memory"):
-            each = benchmark.vm_resident_mib(job.variant, guest_mb)
-        else:
-            each = benchmark.memory_mib(job.variant) or 0
-        if each:
-            total += instances * each
-            parts.append(f"{platform} {instances} x {each}")
-    return total, parts
-
-
-def check_memory(config: dict, jobs: list[VariantRounds], host_mib: int | None = None) -> None:
-    """ConfigError naming the first job whose :func:`job_memory_mib` is above ``host_mib`` (the MemTotal of
-    a local testbed's host, this machine, when not given; a remote testbed's hosts are not known here, and
-    not checked): its guests, kept up together, would not fit."""
-    if host_mib is None:
-        if (config.get("testbeds") or {}).get(config["testbed"], {}).get("kind") != "local":
-            return
-        from ..layout import host_memory_mb
-
-        host_mib = host_memory_mb()
-    for job in jobs:
-        total, parts = job_memory_mib(config, job)
-        if total > host_mib:
-            raise ConfigError(
-                f"job {job.benchmark}/{job.variant.key} would hold {total} MiB with every platform's instances up "
-                f"({', '.join(parts)}), more than the host's {host_mib} MiB: lower guest.memory_mb or plan fewer platforms")
-
-
 def plan_rounds(config: dict, platforms: list[str] | None = None, host_mib: int | None = None) -> list[VariantRounds]:
     """The measurement jobs: each planned variant on all the platforms that plan it (in the order of
     ``platforms``), in the order of :func:`plan_variants`' first platform's variants (benchmark by
@@ -533,69 +484,6 @@ def run_priority(config: dict, benchmark: str) -> int:
     benchmark after the other in the configured order (docs/methodology.md, "Run order"). A multiple
     of 1000: the workflow adds the guest-spec order within a benchmark (under 1000)."""
     return (len(config["benchmarks"]) - config["benchmarks"].index(benchmark)) * 1000
-
-
-# the threshold, as a relative difference, of the claims whose kinds compare a ratio with one; every other
-# claim (order, better without a threshold, trends, spreads, ratios of overheads ...) selects its variants
-# with this margin, the verdicts' default equivalence margin (virtrepro.analysis.claims.evaluate's ``margin``)
-THRESHOLD_KINDS = ("overhead_at_most", "overhead_at_least", "equivalent", "better")
-DEFAULT_MARGIN = 0.05
-
-
-def _text(value) -> str:
-    """A parameter's value as the text a claim's ``where`` is compared by (1024 == "1024" == 1024.0)."""
-    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
-
-
-def _selects(where: dict, variant: Variant) -> bool:
-    """Whether a claim's ``where`` selects ``variant``: every key that is one of the variant's
-    parameters has one of the listed values (a key that is not a parameter, such as a record's
-    field, is decided later, on the records: here it selects every variant)."""
-    params = variant.param_dict
-    for key, value in (where or {}).items():
-        if key in params and _text(params[key]) not in {_text(v) for v in (value if isinstance(value, list) else [value])}:
-            return False
-    return True
-
-
-def _claim_margin(check: dict) -> float:
-    threshold = check.get("threshold")
-    if check.get("kind") in THRESHOLD_KINDS and isinstance(threshold, (int, float)) and threshold != 0:
-        return abs(float(threshold))
-    return DEFAULT_MARGIN
-
-
-@lru_cache(maxsize=None)
-def _claims(path: Path) -> tuple[dict, ...]:
-    loaded = yamlfile.load(path)
-    if not isinstance(loaded, list):
-        raise ConfigError(f"{path}: the claims are not a list")
-    return tuple(loaded)
-
-
-def claim_targets(benchmark: str, variant: Variant, claims_path: str | Path | None = None) -> tuple[Target, ...]:
-    """For each metric of ``variant`` that a testable claim of ``claims_path`` checks (its ``check``'s
-    benchmark, metric and ``where``, or its ``versus`` selection), the tightest claim threshold and the
-    claims that set it (:class:`adaptive.Target`), sorted by metric (``claims_path``: :data:`CLAIMS_PATH`). The claims are read as data: the
-    claim's verdict and its conditions are no business of the plan."""
-    best: dict[str, tuple[float, list[str]]] = {}
-    for claim in _claims(Path(claims_path or CLAIMS_PATH)):
-        check = claim.get("check") if isinstance(claim, dict) and claim.get("testable") else None
-        if not isinstance(check, dict) or not check.get("metric"):
-            continue
-        versus = check.get("versus") or {}
-        selections = [(check.get("benchmark"), check.get("where"))]
-        if versus:
-            selections.append((versus.get("benchmark", check.get("benchmark")), versus.get("where")))
-        if not any(name == benchmark and _selects(where, variant) for name, where in selections):
-            continue
-        margin = _claim_margin(check)
-        tightest, ids = best.get(check["metric"], (math.inf, []))
-        if margin < tightest:
-            best[check["metric"]] = (margin, [str(claim.get("id"))])
-        elif margin == tightest:
-            ids.append(str(claim.get("id")))
-    return tuple(Target(metric, margin, tuple(ids)) for metric, (margin, ids) in sorted(best.items()))
 
 
 def repetition_rule(config: dict, benchmark: str, platform: str, variant: Variant | None = None,

@@ -31,7 +31,8 @@ from .. import datalayout
 from ..rawdata import machines, rawlog
 from ..rawdata.probes import unavailable
 from ..platforms import catalog as platform_catalog
-from .config import AUTO, QEMU_AUTO, VariantPlan, job_memory_mib, left_out_lines, plan_rounds, resolve_platforms
+from .config import AUTO, QEMU_AUTO, VariantPlan, left_out_lines, plan_rounds, resolve_platforms
+from .memory import job_memory_mib
 
 
 @dataclass(frozen=True)

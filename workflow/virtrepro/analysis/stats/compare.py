@@ -285,35 +285,45 @@ def compare_to_baseline(
     data = frame[frame[platform].notna()]
     groups = data.groupby(by, sort=True, dropna=False) if by else [((), data)]
 
-    def sample(group: pd.DataFrame, name) -> tuple[np.ndarray, int]:
-        values = _clean(group.loc[group[platform] == name, value])
-        flagged = outliers(values, outlier_rule, outlier_k)
-        return values[~flagged], int(flagged.sum())
-
     rows = []
     for key, group in groups:
         key = key if isinstance(key, tuple) else (key,)
-        base, base_dropped = sample(group, baseline)
         for other in sorted(p for p in group[platform].unique() if p != baseline):
-            plat, plat_dropped = sample(group, other)
-            hib = _direction(pd.concat([group[group[platform] == baseline], group[group[platform] == other]]),
-                             higher_is_better)
-            row = {**dict(zip(by, key)), platform: other, "baseline": baseline, "dropped_baseline": base_dropped,
-                   "dropped_platform": plat_dropped, "higher_is_better": hib}  # fmt: skip
-            paired = None
-            if "round" in group.columns and outlier_rule in (None, "none"):
-                mine, theirs = group[group[platform] == other], group[group[platform] == baseline]
-                paired = by_round(mine[value], mine["round"], theirs[value], theirs["round"])
-            if paired is not None:
-                row.update(_compared(paired[1], paired[0], hib, level, margin, paired=True))
-            else:
-                row.update(_compared(base, plat, hib, level, margin))
-            rows.append(row)
+            row = _comparison_row(group, baseline, other, value, platform, higher_is_better, level, margin,
+                                  outlier_rule, outlier_k)
+            rows.append({**dict(zip(by, key)), **row})
     columns = [*by, platform, *_COMPARED_COLUMNS]
     out = pd.DataFrame(rows, columns=[c for c in columns if c not in _DERIVED])
     _decide_family(out, alpha)
     out["level"], out["margin"], out["outlier_rule"] = level, margin, outlier_rule or "none"
     return out[columns]
+
+
+def _comparison_row(group: pd.DataFrame, baseline: str, other: str, value: str, platform: str,
+                    higher_is_better: bool | str, level: float, margin: float, outlier_rule: str | None,
+                    outlier_k: float | None) -> dict:
+    """One row of :func:`compare_to_baseline` (without its ``by`` columns): ``other`` against
+    ``baseline`` in ``group``, paired by round where both sides were measured in rounds."""
+
+    def sample(name) -> tuple[np.ndarray, int]:
+        values = _clean(group.loc[group[platform] == name, value])
+        flagged = outliers(values, outlier_rule, outlier_k)
+        return values[~flagged], int(flagged.sum())
+
+    base, base_dropped = sample(baseline)
+    plat, plat_dropped = sample(other)
+    mine, theirs = group[group[platform] == other], group[group[platform] == baseline]
+    hib = _direction(pd.concat([theirs, mine]), higher_is_better)
+    row = {platform: other, "baseline": baseline, "dropped_baseline": base_dropped,
+           "dropped_platform": plat_dropped, "higher_is_better": hib}
+    paired = None
+    if "round" in group.columns and outlier_rule in (None, "none"):
+        paired = by_round(mine[value], mine["round"], theirs[value], theirs["round"])
+    if paired is not None:
+        row.update(_compared(paired[1], paired[0], hib, level, margin, paired=True))
+    else:
+        row.update(_compared(base, plat, hib, level, margin))
+    return row
 
 
 # compare_to_baseline's columns after the ``by`` columns and the platform's
