@@ -362,7 +362,7 @@ REASONS = {
         (r"drift between parts", "the two parts of the run order decide opposite ways (time confounds the platform)"),
     ],
     "not informative": [(r"analogue's bias \(([^)]*)\) could produce", "an analogue's bias ({0}) could produce the verdict"),
-                        (r"not measured on \S+ by design", "binary translation is not measured on CPU and HPC benchmarks: it informs no claim there")],
+                        (r"has no \S+ runs and would inform no claim", "binary translation informs no claim on CPU and HPC benchmarks (not measured there)")],
     "inconclusive": [
         (r"^inconclusive \((.*)\)$", "{0}"),  # matched against the verdict itself
     ],

@@ -84,11 +84,12 @@ def _not_measured(row: dict, why: NotMeasured, check: dict, names: list[str], ru
         row.update(verdict=conditions.NOT_COMPARABLE, note="; ".join(n for n in [outside, *rule_notes, str(why)] if n))
         return row
     # a platform with no run of the benchmark at all, whose declaration says it informs no claim on the
-    # benchmark's subsystem, is not measured there by design (the reference and paper scales' informative_only):
-    # measuring it would not inform this claim
+    # benchmark's subsystem (so the reference and paper scales leave it out: informative_only): measuring
+    # it would not inform this claim
     benchmark = check.get("benchmark")
     ran = set(table.loc[table["benchmark"] == benchmark, "platform"]) if table is not None and len(table) else set()
-    by_design = [f"{name} is not measured on {benchmark} by design ({found})" for name in dict.fromkeys(names)
+    by_design = [f"{name} has no {benchmark} runs and would inform no claim on them ({found})"
+                 for name in dict.fromkeys(names)
                  if name not in ran and (found := conditions.informs_nothing(name, benchmark))]
     if by_design:
         row.update(verdict=conditions.NOT_INFORMATIVE, note="; ".join([*by_design, *rule_notes, str(why)]))
