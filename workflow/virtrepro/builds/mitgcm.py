@@ -38,6 +38,7 @@ from .. import datalayout
 from ..benchmarks.mitgcm import EXECUTABLE, INPUTS, TIME_STEP_S, namelist_name, time_steps
 from ..errors import VirtreproError
 from .sourcebuild import add_obtain_build, obtain_or_build, run_step, tool_versions
+from .sourcebuild import why_no_runs as sourcebuild_why_no_runs  # this module's why_no_runs names its probe
 from ..testbed.hosts import default_state_dir
 from .npb import REPOSITORY, _recorded, sha256_of, utc_now, write_record
 
@@ -147,14 +148,8 @@ def record(config: dict, benchmark: str = BENCHMARK, state_dir: Path | None = No
 
 
 def why_no_runs(data_dir: str | Path, testbed: str, benchmark: str = BENCHMARK) -> str:
-    """One line for a notebook on why ``benchmark`` has no runs on ``testbed``: the reason recorded when
-    MITgcm was skipped, else that nothing was measured yet."""
-    probe = datalayout.probe_path(data_dir, testbed, datalayout.MITGCM_PROBE)
-    if probe.exists():
-        info = json.loads(probe.read_text())
-        if info.get("status") == "skipped":
-            return f"no {benchmark} runs: MITgcm was skipped ({info.get('reason', 'no reason recorded')})"
-    return f"no {benchmark} runs on testbed {testbed!r}"
+    """One line for a notebook on why ``benchmark`` has no runs on ``testbed`` (:func:`sourcebuild.why_no_runs`)."""
+    return sourcebuild_why_no_runs(data_dir, testbed, benchmark, datalayout.MITGCM_PROBE, "MITgcm")
 
 
 # --- the build ------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from pathlib import Path
 from .. import datalayout
 from ..errors import VirtreproError
 from .sourcebuild import add_obtain_build, obtain_or_build, run_step, tool_versions
+from .sourcebuild import why_no_runs as sourcebuild_why_no_runs  # this module's why_no_runs names its probe
 from ..testbed.hosts import default_state_dir
 
 # Published sha256 checksums of NASA's tarballs, by version. Only checksums
@@ -441,11 +442,5 @@ if __name__ == "__main__":
 
 
 def why_no_runs(data_dir: str | Path, testbed: str, benchmark: str = "NPB") -> str:
-    """One line for a notebook on why ``benchmark`` (an NPB one) has no runs on ``testbed``:
-    the reason recorded when NPB was skipped, else that nothing was measured yet."""
-    probe = datalayout.probe_path(data_dir, testbed, datalayout.NPB_PROBE)
-    if probe.exists():
-        info = json.loads(probe.read_text())
-        if info.get("status") == "skipped":
-            return f"no {benchmark} runs: NPB was skipped ({info.get('reason', 'no reason recorded')})"
-    return f"no {benchmark} runs on testbed {testbed!r}"
+    """One line for a notebook on why ``benchmark`` has no runs on ``testbed`` (:func:`sourcebuild.why_no_runs`)."""
+    return sourcebuild_why_no_runs(data_dir, testbed, benchmark, datalayout.NPB_PROBE, "NPB")

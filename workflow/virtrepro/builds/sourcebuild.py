@@ -66,3 +66,16 @@ def tool_versions(tools: tuple[str, ...]) -> dict:
         except OSError:
             versions[name] = "missing"
     return versions
+
+
+def why_no_runs(data_dir: str | Path, testbed: str, benchmark: str, probe: str, source: str) -> str:
+    """One line for a notebook on why ``benchmark`` has no runs on ``testbed``: the reason recorded in
+    the build's ``probe`` when ``source`` (NPB, MITgcm) was skipped, else that nothing was measured yet."""
+    from .. import datalayout
+
+    path = datalayout.probe_path(data_dir, testbed, probe)
+    if path.exists():
+        info = json.loads(path.read_text())
+        if info.get("status") == "skipped":
+            return f"no {benchmark} runs: {source} was skipped ({info.get('reason', 'no reason recorded')})"
+    return f"no {benchmark} runs on testbed {testbed!r}"

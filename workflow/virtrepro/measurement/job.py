@@ -50,13 +50,20 @@ def _measure_entry(args, config: dict) -> int:
     if not isinstance(entry, dict):
         raise MeasurementError("--plan-entry: not a JSON object")
     job = VariantRounds.from_json(entry.get("rounds") or {})
+    return _measure_job(job, config, args, "the plan entry", host=entry.get("host"))
+
+
+def _measure_job(job: VariantRounds, config: dict, args, what: str, reps: list[int] | None = None,
+                 host: str | None = None) -> int:
+    """Measure ``job`` (``what``: the plan entry, or the variant the options name) once its marker is the
+    one the caller expects (``--expect-marker``) and the tree is as the testbed requires."""
     if args.expect_marker and Path(args.expect_marker) != job.marker_path(args.data_dir):
-        print(f"error: the plan entry has the marker {job.marker_path(args.data_dir)}, "
+        print(f"error: {what} has the marker {job.marker_path(args.data_dir)}, "
               f"not the expected {args.expect_marker}", file=sys.stderr)
         return 2
     require_clean_tree(config, job.testbed)
     owner = os.environ.get("VIRTREPRO_TESTBED_OWNER")
-    measure_rounds(job, config, args.data_dir, owner_pid=int(owner) if owner else None, host=entry.get("host"))
+    measure_rounds(job, config, args.data_dir, owner_pid=int(owner) if owner else None, reps=reps, host=host)
     return 0
 
 
@@ -114,14 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rep and not set(args.rep) <= possible:
         print(f"error: {where} has repetitions 0..{max(possible)}, not {args.rep}", file=sys.stderr)
         return 2
-    if args.expect_marker and Path(args.expect_marker) != job.marker_path(args.data_dir):
-        print(f"error: {where} has the marker {job.marker_path(args.data_dir)}, "
-              f"not the expected {args.expect_marker}", file=sys.stderr)
-        return 2
-    require_clean_tree(config, args.testbed)
-    owner = os.environ.get("VIRTREPRO_TESTBED_OWNER")
-    measure_rounds(job, config, args.data_dir, owner_pid=int(owner) if owner else None, reps=args.rep, host=args.host)
-    return 0
+    return _measure_job(job, config, args, where, reps=args.rep, host=args.host)
 
 
 if __name__ == "__main__":
