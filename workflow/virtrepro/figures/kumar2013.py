@@ -78,7 +78,7 @@ def network(table, s) -> Drawn:
         part = summary.set_index("platform").reindex(order)
         ax.bar(order, part["median"], color=[plotting.platform_palette(order)[p] for p in order],
                yerr=[part["median"] - part["ci_low"], part["ci_high"] - part["median"]], capsize=4)
-        ax.set_ylabel(f"iperf3 TCP throughput (Mbit/s), {ci_label(s)}")
+        ax.set_ylabel(f"iperf3 TCP throughput (Mbit/s), {ci_label(s, dagger=False)}")
     ax.set_title(f"Network bandwidth per platform (thesis Fig. 4.8) on testbed {s.testbed!r}")
     return Drawn(fig, {f"overhead vs {s.baseline} (%)": compare(net, s, ["num_streams"])[["num_streams"] + OVERHEAD]},
                  digits=1)

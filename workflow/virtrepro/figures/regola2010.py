@@ -86,7 +86,7 @@ def fig2(table, s) -> Drawn:
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel(NETPERF_SIZE)
-        ax.set_ylabel(f"{quantity} (log scale),\n{ci_label(s, summary)}", fontsize="small")
+        ax.set_ylabel(f"{quantity} (log scale),\n{ci_label(s, summary, dagger=False)}", fontsize="small")
         ax.set_title(title)
         ax.legend(title="platform")
     if len(throughput):  # the paper's throughput over its wire: what a 1 GbE link carries, not a target for ours
@@ -99,7 +99,7 @@ def fig2(table, s) -> Drawn:
     fig.suptitle(f"Regola 2010 Fig. 2 redrawn on testbed {s.testbed!r}", y=1.02)
     fig.tight_layout()
     note_below(fig, NETPERF_TOPOLOGY.format(testbed=s.testbed) + f". The paper, of native: {paper_percentages(paper)}."
-               + (f" No interval (a sample not normal at small n): {'; '.join(bare)}." if bare else ""))
+               + (f" No interval (too few runs for a 95% interval of the median): {'; '.join(bare)}." if bare else ""))
     numbers = {}
     if len(latency) and s.baseline in set(latency["platform"]) and s.baseline in set(throughput["platform"]):
         smallest, lat = at_size(latency, min)
@@ -206,7 +206,7 @@ def table2(table, s) -> Drawn:
     n = f"{summary['n'].min()}" if summary["n"].min() == summary["n"].max() else f"{summary['n'].min()}-{summary['n'].max()}"
     for ax, who, frame, text, xlabel in [
             (axes[0], f"ours, testbed {s.testbed!r}", ours.reindex(rows), ours_text.fillna(""),
-             f"IOZone operation: MB/s, {ci_label(s, summary)}\n(in brackets), n = {n} runs a cell"),
+             f"IOZone operation: MB/s, {ci_label(s, summary, dagger=False)}\n(in brackets), n = {n} runs a cell"),
             (axes[1], "the paper's Tables I-II", paper.reindex(rows), True, "IOZone operation: MB/s, as published")]:
         sns.heatmap(frame, annot=text if text is True else text.to_numpy(), fmt=".0f" if text is True else "", cmap="viridis",
                     norm=norm, cbar=False, ax=ax, linewidths=0.5, linecolor="white", annot_kws={"fontsize": 8})

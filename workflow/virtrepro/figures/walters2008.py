@@ -172,7 +172,7 @@ def fig2(table, s) -> Drawn:
         sizes = sorted(part["file size (MB)"].unique())
         ax.set_xticks(sizes, labels=[str(size) for size in sizes])
         ax.set_title(f"IOZone {test} test, 1 MB records")
-        ax.set_ylabel(f"bandwidth (MB/s, log scale), {ci_label(s)}")
+        ax.set_ylabel(f"bandwidth (MB/s, log scale), {ci_label(s, dagger=False)}")
     fig.suptitle(f"Walters 2008 Fig. 2 redrawn on testbed {s.testbed!r}")
     footnote(fig, io)
     numbers = {}
@@ -349,7 +349,7 @@ def fig4(table, s) -> Drawn:
             ax.annotate(plotting.wrapped(ax, "not run: " + "; ".join(w for w in why if w), 8), (0.5, 0),
                         xycoords=ax.xaxis.label, xytext=(0, -4), textcoords="offset points", ha="center", va="top",
                         fontsize=8, color="dimgray")
-    axes[0].set_ylabel(f"run time (s, log scale),\n{ci_label(s)}")
+    axes[0].set_ylabel(f"run time (s, log scale),\n{ci_label(s, dagger=False)}")
     handles = [Line2D([], [], color=colour, linewidth=2, label=platform) for platform, colour in palette.items()]
     handles += [Line2D([], [], color=STYLE_GREY, marker=marker, linestyle=line, label=instances(nodes))
                 for nodes, (marker, line) in style.items()]

@@ -189,7 +189,7 @@ def fig3b(table, s) -> Drawn:
     plotting.grouped_bars(axes[0], summary, "where", "median", "ci_low", "ci_high", hue="time",
                           order=[summary.loc[summary["platform"] == p, "where"].iloc[0] for p in platforms],
                           hue_order=list(GCM_TIMES.values()), colors={"real": "#4c72b0", "user": "#dd8452", "system": "#55a868"})
-    axes[0].set_ylabel(f"seconds, {ci_label(s, summary)}")
+    axes[0].set_ylabel(f"seconds, {ci_label(s, summary, dagger=False)}")
     axes[0].legend(title="time -p", fontsize="small")
     written = gcm[gcm["metric"] == "output_bytes"].assign(value=lambda f: f["value"] / 1e6)
     io = summarize(written, ["platform"], s).set_index("platform").reindex(platforms).reset_index()
