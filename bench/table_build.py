@@ -5,7 +5,8 @@ testbed, several testbeds' worth) from copies of the committed reference logs, i
 directory: every variant's logs are copied to further repetitions (the log with a blank line more
 each round, so that no two repetitions are one run, which the table refuses; its sidecar with the
 repetition, log name and digest of its new place), so each parses exactly as a real log does.
-Then prints the wall time of
+Then prints the wall time of (each after ``sync``: a user's logs and table were written long before
+the step, so the writeback of what this script has just written is not the step's)
 
 - a full build (every log parsed: ``write_table(reparse=True)``),
 - an up-to-date ``load`` (nothing changed: the checksums are checked, nothing is parsed),
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -76,6 +78,7 @@ def copy_log(log: Path, new: Path, blank: bytes) -> dict:
 
 
 def timed(function):
+    os.sync()  # the files written before (the copies, the last table) reach the disk first, not during the step
     start = time.perf_counter()
     value = function()
     return time.perf_counter() - start, value

@@ -159,6 +159,30 @@ def test_two_repetitions_that_are_one_run_are_refused_naming_both(tmp_path):
     assert f"{CPU}/rep-5.log" in message and f"{CPU}/rep-0.log" in message and record["started_utc"] in message
 
 
+def test_a_copy_added_after_a_table_was_built_is_refused_by_the_update(tmp_path):
+    """The update after new logs looks for copies in the variants that changed (the earlier build
+    looked at the rest): a copy added there is refused as in a full build."""
+    data = reference_copy(tmp_path, CPU, NPB_IS)
+    results.write_table(data, "reference-vm")
+    count = len(list(rep(data, CPU, 0).parent.glob("rep-*.log")))
+    shutil.copyfile(rep(data, CPU, 1), rep(data, CPU, count))
+    record = json.loads(rawlog.sidecar_path(rep(data, CPU, 1)).read_text())
+    rawlog.sidecar_path(rep(data, CPU, count)).write_text(
+        json.dumps({**record, "repetition": count, "log": f"rep-{count}.log"}))
+    message = refused(data, results.CopiedLogError)
+    assert f"{CPU}/rep-{count}.log" in message and f"{CPU}/rep-1.log" in message
+
+
+def test_the_update_looks_for_copies_in_the_variants_with_a_new_or_changed_log_only():
+    from virtrepro.results.build import _of_changed_variants
+
+    names = ["raw/t/a/b/v1/rep-0.log", "raw/t/a/b/v1/rep-1.log", "raw/t/a/b/v2/rep-0.log", "raw/t/a/b/v2/rep-1.log"]
+    current = {"a/b/v1": [0, 1], "a/b/v2": [2, 3]}
+    assert _of_changed_variants(names, current, {names[0], names[1], names[2]}) == names[2:]  # v2's rep-1 is new
+    assert _of_changed_variants(names, current, set(names)) == []
+    assert _of_changed_variants(names, current, set()) == names  # nothing kept: every log is looked at
+
+
 def test_separate_runs_that_printed_the_same_bytes_are_kept(tmp_path):
     """Repetitions 3 and 13 of NPB IS in podman printed the same log (times to 10 ms); their sidecars
     say two runs (their start times), so both count, as measured."""

@@ -23,6 +23,50 @@ def test_t_interval_of_a_textbook_sample():
     assert low == pytest.approx(3 - half, abs=1e-9) and high == pytest.approx(3 + half, abs=1e-9)
 
 
+def test_t_interval_is_statsmodels_float_for_float():
+    """mean_ci does statsmodels' DescrStatsW.tconfint_mean step by step (without importing it): the same
+    floats on samples of the sizes and spreads the repetition rule sees."""
+    from statsmodels.stats.weightstats import DescrStatsW
+
+    rng = np.random.default_rng(7)
+    for n in (2, 3, 5, 6, 10, 15, 30):
+        for scale in (1e-6, 0.02, 1.0, 1e4):
+            data = 100 + scale * rng.standard_normal(n)
+            for level in (0.95, 0.97):
+                _, low, high = mean_ci(data, level)
+                assert (low, high) == tuple(float(v) for v in DescrStatsW(data).tconfint_mean(alpha=1 - level))
+
+
+def test_the_stop_rule_imports_neither_scipy_stats_nor_statsmodels():
+    """The table's stop rule (a t or signed-rank width) runs for every variant a build rebuilds: the
+    statistics package loads its names on first use, so that path costs no second of imports."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import virtrepro
+
+    env = {**os.environ, "PYTHONPATH": str(Path(virtrepro.__file__).parent.parent)}
+    code = ("import sys; from virtrepro.planning import adaptive; "
+            "adaptive.relative_half_width([1.0, 2.0, 3.5]); adaptive.log_half_width([1.0, 2, 3, 4, 5, 6.1]);"
+            "print(sorted(m for m in ('scipy.stats', 'statsmodels') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    assert out.strip() == "[]"
+
+
+def test_every_name_of_the_statistics_package_is_its_module_s():
+    import importlib
+
+    from virtrepro.analysis import stats
+
+    for module, names in stats._MODULES.items():
+        for name in names:
+            assert getattr(stats, name) is getattr(importlib.import_module(f"virtrepro.analysis.stats.{module}"), name)
+    with pytest.raises(AttributeError):
+        stats.no_such_name
+
+
 def test_97_percent_level_uses_the_right_quantile():
     data = [10.0, 12.0, 11.0, 13.0, 9.0, 11.5]
     mean, low, high = mean_ci(data, 0.97)

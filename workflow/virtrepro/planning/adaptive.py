@@ -175,7 +175,7 @@ def log_half_width(values, confidence: float = 0.95) -> float:
     below); a constant sample's width is its printed resolution's alone."""
     from ..analysis import stats
 
-    ci = stats.hl_location_ci(values, confidence)
+    ci = stats.hl_location_ci(values, confidence, describe=False)  # the width alone
     if ci.method == "none":
         return math.nan
     return (math.log(ci.high) - math.log(ci.low)) / 2

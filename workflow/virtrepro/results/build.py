@@ -241,7 +241,8 @@ def _build(data_dir: Path, testbed: str, previous: pd.DataFrame | None, reuse: s
         fresh = pd.concat(pieces, ignore_index=True) if pieces else _frame([])
     else:
         logged = _logged(data_dir, logs, names, current, kept, previous, ranges, reuse, collect)
-        refuse_copies(data_dir, names, (checksums or Checksums(data_dir, testbed)).of_name)
+        refuse_copies(data_dir, _of_changed_variants(names, current, reuse if previous is not None else set()),
+                      (checksums or Checksums(data_dir, testbed)).of_name)
         runs = dict(_runs(logged)) if collect else {}
         _latest_rules(logged, data_dir)
         stopping(logged)
@@ -252,6 +253,15 @@ def _build(data_dir: Path, testbed: str, previous: pd.DataFrame | None, reuse: s
         return Built(fresh, _row_ranges(fresh), current, kept, runs)
     frame, new_ranges = _assemble(current, kept, previous, ranges, fresh)
     return Built(frame, new_ranges, current, kept, runs)
+
+
+def _of_changed_variants(names: list[str], current: dict[str, list[int]], reuse: set[str]) -> list[str]:
+    """The logs of every variant with a log not in ``reuse`` (new or changed since the earlier table):
+    the logs :func:`refuse_copies` must look at, since the earlier build refused copies among the
+    rest, whose bytes and sidecars are unchanged."""
+    if not reuse:
+        return names
+    return [names[i] for indexes in current.values() if any(names[i] not in reuse for i in indexes) for i in indexes]
 
 
 def _frame(logged: list[list[dict]]) -> pd.DataFrame:
@@ -349,8 +359,23 @@ def write_table(data_dir: str | Path, testbed: str, csv: bool = True, reparse: b
     was written from (``csv_fingerprint``). The one writer of the table: the workflow's table rule
     and ``python -m virtrepro.results`` call it; readers (:func:`virtrepro.results.reading.load`) do not."""
     require_raw_logs(data_dir, testbed)
-    with _table_lock(Path(data_dir), testbed):
+    with _table_lock(Path(data_dir), testbed), _collector_paused():
         return _write_table(Path(data_dir), testbed, csv, reparse, checksums, logs)
+
+
+@contextmanager
+def _collector_paused():
+    """The cycle collector paused while a table is built: the build makes about a million short-lived
+    containers (rows, stamps, checksums), which reference counting frees, and each of the
+    collector's passes over them and over the earlier table frees nothing: at 50,000 logs they were
+    a third of a one-log update (bench/table_build.py). It runs again, as it was, afterwards."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 @contextmanager

@@ -48,17 +48,40 @@ The modules, one per job (this package's names are theirs, imported here):
   :func:`mean_ci` (the repetition rule)
 """
 
-from .rank import (  # noqa: F401
-    CONSTANT_NOTE, shapiro_p, median_order_ci, RatioCI, printed_resolution, rank_sum_cdf, signed_rank_cdf,
-    hl_ratio_ci, hl_paired_ci, hl_location_ci, signed_rank_min_n, rank_sum_min_n,
-)
-from .bootstrap import (  # noqa: F401
-    N_RESAMPLES, seed_for, MIN_N_BOOTSTRAP, N_RESAMPLES_SHIFT, hl_ratio_estimate, shift_bootstrap_ci,
-)
-from .compare import (  # noqa: F401
-    location_ci, summarize, overhead, rank_p, equivalence_p, holm, outliers, VERDICTS, compare_to_baseline,
-    drift_between_parts, paired_rounds, by_round, round_halves,
-)
-from .shape import (  # noqa: F401
-    mean_ci, Estimate, log_slope, spread_difference,
-)
+# Each name is imported from its module on first use (PEP 562): the table's stop rule needs the rank
+# intervals only, and scipy.stats and statsmodels take about a second to import (bench/table_build.py).
+_MODULES = {
+    "rank": (
+        "CONSTANT_NOTE", "shapiro_p", "median_order_ci", "RatioCI", "printed_resolution", "rank_sum_cdf",
+        "signed_rank_cdf", "hl_ratio_ci", "hl_paired_ci", "hl_location_ci", "signed_rank_min_n",
+        "rank_sum_min_n",
+    ),
+    "bootstrap": (
+        "N_RESAMPLES", "seed_for", "MIN_N_BOOTSTRAP", "N_RESAMPLES_SHIFT", "hl_ratio_estimate",
+        "shift_bootstrap_ci",
+    ),
+    "compare": (
+        "location_ci", "summarize", "overhead", "rank_p", "equivalence_p", "holm", "outliers", "VERDICTS",
+        "compare_to_baseline", "drift_between_parts", "paired_rounds", "by_round", "round_halves",
+    ),
+    "shape": (
+        "mean_ci", "Estimate", "log_slope", "spread_difference",
+    ),
+}
+_WHERE = {name: module for module, names in _MODULES.items() for name in names}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])

@@ -7,7 +7,6 @@ from __future__ import annotations
 import zlib
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from .rank import RatioCI, _clean, _log_rounding, _positive, _rounding_note, shapiro_p
 
@@ -81,6 +80,7 @@ def shift_bootstrap_ci(pairs, level: float = 0.95, seed=0, n_resamples: int = N_
     boot = sum(c * _hl_resampled(x, y, rng, n_resamples) for x, y, c in samples)
     boot = np.sort(boot)
     stretch = np.sqrt(n / (n - 1))  # the resamples' spread is too small by about this factor
+    from scipy import stats as scipy_stats  # imported where used (the package's doc: the stop rule needs none)
 
     def tail(alpha_half):  # the percentile tail that stands for a two-sided alpha / 2
         return float(scipy_stats.norm.cdf(stretch * scipy_stats.norm.ppf(alpha_half)))

@@ -11,7 +11,6 @@ from functools import lru_cache
 from typing import Callable
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 
 CONSTANT_NOTE = "all samples are constant: no information about their variance, no interval and no test"
@@ -32,6 +31,8 @@ def shapiro_p(values) -> float:
     x = _clean(values)
     if x.size < 3 or _constant(x):
         return float("nan")
+    from scipy import stats as scipy_stats  # imported where used: the stop rule's intervals need none of it
+
     return float(scipy_stats.shapiro(x).pvalue)
 
 
@@ -47,6 +48,8 @@ def median_order_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     if n == 0:
         return float("nan"), float("nan"), float("nan")
     k = np.arange(1, n // 2 + 1)
+    from scipy import stats as scipy_stats
+
     coverage = 1 - 2 * scipy_stats.binom.cdf(k - 1, n, 0.5)
     ok = k[coverage >= level]
     if ok.size == 0:
@@ -223,11 +226,13 @@ def hl_ratio_ci(platform, baseline, level: float = 0.95) -> RatioCI:
                           diffs, slack, rank_sum_cdf(x.size, y.size), level, shapiro)
 
 
-def hl_paired_ci(platform, baseline, level: float = 0.95) -> RatioCI:
+def hl_paired_ci(platform, baseline, level: float = 0.95, describe: bool = True) -> RatioCI:
     """Ratio platform / baseline of paired values (``platform[i]`` and ``baseline[i]`` measured in one
     round): ``exp`` of the Hodges-Lehmann estimate of the log differences (the median of their Walsh
     averages) and the exact signed-rank interval, at its achieved confidence; ``hl-signed-rank``, or
-    ``none`` (too few rounds: 5 at 95 %, where the widest has 93.75 %). Pairs with a NaN are left out."""
+    ``none`` (too few rounds: 5 at 95 %, where the widest has 93.75 %). Pairs with a NaN are left out.
+    ``describe=False`` leaves out the Shapiro-Wilk p-value (a description, NaN then): the repetition
+    rule reads the width alone and need not import scipy.stats."""
     x, y = np.asarray(platform, dtype=float).ravel(), np.asarray(baseline, dtype=float).ravel()
     if x.size != y.size:
         raise ValueError("paired samples need the same length")
@@ -236,7 +241,7 @@ def hl_paired_ci(platform, baseline, level: float = 0.95) -> RatioCI:
     nan = float("nan")
     why = _positive(x, y)
     w = np.log(x) - np.log(y) if not why else np.array([])
-    shapiro = (shapiro_p(w),)
+    shapiro = (shapiro_p(w) if describe else nan,)
     if why:
         return RatioCI(nan, nan, nan, "none", why, nan, level, False, shapiro)
     i, j = np.triu_indices(w.size)
@@ -245,13 +250,14 @@ def hl_paired_ci(platform, baseline, level: float = 0.95) -> RatioCI:
                           (w[i] + w[j]) / 2, (e[i] + e[j]) / 2, signed_rank_cdf(w.size), level, shapiro)
 
 
-def hl_location_ci(values, level: float = 0.95) -> RatioCI:
+def hl_location_ci(values, level: float = 0.95, describe: bool = True) -> RatioCI:
     """The location of one sample on the log scale: ``exp`` of the Hodges-Lehmann estimate of the
     log values (the median of their Walsh averages, a pseudo-median) and the exact one-sample
     signed-rank interval, each bound widened for the printed resolution as in :func:`hl_paired_ci`;
     ``hl-signed-rank``, or ``none`` with ``too_few`` below :func:`signed_rank_min_n` values (6 at 95 %).
     Distribution-free for a sample symmetric on the log scale; the repetition rule
-    (:mod:`virtrepro.planning.adaptive`) uses its width as a per-sample proxy for the ratio's interval."""
+    (:mod:`virtrepro.planning.adaptive`) uses its width as a per-sample proxy for the ratio's interval,
+    with ``describe=False`` (no Shapiro-Wilk p-value: see :func:`hl_paired_ci`)."""
     x = _clean(values)
     nan = float("nan")
     why = _positive(x)
@@ -261,7 +267,8 @@ def hl_location_ci(values, level: float = 0.95) -> RatioCI:
     i, j = np.triu_indices(w.size)
     e = _log_rounding(x)
     return _rank_interval("hl-signed-rank", f"Hodges-Lehmann with the exact signed-rank interval ({w.size} values)",
-                          (w[i] + w[j]) / 2, (e[i] + e[j]) / 2, signed_rank_cdf(w.size), level, (shapiro_p(w),))
+                          (w[i] + w[j]) / 2, (e[i] + e[j]) / 2, signed_rank_cdf(w.size), level,
+                          (shapiro_p(w) if describe else nan,))
 
 
 def signed_rank_min_n(level: float = 0.95) -> int:

@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as scipy_stats
-from statsmodels.stats.weightstats import DescrStatsW
 
 from .rank import CONSTANT_NOTE, _clean, _constant
 
@@ -26,13 +24,31 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     mean = float(data.mean())
     if data.size < 2 or _constant(data):
         return mean, float("nan"), float("nan")
-    low, high = DescrStatsW(data).tconfint_mean(alpha=1 - level)
-    return mean, float(low), float(high)
+    # statsmodels' DescrStatsW(data).tconfint_mean(alpha=1 - level), step by step in its own operations
+    # (the same floats; tests/test_stats.py compares them), without importing statsmodels and
+    # scipy.stats (a second): the table's stop rule computes this for every variant it rebuilds.
+    from scipy.special import stdtrit  # scipy.stats.t.ppf(q, df) is stdtrit(df, q)
+
+    weights = np.ones(data.shape[0])
+    n = weights.sum(0)
+    centre = np.dot(data.T, weights) / n
+    std = np.sqrt(np.dot(((data - centre) ** 2).T, weights) / n)
+    critical = stdtrit(n - 1, 1 - (1 - level) / 2.0)
+    se = std / np.sqrt(n - 1)
+    return mean, float(centre - critical * se), float(centre + critical * se)
+
+
+def _t_ppf(q: float, df: float) -> float:
+    from scipy import stats as scipy_stats  # imported where used (the package's doc)
+
+    return scipy_stats.t.ppf(q, df)
 
 
 def _t_p(stat: float, df: float, alternative: str) -> float:
     if np.isnan(stat):
         return float("nan")
+    from scipy import stats as scipy_stats
+
     return float(scipy_stats.t.sf(stat, df) if alternative == "greater" else scipy_stats.t.cdf(stat, df))
 
 
@@ -58,11 +74,11 @@ class Estimate:
 
     @property
     def low(self) -> float:
-        return self.estimate - scipy_stats.t.ppf(0.5 + self.level / 2, self.df) * self.se if self.tested else float("nan")
+        return self.estimate - _t_ppf(0.5 + self.level / 2, self.df) * self.se if self.tested else float("nan")
 
     @property
     def high(self) -> float:
-        return self.estimate + scipy_stats.t.ppf(0.5 + self.level / 2, self.df) * self.se if self.tested else float("nan")
+        return self.estimate + _t_ppf(0.5 + self.level / 2, self.df) * self.se if self.tested else float("nan")
 
     def p_value(self, s0: float, alternative: str) -> float:
         if alternative not in ("greater", "less"):
