@@ -19,12 +19,19 @@
 #
 #   bash scripts/reference_run.sh            # measure (set-up first)
 #   bash scripts/reference_run.sh -n         # what is left, with the estimated time (a dry run)
+#   BENCHMARKS="netperf iperf3" bash scripts/reference_run.sh   # a part of these benchmarks only
+# A part that ends inside a benchmark must be continued on the same machine (a benchmark's platforms
+# are compared on one machine only: the job refuses another); BENCHMARKS picks parts that fit a
+# session (the estimate of `-n` is per benchmark).
 # Extra arguments go to Snakemake.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 args=(--configfile config/npb-from-git.yaml --config testbed=reference-vm scale=reference
       "platforms=[native,lxc,podman,charliecloud,qemu-tcg]" "data_dir=${DATA_DIR:-data/staging}" "notebooks=[]")
+if [ -n "${BENCHMARKS:-}" ]; then
+    args+=("benchmarks=[$(echo $BENCHMARKS | tr ' ' ',')]")
+fi
 if [ "${1:-}" = "-n" ]; then
     shift
     exec .venv/bin/python -m virtrepro.measurement.estimate --estimate "${args[@]:2}" "$@"
