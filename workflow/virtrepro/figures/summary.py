@@ -12,6 +12,7 @@ from .. import datalayout, results
 from ..declarations import metric_catalog
 from ..report import plotting
 from ..platforms import catalog as platform_catalog
+from ..rawdata import machines as host_machines
 from .common import log_worse, times_axis, times_text
 from .registry import Drawn, figure
 
@@ -21,6 +22,7 @@ PAPER = "summary"
 SUBSYSTEM_LABELS = {"cpu": "CPU", "memory": "memory", "disk": "disk", "network": "network", "hpc": "MPI"}
 SUBSYSTEM = {key: SUBSYSTEM_LABELS[subsystem] for key, subsystem in metric_catalog.overview().items()}
 SUBSYSTEMS = list(SUBSYSTEM_LABELS.values())
+OVERVIEW_BENCHMARKS = sorted({benchmark for benchmark, _ in SUBSYSTEM})
 # every platform but the native ones, with its family's name (declared once: virtrepro.platforms.catalog)
 FAMILY = {p.name: platform_catalog.FAMILY_LABELS[p.family] for p in platform_catalog.PLATFORMS
           if p.family != platform_catalog.NATIVE}
@@ -31,6 +33,8 @@ PANEL = {p.name: TRANSLATED if p.translated else FAMILY[p.name] for p in platfor
 TODAY, THEN = "today (ours)", "then (papers)"
 ERA_COLORS = {THEN: "#bbbbbb", TODAY: "#3b6ea5"}
 EMPTY_SLOT = {THEN: "none published", TODAY: "not measured"}  # what a slot without numbers means
+# our bars, one a machine (never pooled over two): the first machine's colour is today's, the others' after it
+MACHINE_COLORS = ("#3b6ea5", "#8fb8de", "#1b3a5c", "#6a8caf")
 
 # the papers' platforms by family, and the names of their native baselines
 PAPER_FAMILY = {"OpenVZ": CONTAINER, "LXC": CONTAINER, "Linux Containers": CONTAINER, "Xen": FULL_VM,
@@ -39,10 +43,56 @@ PAPER_FAMILY = {"OpenVZ": CONTAINER, "LXC": CONTAINER, "Linux Containers": CONTA
 PAPER_NATIVE = {platform_catalog.BASELINE, "base", "host", "CHAOS", "RHEL2.6.12", "RHEL2.6.9", "CHAOS+RHEL2.6.9+RHEL2.6.12"}
 
 
-def today(table: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """Our overhead (%, positive = worse) of every container and VM against ``baseline`` at the same variant,
-    for each metric that stands for a subsystem; an undeclared metric in the table is an error."""
+def short_cpu(machine: dict | None) -> str:
+    """A machine's CPU model, short, as a bar's label names it: "Intel Xeon", "AMD EPYC" ("" unrecorded)."""
+    import re
+
+    text = (machine or {}).get("cpu_model") or ""
+    text = re.sub(r"\((?:R|TM)\)", "", text, flags=re.IGNORECASE)
+    text = re.sub(r"@.*$|\b(?:Processor|CPU)\b", "", text)
+    return " ".join(text.split())
+
+
+def machines_of(testbed: str, data_dir, among=None) -> dict[str, str]:
+    """Each benchmark's machine, as its bars name it (:func:`short_cpu`; two machines with one CPU model
+    are told apart by their caches), from the table's manifest (:func:`results.recorded_machines`). The
+    table's builder refuses a benchmark measured on two machines (``results.build.require_one_machine``),
+    so each benchmark has one, or none recorded (then ""); one with two here is an error. ``among``: only
+    these benchmarks (the figure's: a machine none of them ran on does not lengthen the names)."""
+    recorded = results.recorded_machines(testbed, data_dir)
+    if among is not None:
+        recorded = {benchmark: found for benchmark, found in recorded.items() if benchmark in set(among)}
+    distinct: dict[str, dict] = {}  # a machine's description -> the machine
+    of: dict[str, str] = {}
+    for benchmark, found in recorded.items():
+        found = [m for m in found if m]
+        if host_machines.mixed(found):
+            raise ValueError(f"testbed {testbed!r}: {benchmark} was measured on more than one machine; "
+                             "its comparisons would be between machines")
+        if found:
+            of[benchmark] = host_machines.describe(found[0])
+            distinct.setdefault(of[benchmark], found[0])
+    short = {name: short_cpu(machine) or name for name, machine in distinct.items()}
+    names = {name: (f"{short[name]} ({name.split('(', 1)[1].split(')')[0]})"
+                    if list(short.values()).count(short[name]) > 1 and "(" in name else short[name])
+             for name in distinct}
+    return {benchmark: names[name] for benchmark, name in of.items()}
+
+
+def today_era(machine: str) -> str:
+    """The era (a bar's label) of our comparisons measured on ``machine`` (:func:`machines_of`)."""
+    return f"today (ours, {machine})" if machine else TODAY
+
+
+def today(table: pd.DataFrame, baseline: str, machines: dict[str, str] | None = None) -> pd.DataFrame:
+    """Our overhead (%, positive = worse) of every container and VM against ``baseline`` at the same variant
+    and on the same machine, for each metric that stands for a subsystem; an undeclared metric in the
+    table is an error. ``machines``: benchmark -> the machine that measured it (:func:`machines_of`; a
+    benchmark not in it: ""), in the column ``machine``, and the era of its row (:func:`today_era`).
+    A comparison is paired by round where both sides were measured in rounds (``stats.compare_to_baseline``:
+    the Hodges-Lehmann ratio of the rounds' log ratios), else the unpaired Hodges-Lehmann ratio."""
     metric_catalog.require_declared(zip(table["benchmark"], table["metric"]))
+    machines = machines or {}
     keys = pd.Series(list(zip(table["benchmark"], table["metric"])), index=table.index)
     ours = table[keys.isin(list(SUBSYSTEM))]
     rows = []
@@ -50,13 +100,17 @@ def today(table: pd.DataFrame, baseline: str) -> pd.DataFrame:
         for (bench, metric), part in ours.groupby(["benchmark", "metric"]):
             part = results.view(part, bench)  # its parameters and labels as columns
             part["higher_is_better"] = [claims.higher_is_better(m, u) for m, u in zip(part["metric"], part["unit"])]
+            part["machine"] = machines.get(bench, "")  # the baseline's runs on the same machine only
             variant = [c for c in part.columns if c.startswith("param_") and part[c].notna().any()]
             labels = [c for c in ("file_size_kb", "stressor") if c in part.columns and part[c].notna().any()]
-            compared = stats.compare_to_baseline(part, baseline, by=variant + labels, higher_is_better="higher_is_better")
+            compared = stats.compare_to_baseline(part, baseline, by=["machine"] + variant + labels,
+                                                 higher_is_better="higher_is_better")
             rows.append(compared.assign(subsystem=SUBSYSTEM[(bench, metric)], benchmark=bench, metric=metric))
-    out = pd.concat(rows) if rows else pd.DataFrame(columns=["platform", "subsystem", "overhead_percent", "benchmark", "metric", "higher_is_better"])
+    out = pd.concat(rows) if rows else pd.DataFrame(columns=["platform", "subsystem", "overhead_percent", "benchmark",
+                                                             "metric", "higher_is_better", "machine"])
     out = out[out["platform"].isin(list(FAMILY)) & out["overhead_percent"].notna()]
-    return out.assign(family=out["platform"].map(FAMILY), panel=out["platform"].map(PANEL), era=TODAY,
+    return out.assign(family=out["platform"].map(FAMILY), panel=out["platform"].map(PANEL),
+                      era=out["machine"].map(today_era).astype(object),
                       times=log_worse(out["overhead_percent"], out["higher_is_better"].astype(bool)))
 
 
@@ -140,18 +194,29 @@ def then(reference_dir: str | Path) -> pd.DataFrame:
                 "MPI): containers and hardware-assisted VMs, the papers' published relative numbers (then) beside our "
                 "comparisons on this testbed (today); binary translation (QEMU TCG, no hypervisor: none of the papers "
                 "measured one) in a panel of its own, never beside the papers' hypervisors. Dots are single comparisons, "
-                "bars their median, n under each subsystem their counts, an empty slot says why. Times and throughputs "
+                "bars their median, n under each subsystem their counts, an empty slot says why. Our bars never pool "
+                "two machines: each is of one machine's comparisons, named in its label by the machine's CPU (one bar "
+                "a machine where a subsystem was measured on two), and each comparison is a platform against native "
+                "on the same machine, paired by round where both were measured in rounds. Times and throughputs "
                 "on one log scale (a time ratio, a throughput ratio inverted: twice the time and half the throughput are "
                 "the same bar); each panel has its own scale. The footer names the machines measured on.")
 def overview(table, s) -> Drawn:
-    ours = today(table, s.baseline)
+    ours = today(table, s.baseline, machines_of(s.testbed, s.data_dir, OVERVIEW_BENCHMARKS))
     columns = ["panel", "subsystem", "era", "times"]
     both = pd.concat([ours[columns], then(s.reference_dir)[columns]]).dropna(subset=["times"])
-    panels = [(CONTAINER, list(ERA_COLORS)), (FULL_VM, list(ERA_COLORS)), (TRANSLATED, [TODAY])]
+    # our eras, one a machine, in the order of the subsystems they first appear in; a machine has one colour throughout
+    shown = ours.assign(at=ours["subsystem"].map(SUBSYSTEMS.index)).sort_values("at", kind="stable")
+    today_eras = list(dict.fromkeys(shown["era"])) or [TODAY]
+    colors = {THEN: ERA_COLORS[THEN], **{era: MACHINE_COLORS[i % len(MACHINE_COLORS)] for i, era in enumerate(today_eras)}}
+    colors.setdefault(TODAY, ERA_COLORS[TODAY])
+    machine_of_era = dict(zip(ours["era"], ours["machine"]))
+    panels = [(CONTAINER, True), (FULL_VM, True), (TRANSLATED, False)]
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), gridspec_kw={"width_ratios": [5, 5, 3.2]})
-    for ax, (panel, eras) in zip(axes, panels):
+    for ax, (panel, with_papers) in zip(axes, panels):
         part = both[both["panel"] == panel]
         measured = sorted(ours.loc[ours["panel"] == panel, "platform"].unique())
+        mine = [era for era in today_eras if era in set(part["era"])] or [TODAY]
+        eras = ([THEN] if with_papers else []) + mine
         if panel == TRANSLATED:
             ax.set_title(f"binary translation, not a hypervisor\n(ours: {', '.join(measured) or 'none'}; "
                          "no paper measured one)", fontsize="small")
@@ -162,8 +227,8 @@ def overview(table, s) -> Drawn:
             plotting.unavailable(ax, f"no {panel} numbers")
             continue
         med = part.groupby(["subsystem", "era"], as_index=False)["times"].median()
-        colours = {era: ERA_COLORS[era] for era in eras}
-        plotting.grouped_bars(ax, med, "subsystem", "times", hue="era", order=SUBSYSTEMS, hue_order=eras, colors=colours)
+        plotting.grouped_bars(ax, med, "subsystem", "times", hue="era", order=SUBSYSTEMS, hue_order=eras,
+                              colors={era: colors[era] for era in eras})
         counts = part.groupby(["subsystem", "era"])["times"].size()
         width = 0.8 / len(eras)
         for i, era in enumerate(eras):
@@ -172,8 +237,10 @@ def overview(table, s) -> Drawn:
             ax.scatter([SUBSYSTEMS.index(x) + offset for x in dots["subsystem"]], dots["times"], s=10, color="black", zorder=3)
             for x, subsystem in enumerate(SUBSYSTEMS):  # an empty slot says why it is empty
                 if (subsystem, era) not in counts.index:
-                    why = ("no hardware-assisted VM here" if panel == FULL_VM and era == TODAY and not measured
-                           else EMPTY_SLOT[era])
+                    elsewhere = era != THEN and any((subsystem, other) in counts.index for other in mine if other != era)
+                    why = ("no hardware-assisted VM here" if panel == FULL_VM and era != THEN and not measured
+                           else "measured on the other machine" if elsewhere
+                           else EMPTY_SLOT[THEN if era == THEN else TODAY])
                     ax.text(x + offset, 0.03, why, ha="center", va="bottom", rotation=90, fontsize="x-small",
                             color="#666666", transform=ax.get_xaxis_transform())
         ax.axhline(0, color="black", linewidth=0.8)
@@ -184,7 +251,9 @@ def overview(table, s) -> Drawn:
         # how many comparisons each bar is the median of, under its subsystem (not over the dots)
         ax.set_xticks(range(len(SUBSYSTEMS)), labels=[
             f"{x}\n" + "/".join(str(counts.get((x, era), 0)) for era in eras) for x in SUBSYSTEMS])
-        ax.set_xlabel("subsystem, n = comparisons " + " / ".join(era.split(" ")[0] for era in eras), fontsize="small")
+        named = ["then" if era == THEN else "today" if len(mine) == 1 else machine_of_era.get(era) or "unrecorded"
+                 for era in eras]
+        ax.set_xlabel("subsystem, n = comparisons " + " / ".join(named), fontsize="small")
         times_axis(ax, s)
         if ax is not axes[0]:
             ax.set_ylabel("")
@@ -193,35 +262,51 @@ def overview(table, s) -> Drawn:
     fig.tight_layout()
     overview_numbers = both.assign(factor=2.0 ** both["times"]).groupby(["panel", "subsystem", "era"])["factor"].agg(
         ["count", "median", "min", "max"])
-    return Drawn(fig, {"times worse than the baseline by panel, subsystem and era": overview_numbers,
+    return Drawn(fig, {"times worse than the baseline by panel, subsystem and era (ours: one machine each)": overview_numbers,
                        "today, per benchmark (times worse)": ours.assign(factor=2.0 ** ours["times"]).groupby(
-                           ["panel", "subsystem", "benchmark"])["factor"].median().unstack("panel")}, digits=3)
+                           ["panel", "subsystem", "machine", "benchmark"])["factor"].median().unstack("panel")}, digits=3)
 
 
 @figure(PAPER, "testbeds-side-by-side", title="Testbeds side by side", benchmarks=sorted({b for b, _ in SUBSYSTEM}),
         caption="how many times worse than native by subsystem and platform (a time's ratio, a throughput's "
                 "inverted, on one log scale) on this testbed and on each testbed of the "
                 "notebook's compare_testbeds parameter (their tables in the same data directory), one panel a "
-                "testbed: bars are the median comparison, dots single comparisons, n their count. Each testbed is compared with its own native runs, never another's.")
+                "testbed: bars are the median comparison, dots single comparisons, n their count. Each testbed is "
+                "compared with its own native runs, never another's, and each machine with its own: a bar is of one "
+                "machine's comparisons (a subsystem measured on two machines has a group of bars for each, named by "
+                "its CPU; a testbed measured on one names it in its title), paired by round where both sides were "
+                "measured in rounds.")
 def testbeds(table, s) -> Drawn:
     names = [s.testbed, *s.compare_testbeds]
     tables = {s.testbed: table, **{name: results.load(name, s.data_dir) for name in s.compare_testbeds}}
-    ours = pd.concat([today(tables[name], s.baseline).assign(testbed=name) for name in names])
+    ours = pd.concat([today(tables[name], s.baseline, machines_of(name, s.data_dir, OVERVIEW_BENCHMARKS)).assign(testbed=name)
+                      for name in names])
     platforms = [p.name for p in platform_catalog.PLATFORMS if p.name in set(ours["platform"])]
-    fig, axes = plt.subplots(1, len(names), figsize=(5.5 * len(names), 4), sharey=True, squeeze=False)
+    # a panel wide enough for its slots (a subsystem, or a subsystem on one machine where there are several)
+    slots = {name: len(ours.loc[ours["testbed"] == name, ["subsystem", "machine"]].drop_duplicates()) for name in names}
+    widths = [max(5.5, 1.3 * slots[name]) for name in names]
+    fig, axes = plt.subplots(1, len(names), figsize=(sum(widths), 4), sharey=True, squeeze=False,
+                             gridspec_kw={"width_ratios": widths})
     for ax, name in zip(axes[0], names):
         part = ours[ours["testbed"] == name]
         scales = "/".join(sorted(tables[name]["scale"].dropna().unique())) or "unknown"
-        ax.set_title(f"testbed {name!r} ({scales} scale)", fontsize="small")
+        on = list(dict.fromkeys(part.assign(at=part["subsystem"].map(SUBSYSTEMS.index))
+                                .sort_values("at", kind="stable")["machine"]))
+        where = f", on {on[0]}" if len(on) == 1 and on[0] else ""
+        ax.set_title(f"testbed {name!r} ({scales} scale{where})", fontsize="small")
         if part.empty:
             plotting.unavailable(ax, f"no comparison with {s.baseline!r} on testbed {name!r}")
             continue
-        med = part.groupby(["subsystem", "platform"], as_index=False)["times"].median()
-        shown = [x for x in SUBSYSTEMS if x in set(part["subsystem"])]
-        plotting.grouped_bars(ax, med, "subsystem", "times", order=shown,
+        # a slot a subsystem, or a subsystem on one machine where the testbed was measured on several
+        part = part.assign(slot=[f"{x}\n{m or 'unrecorded'}" if len(on) > 1 else x
+                                 for x, m in zip(part["subsystem"], part["machine"])])
+        med = part.groupby(["slot", "platform"], as_index=False)["times"].median()
+        shown = [f"{x}\n{m or 'unrecorded'}" if len(on) > 1 else x for x in SUBSYSTEMS for m in on]
+        shown = list(dict.fromkeys(slot for slot in shown if slot in set(part["slot"])))
+        plotting.grouped_bars(ax, med, "slot", "times", order=shown,
                               hue_order=[p for p in platforms if p in set(part["platform"])],
-                              points=part[part["subsystem"].isin(shown)], points_label="one comparison")
-        counts = part.groupby("subsystem").size()
+                              points=part[part["slot"].isin(shown)], points_label="one comparison")
+        counts = part.groupby("slot").size()
         ax.set_xticks(range(len(shown)), labels=[f"{x}\n(n={counts[x]})" for x in shown])
         ax.axhline(0, color="black", linewidth=0.8)
         times_axis(ax, s)
@@ -231,8 +316,9 @@ def testbeds(table, s) -> Drawn:
     plotting.tidy_legends(fig)
     fig.suptitle("The same comparisons on each testbed" + ("" if s.compare_testbeds else
                  " (set the notebook's compare_testbeds to add others)"))
-    numbers = (2.0 ** ours.groupby(["subsystem", "platform", "testbed"])["times"].median()).unstack("testbed")
-    return Drawn(fig, {f"median times worse than {s.baseline} by subsystem, platform and testbed": numbers}, digits=3)
+    numbers = (2.0 ** ours.groupby(["subsystem", "machine", "platform", "testbed"])["times"].median()).unstack("testbed")
+    return Drawn(fig, {f"median times worse than {s.baseline} by subsystem, machine, platform and testbed": numbers},
+                 digits=3)
 
 
 # the answer's paragraphs: (heading, the overview's subsystem or None, the declared subsystems of the claims in it)
@@ -266,18 +352,26 @@ def _median_text(values: pd.Series) -> str:
     return f"{times_text(2.0 ** values.median())} (median of {len(values)})"
 
 
+def _per_machine_text(part: pd.DataFrame) -> str:
+    """:func:`_median_text` of one platform's comparisons, one a machine where they span several (never pooled)."""
+    groups = list(part.groupby("machine", sort=False))
+    if len(groups) == 1:
+        return _median_text(part["times"])
+    return ", ".join(f"on {machine or 'an unrecorded machine'} {_median_text(rows['times'])}" for machine, rows in groups)
+
+
 def answer(table: pd.DataFrame, s, verdicts: pd.DataFrame) -> str:
     """Whether today's containers and VMs show the overheads the papers reported, in words with the
     numbers: a paragraph per subsystem (the papers' relative numbers then, ours now per platform,
     the verdicts of the claims on it), as Markdown."""
-    ours, past = today(table, s.baseline), then(s.reference_dir)
+    ours, past = today(table, s.baseline, machines_of(s.testbed, s.data_dir, OVERVIEW_BENCHMARKS)), then(s.reference_dir)
     subsystems = [claim_subsystem(b, m) for b, m in zip(verdicts["benchmark"], verdicts["metric"])]
     verdicts = verdicts.assign(subsystem=subsystems)
     scales = " and ".join(sorted(table["scale"].dropna().unique())) if "scale" in table.columns else "unrecorded"
     lines = [
         f"**The answer, on testbed `{s.testbed}`** ({scales} scale; how many times worse or better than "
         f"`{s.baseline}`: a time's ratio, a throughput's ratio inverted, so that twice the time and half the "
-        "throughput read alike; medians over the comparisons of each kind), per subsystem, "
+        "throughput read alike; medians over the comparisons of each kind, each of one machine), per subsystem, "
         "with the verdicts of its claims (each with its reason in the list below):",
         "",
     ]
@@ -292,7 +386,7 @@ def answer(table: pd.DataFrame, s, verdicts: pd.DataFrame) -> str:
                                   for family, part in was.groupby("family")) or "no relative number"
             now_text = "; ".join(f"{plotting.platform_label(platform)}"
                                  f"{', not a hypervisor,' if PANEL.get(platform) == TRANSLATED else ''}"
-                                 f" {_median_text(part['times'])}"
+                                 f" {_per_machine_text(part)}"
                                  for platform, part in now.groupby("platform")) or "nothing measured"
             said.append(f"The papers: {then_text}. Here: {now_text}.")
         mine = verdicts[verdicts["subsystem"].isin(declared)]
