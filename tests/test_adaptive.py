@@ -107,13 +107,14 @@ def test_a_translating_platform_gets_the_rules_lower_cap_and_the_others_keep_max
     validate_config(config)
     (job,) = plan_rounds(config, ["native", "lxc", "qemu-tcg"])
     last = {v.platform: v for v in job.plans}
-    # the committed reference scale: 30 everywhere, its minimum 6 (the verdicts' fewest) in the TCG guest (the
-    # only translating platform); the claims that select NPB serial time set the target (m = 5 %)
+    # the committed reference scale: 15 everywhere (the 8-hour budget's cap), its minimum 6 (the verdicts'
+    # fewest) in the TCG guest (the only translating platform); the claims that select NPB serial time set
+    # the target (m = 5 %)
     assert {name: (v.rule.min, v.rule.max) for name, v in last.items()} == {
-        "native": (6, 30), "lxc": (6, 30), "qemu-tcg": (6, 6)}
+        "native": (6, 15), "lxc": (6, 15), "qemu-tcg": (6, 6)}
     assert list(last["qemu-tcg"].possible_numbers()) == [0, 1, 2, 3, 4, 5]
     # one job, one marker: each rule once
-    assert job.marker_path("d").name == ("kernel-ep_class-W.reps-6to30-w0.03-c0.95-sr-m0.05"
+    assert job.marker_path("d").name == ("kernel-ep_class-W.reps-6to15-w0.03-c0.95-sr-m0.05"
                                          "+6to6-w0.03-c0.95-sr-m0.05.json")
     # without max_translated every platform has max
     assert RepetitionRule.from_config({"min": 5, "max": 30, "rel_half_width": 0.02}, translated=True).max == 30
@@ -577,3 +578,300 @@ def test_a_real_variant_under_the_claims_rule_stops_with_a_sample_its_verdict_ac
         assert (decided["stop_reason"] == WIDTH_REACHED) == ((high - low) / 2 <= 0.05 / 2 / math.sqrt(2))
     finally:
         LocalTestbed("pytest-adaptive-claims", tmp_path / "state").down()
+
+
+# ---- the paired rule: a job's platforms decided together where rounds exist (adaptive.decide_rounds) ----
+
+# 7 rounds: a drift common to a round (3-6 %) and each platform's own noise; lxc 5 % slower than native
+DRIFT = [0.00, 0.04, -0.03, 0.06, -0.05, 0.02, 0.01]
+OWN = [0.001, -0.002, 0.0005, 0.0015, -0.001, 0.0, 0.0008]  # lxc's own noise, on top of the drift
+NATIVE_NOISE = [0.03, -0.04, 0.05, -0.02, 0.01, -0.03]  # independent noise: nothing common to a round
+PODMAN_NOISE = [-0.03, 0.04, 0.02, -0.05, 0.03, 0.04]
+
+
+def paired_rule(max_=30, metrics=()):
+    from virtrepro.planning.adaptive import SIGNED_RANK, Target
+
+    return RepetitionRule(min=6, max=max_, rel_half_width=0.03, metrics=metrics, interval=SIGNED_RANK,
+                          targets=(Target("m", 0.05, ("hand",)),))  # m = 5 %: paired m/2 = 0.025, alone 0.0177
+
+
+def drifting(n):
+    """native and lxc drifting together: the log ratio is log 1.05 + lxc's own noise."""
+    native = [round(100 * math.exp(d), 6) for d in DRIFT[:n]]
+    lxc = [round(105 * math.exp(d + e), 6) for d, e in zip(DRIFT[:n], OWN[:n])]
+    return native, lxc
+
+
+def test_paired_by_round_a_common_drift_cancels_and_both_stop_at_6_where_alone_they_would_not():
+    from virtrepro.planning.adaptive import decide_rounds
+
+    rule = paired_rule()
+    for n, want in ((5, CONTINUE), (6, WIDTH_REACHED)):
+        native, lxc = drifting(n)
+        decided = decide_rounds({"native": rule, "lxc": rule}, {"native": logs_of(native), "lxc": logs_of(lxc)},
+                                {"native": list(range(n)), "lxc": list(range(n))})
+        assert (decided["lxc"].reason, decided["native"].reason) == (want, want)
+        assert decided["lxc"].paired == ("native",) and decided["native"].paired == ("lxc",)
+        assert decided["native"].waiting == (() if want == WIDTH_REACHED else ("lxc",))
+    # n = 6 at 95 %: P(T <= 0) = 1/64 <= 0.025 < P(T <= 1) = 2/64: the extreme Walsh averages, i.e. the
+    # smallest and largest log ratio; they differ by lxc's own noise alone: (0.0015 - -0.002) / 2 = 0.00175
+    assert decided["lxc"].rel_half_width == pytest.approx(0.00175, abs=1e-6)
+    assert decided["lxc"].rel_half_width <= 0.05 / 2
+    # the same values without rounds (or the one-sample rule): each sample's own spread, the drift included:
+    # (max(d + e) - min(d + e)) / 2 = (0.0615 - -0.051) / 2 = 0.05625 > (0.05 / 2) / sqrt(2): it continues
+    alone = decide_rounds({"native": rule, "lxc": rule}, {"native": logs_of(native), "lxc": logs_of(lxc)})
+    assert alone["lxc"].reason == CONTINUE and not alone["lxc"].paired
+    assert alone["lxc"].rel_half_width == pytest.approx(0.05625, abs=1e-6)
+    assert alone["native"].rel_half_width == pytest.approx((0.06 - -0.05) / 2, abs=1e-6)
+    assert alone == {"native": decide(rule, logs_of(native)), "lxc": decide(rule, logs_of(lxc))}
+
+
+def test_the_paired_width_at_7_rounds_is_the_third_walsh_average_of_the_log_ratios():
+    from virtrepro.planning.adaptive import decide_rounds, log_half_width, paired_half_width
+
+    native, lxc = drifting(7)
+    ratios = [math.log(x) - math.log(y) for x, y in zip(lxc, native)]
+    low, high = walsh_bounds(ratios, 3)  # n = 7: P(T <= 2) = 3/128 <= 0.025 < P(T <= 3) = 5/128
+    decided = decide_rounds({"native": paired_rule(), "lxc": paired_rule()},
+                            {"native": logs_of(native), "lxc": logs_of(lxc)}, {"native": range(7), "lxc": range(7)})
+    assert decided["lxc"].widths == {"m": pytest.approx((high - low) / 2, abs=1e-7)}
+    # the verdicts' paired interval (hl_paired_ci) and the one-sample interval of the log ratios agree
+    # (up to the printed resolution's widening, 1e-8 here)
+    assert paired_half_width(lxc, native) == pytest.approx(log_half_width([x / y for x, y in zip(lxc, native)]), abs=1e-7)
+
+
+def test_independent_noise_does_not_stop_the_pair_and_native_waits_for_every_paired_platform():
+    from virtrepro.planning.adaptive import decide_rounds
+
+    rule = paired_rule()
+    native = [round(100 * math.exp(a), 6) for a in NATIVE_NOISE]
+    podman = [round(103 * math.exp(b), 6) for b in PODMAN_NOISE]
+    _, lxc = drifting(6)
+    lxc = [round(105 * math.exp(a + e), 6) for a, e in zip(NATIVE_NOISE, OWN)]  # lxc drifts with native
+    decided = decide_rounds({"native": rule, "lxc": rule, "podman": rule},
+                            {"native": logs_of(native), "lxc": logs_of(lxc), "podman": logs_of(podman)},
+                            {name: range(6) for name in ("native", "lxc", "podman")})
+    # podman's log ratios: log 1.03 + (b - a) = log 1.03 + [-0.06, 0.08, -0.03, -0.03, 0.02, 0.07]:
+    # half-width (0.08 - -0.06) / 2 = 0.07 > 0.025
+    assert decided["podman"].reason == CONTINUE
+    assert decided["podman"].rel_half_width == pytest.approx(0.07, abs=1e-6)
+    assert decided["lxc"].reason == WIDTH_REACHED
+    # native goes on while one of its pairs goes on
+    assert decided["native"].reason == CONTINUE and decided["native"].waiting == ("podman",)
+    assert set(decided["native"].paired) == {"lxc", "podman"}
+    # at the cap podman stops (cap reached) and native with it: a pair stopped at its cap, not its width
+    capped = paired_rule(max_=6)
+    decided = decide_rounds({"native": capped, "podman": capped}, {"native": logs_of(native), "podman": logs_of(podman)},
+                            {"native": range(6), "podman": range(6)})
+    assert (decided["podman"].reason, decided["native"].reason) == (CAP_REACHED, CAP_REACHED)
+
+
+def test_what_does_not_pair_keeps_the_one_sample_rule_exactly():
+    from virtrepro.planning.adaptive import decide_rounds
+
+    rule = paired_rule()
+    native, lxc = drifting(6)
+    # no native in the job: each alone, rounds or not
+    decided = decide_rounds({"lxc": rule, "podman": rule}, {"lxc": logs_of(lxc), "podman": logs_of(native)},
+                            {"lxc": range(6), "podman": range(6)})
+    assert decided == {"lxc": decide(rule, logs_of(lxc)), "podman": decide(rule, logs_of(native))}
+    # a round missing on one side (a log measured before rounds): alone
+    decided = decide_rounds({"native": rule, "lxc": rule}, {"native": logs_of(native), "lxc": logs_of(lxc)},
+                            {"native": [0, 1, 2, 3, 4, None], "lxc": range(6)})
+    assert decided["lxc"] == decide(rule, logs_of(lxc)) and decided["lxc"].reason == CONTINUE
+    # no claim target (the first rule, or a signed-rank rule no claim selects): alone
+    for other in (RepetitionRule(min=5, max=30, rel_half_width=0.03),
+                  RepetitionRule(min=6, max=30, rel_half_width=0.03, interval="signed-rank")):
+        decided = decide_rounds({"native": other, "lxc": other}, {"native": logs_of(native), "lxc": logs_of(lxc)},
+                                {"native": range(6), "lxc": range(6)})
+        assert decided == {"native": decide(other, logs_of(native)), "lxc": decide(other, logs_of(lxc))}
+
+
+def test_a_metric_no_claim_uses_keeps_its_own_sample_and_rel_half_width_beside_the_paired_one():
+    from virtrepro.planning.adaptive import decide_rounds
+
+    rule = paired_rule(metrics=("m", "other"))
+    native, lxc = drifting(6)
+    # "other" (printed to 1e-6, so its rounding widens by < 1e-6): log half-width log(1.1) / 2 = 0.0477 > 0.03
+    spread = [1.000001, 1.100002, 1.000003, 1.000004, 1.000005, 1.000006]
+
+    def logs(values, scale):
+        return [[{"metric": "m", "value": v}, {"metric": "other", "value": round(scale * s, 6)}]
+                for v, s in zip(values, spread)]
+
+    decided = decide_rounds({"native": rule, "lxc": rule}, {"native": logs(native, 7), "lxc": logs(lxc, 9)},
+                            {"native": range(6), "lxc": range(6)})
+    assert decided["lxc"].widths["m"] == pytest.approx(0.00175, abs=1e-6)  # paired: reached
+    assert decided["lxc"].widths["other"] == pytest.approx(math.log(1.1) / 2, abs=1e-6)  # its own sample
+    assert decided["lxc"].reason == CONTINUE and decided["native"].reason == CONTINUE
+    assert decided["native"].waiting == ("lxc",)
+    spread[:] = [1.000001 + i * 1e-6 for i in range(6)]  # a spread of 5e-6
+    decided = decide_rounds({"native": rule, "lxc": rule}, {"native": logs(native, 7), "lxc": logs(lxc, 9)},
+                            {"native": range(6), "lxc": range(6)})
+    assert (decided["lxc"].reason, decided["native"].reason) == (WIDTH_REACHED, WIDTH_REACHED)
+
+
+def test_the_paired_decision_looks_at_widths_never_at_the_ratio():
+    from virtrepro.planning.adaptive import decide_rounds
+
+    native, lxc = drifting(6)
+    seen = set()
+    for factor in (0.9, 1.0, 1.05, 1.2):  # the ratio below, at and above a 5 % threshold
+        shifted = [round(v * factor, 6) for v in lxc]
+        decided = decide_rounds({"native": paired_rule(), "lxc": paired_rule()},
+                                {"native": logs_of(native), "lxc": logs_of(shifted)}, {"native": range(6), "lxc": range(6)})
+        seen.add((decided["lxc"].reason, round(decided["lxc"].rel_half_width, 5)))
+    assert seen == {(WIDTH_REACHED, 0.00175)}
+
+
+def test_the_paired_target_is_half_the_claims_threshold_without_the_square_root_of_two():
+    from virtrepro.planning.adaptive import decide_rounds
+
+    # lxc's own noise spans 0.04 on the log scale: at n = 6 the paired half-width is 0.02, within
+    # m / 2 = 0.025 but above (m / 2) / sqrt(2) = 0.0177 (the one-sample target)
+    own = [0.02, -0.02, 0.0, 0.01, -0.01, 0.005]
+    native = [round(100 * math.exp(d), 6) for d in DRIFT[:6]]
+    for spread, want in ((1.0, WIDTH_REACHED), (1.3, CONTINUE)):  # 0.02, then 0.026 > 0.025
+        lxc = [round(105 * math.exp(d + spread * e), 6) for d, e in zip(DRIFT, own)]
+        decided = decide_rounds({"native": paired_rule(), "lxc": paired_rule()},
+                                {"native": logs_of(native), "lxc": logs_of(lxc)}, {"native": range(6), "lxc": range(6)})
+        assert decided["lxc"].rel_half_width == pytest.approx(0.02 * spread, abs=1e-6)
+        assert (decided["lxc"].reason, decided["native"].reason) == (want, want)
+
+
+def _paired_job(tmp_path, monkeypatch, values_by_platform, cap):
+    """A job of sysbench_cpu on native and lxc under ``target: claims`` (the committed claims select
+    events_per_second at m = 0.05), measured by a stand-in that commits the capture with the given
+    events per second of each round; no testbed is touched."""
+    from contextlib import nullcontext
+
+    from conftest import DATA, commit_capture
+    from virtrepro.measurement import variant as variant_module
+
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config.update(platforms=["native", "lxc"], benchmarks=["sysbench_cpu"], testbed="tb")
+    config["testbeds"]["tb"] = {"kind": "local"}
+    config["scales"]["quick"]["sysbench_cpu"].update(
+        threads=[1], cpu_max_prime=20000, seconds=10,
+        repetitions={"min": 2, "max": cap, "rel_half_width": 0.5, "metrics": ["events_per_second"], "target": "claims"})
+    validate_config(config)
+    (job,) = plan_rounds(config, ["native", "lxc"], host_mib=10**6)
+    capture = (DATA / "sysbench" / "cpu-1thread-10s.log").read_text()
+
+    def measure(run, config, data_dir, owner_pid=None, host_name=None, kept=None, rounds=None):
+        value = values_by_platform[run.platform][rounds["round"]]
+        text = tmp_path / f"capture-{run.platform}-{run.repetition}.log"
+        text.write_text(capture.replace("events per second:  1141.43", f"events per second:  {value:.2f}"))
+        plan = job.plan_of(run.platform)
+        return commit_capture(text, run.log_path(data_dir), {
+            "command": "captured", "testbed": run.testbed, "platform": {"name": run.platform},
+            "benchmark": run.benchmark, "variant": run.variant.key, "parameters": dict(run.variant.params),
+            "repetition": run.repetition, "repetition_rule": plan.rule.as_dict(), **rounds})
+
+    class Session:
+        def __init__(self, *args):
+            pass
+
+        def begin(self):
+            pass
+
+        def turn(self, name):
+            return nullcontext(None)
+
+        def frozen_beside(self, name):
+            return []
+
+    monkeypatch.setattr(variant_module, "measure", measure)
+    monkeypatch.setattr(variant_module, "_Session", Session)
+    return job
+
+
+def test_a_job_whose_platforms_drift_together_stops_paired_at_6_rounds(tmp_path, monkeypatch, capsys):
+    import json
+
+    from virtrepro import results
+    from virtrepro.measurement.variant import measure_rounds
+
+    native = [1141.43 * math.exp(d) for d in DRIFT]
+    lxc = [1100.0 * math.exp(d + e) for d, e in zip(DRIFT, OWN)]
+    job = _paired_job(tmp_path, monkeypatch, {"native": native, "lxc": lxc}, cap=9)
+    data = tmp_path / "data"
+    marker = measure_rounds(job, {}, data)
+    decided = {name: facts["repetition_rule"] for name, facts in json.loads(marker.read_text())["platforms"].items()}
+    # the per-round log ratios differ by lxc's own noise alone: half-width 0.00175 (+ the 2-decimal print)
+    # at 6 rounds, within 0.05 / 2; each sample alone spans the drift (0.056): the one-sample rule goes on
+    assert (decided["lxc"]["n"], decided["lxc"]["stop_reason"], decided["lxc"]["paired"]) == (6, WIDTH_REACHED, ["native"])
+    assert decided["lxc"]["rel_half_width"] == pytest.approx(0.00175, abs=2e-5)
+    assert (decided["native"]["n"], decided["native"]["stop_reason"], decided["native"]["waiting"]) == (6, WIDTH_REACHED, [])
+    assert all(len(list(plan.directory(data).glob("rep-*.log"))) == 6 for plan in job.plans)  # no 7th round
+    err = capsys.readouterr().err
+    assert "tb/lxc/sysbench_cpu/threads-1_prime-20000_seconds-10: 6 repetitions, paired by round with native" in err
+    assert "events_per_second 0.025 paired" in err
+    assert "tb/native/sysbench_cpu/threads-1_prime-20000_seconds-10: 6 repetitions, other half of the pairs of lxc " \
+           "(all stopped)" in err
+    # the table decides the same from the logs and their rounds
+    frame = results.view(results.build_table(data, "tb"), "sysbench_cpu", "events_per_second")
+    facts = frame.groupby("platform")[["n_repetitions", "stop_reason"]].first()
+    assert facts.loc["lxc"].tolist() == [6, WIDTH_REACHED] and facts.loc["native"].tolist() == [6, WIDTH_REACHED]
+    assert frame[frame["platform"] == "lxc"]["rel_half_width"].iat[0] == pytest.approx(decided["lxc"]["rel_half_width"], abs=1e-6)
+    # and so does the plan's estimate: nothing left
+    from virtrepro.planning import plan as plan_module
+
+    assert all(plan_module.rule_stops(p, data, job) for p in job.plans)
+    assert not plan_module.rule_stops(job.plan_of("lxc"), data)  # alone (no native): the one-sample rule goes on
+
+
+def test_a_job_with_independent_noise_goes_on_to_the_cap_native_with_it(tmp_path, monkeypatch):
+    import json
+
+    from virtrepro import results
+    from virtrepro.measurement.variant import measure_rounds
+
+    native = [1141.43 * math.exp(a) for a in NATIVE_NOISE + [0.02, -0.01]]
+    lxc = [1100.0 * math.exp(b) for b in PODMAN_NOISE + [0.01, -0.04]]
+    job = _paired_job(tmp_path, monkeypatch, {"native": native, "lxc": lxc}, cap=8)
+    data = tmp_path / "data"
+    decided = {name: facts["repetition_rule"] for name, facts in
+               json.loads(measure_rounds(job, {}, data).read_text())["platforms"].items()}
+    # log ratios log(1100 / 1141.43) + (b - a): at 8 rounds k = 4 (P(T <= 3) = 5/256 <= 0.025 < P(T <= 4)
+    # = 7/256); the 4th smallest and largest Walsh averages, enumerated here
+    ratios = [math.log(round(y, 2)) - math.log(round(x, 2)) for x, y in zip(native, lxc)]
+    low, high = walsh_bounds(ratios, 4)
+    assert (high - low) / 2 > 0.025
+    assert (decided["lxc"]["n"], decided["lxc"]["stop_reason"]) == (8, CAP_REACHED)
+    assert decided["lxc"]["rel_half_width"] == pytest.approx((high - low) / 2, abs=2e-5)
+    assert (decided["native"]["n"], decided["native"]["stop_reason"]) == (8, CAP_REACHED)
+    frame = results.view(results.build_table(data, "tb"), "sysbench_cpu", "events_per_second")
+    assert set(map(tuple, frame[["n_repetitions", "stop_reason"]].drop_duplicates().values.tolist())) == {(8, CAP_REACHED)}
+
+
+def test_the_incremental_table_decides_a_platform_anew_when_only_natives_logs_changed(tmp_path, monkeypatch):
+    """A platform's stopping facts depend on native's logs where they pair: the table kept from the
+    last build is not kept for a variant one of whose platforms has a new log."""
+    from virtrepro import results
+    from virtrepro.measurement import variant as variant_module
+    from virtrepro.results.build import write_table
+
+    native, lxc = (1141.43 * math.exp(d) for d in DRIFT), (1100.0 * math.exp(d + e) for d, e in zip(DRIFT, OWN))
+    job = _paired_job(tmp_path, monkeypatch, {"native": list(native), "lxc": list(lxc)}, cap=9)
+    data = tmp_path / "data"
+
+    def measure(platform, round_):
+        run = job.plan_of(platform).run(round_)
+        variant_module.measure(run, {}, data, rounds={"round": round_, "position": 0, "round_order": [platform],
+                                                      "frozen": []})
+
+    for round_ in range(6):
+        measure("lxc", round_)
+    for round_ in range(5):
+        measure("native", round_)
+
+    def facts(table):
+        frame = results.view(table, "sysbench_cpu", "events_per_second")
+        return frame.groupby("platform")["stop_reason"].first().to_dict()
+
+    assert facts(write_table(data, "tb", csv=False))["lxc"] == CONTINUE  # 5 rounds in common: no paired interval
+    measure("native", 5)
+    # lxc's logs are unchanged; native's sixth pairs with lxc's
+    assert facts(write_table(data, "tb", csv=False)) == {"lxc": WIDTH_REACHED, "native": WIDTH_REACHED}

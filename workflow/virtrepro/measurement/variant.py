@@ -15,6 +15,7 @@ from ..rawdata import machines, rawlog
 from ..benchmarks import BENCHMARKS
 from ..benchmarks.base import across_hosts
 from ..planning.config import VariantPlan, VariantRounds, rounds
+from ..planning.plan import job_decisions
 from ..testbed.hosts import TestbedError
 from ..platforms import catalog as platform_catalog
 from ..testbed.kinds import testbed_from_config
@@ -29,8 +30,11 @@ def measure_rounds(job: VariantRounds, config: dict, data_dir: str | Path, owner
                    reps: list[int] | None = None, host: str | None = None) -> Path | None:
     """Measure ``job`` in rounds (:func:`config.rounds`): in round r repetition r of every platform
     whose complete raw log is missing, back to back, in the round's order; after each round the
-    stop rule is asked for every platform (a fixed count: reached; a rule: :func:`adaptive.decide`
-    on the platform's first r + 1 logs), and the rounds end when it stops for all, or at the cap.
+    stop rule is asked for every platform (a fixed count: reached; a rule:
+    :func:`adaptive.decide_rounds` on every platform's first r + 1 logs and their rounds, through
+    :func:`plan.job_decisions`: a platform paired by round with native on its claims' paired
+    interval, native until its pairs stop, the rest alone), and the rounds end when it stops for
+    all, or at the cap.
 
     A failed repetition does not stop its round (its output is kept, it never becomes a number);
     the job then stops after that round and raises MeasurementError naming every failed repetition
@@ -56,6 +60,24 @@ def measure_rounds(job: VariantRounds, config: dict, data_dir: str | Path, owner
             return True  # not asked for: nothing to measure in this round
         return is_complete(plan.run(repetition).log_path(data_dir))
 
+    def decided(n: int) -> dict[str, adaptive.Decision]:
+        """Every ruled platform's decision on the first ``n`` rounds, made once a round (paired by
+        round with the baseline where the rule allows: :func:`adaptive.decide_rounds`)."""
+        if n not in by_round:
+            try:
+                by_round[n] = job_decisions(job.plans, data_dir, n)
+            except ValueError as error:
+                raise MeasurementError(f"{where}: {error}") from None
+            for platform, decision in by_round[n].items():
+                plan = job.plan_of(platform)
+                print(f"{job.testbed}/{platform}/{job.benchmark}/{job.variant.key}: {decision.n} repetitions, "
+                      f"{decision.how()}, widest half-width {decision.rel_half_width:.4g} "
+                      f"(target {_targets_text(plan.rule, bool(decision.paired) and not decision.baseline)}): "
+                      f"{decision.reason}", file=sys.stderr, flush=True)
+        return by_round[n]
+
+    by_round: dict[int, dict[str, adaptive.Decision]] = {}
+
     def stops(plan: VariantPlan, n: int) -> bool:
         if failed:
             return True
@@ -65,14 +87,7 @@ def measure_rounds(job: VariantRounds, config: dict, data_dir: str | Path, owner
             return False
         if plan.rule is None:
             return True
-        records = rawlog.variant_records(plan, data_dir)[:n]
-        try:
-            decisions[plan.platform] = decision = adaptive.decide(plan.rule, records)
-        except ValueError as error:
-            raise MeasurementError(f"{where}: {plan.platform}: {error}") from None
-        print(f"{job.testbed}/{plan.platform}/{job.benchmark}/{job.variant.key}: {decision.n} repetitions, widest "
-              f"relative half-width {decision.rel_half_width:.4g} (target {_targets_text(plan.rule)}): "
-              f"{decision.reason}", file=sys.stderr, flush=True)
+        decisions[plan.platform] = decision = decided(n)[plan.platform]
         return decision.stop
 
     with reused_connections(), ExitStack() as stack:
@@ -230,8 +245,11 @@ def require_same_machine(variant: VariantPlan, config: dict, data_dir: str | Pat
 
 
 
-def _targets_text(rule) -> str:
-    """The rule's targets in the progress line: ``0.03`` or ``latency 0.0177, else 0.03 (log)``."""
+def _targets_text(rule, paired: bool = False) -> str:
+    """The rule's targets in the progress line: ``0.03``, ``latency 0.0177, else 0.03 (log)``, or
+    paired by round ``latency 0.025 paired, else 0.03 (log)``."""
     if rule.interval == adaptive.T_INTERVAL:
         return f"{rule.rel_half_width:g}"
-    return ", ".join([*(f"{t.metric} {t.half_width:.3g}" for t in rule.targets), f"else {rule.rel_half_width:g}"]) + " (log)"
+    claims = (f"{t.metric} {t.paired_half_width:.3g} paired" if paired else f"{t.metric} {t.half_width:.3g}"
+              for t in rule.targets)
+    return ", ".join([*claims, f"else {rule.rel_half_width:g}"]) + " (log)"

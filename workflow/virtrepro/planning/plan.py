@@ -31,7 +31,7 @@ from .. import datalayout
 from ..rawdata import machines, rawlog
 from ..rawdata.probes import unavailable
 from ..platforms import catalog as platform_catalog
-from .config import AUTO, QEMU_AUTO, VariantPlan, left_out_lines, plan_rounds, resolve_platforms
+from .config import AUTO, QEMU_AUTO, VariantPlan, VariantRounds, left_out_lines, plan_rounds, resolve_platforms
 from .memory import job_memory_mib
 
 
@@ -108,11 +108,13 @@ class Durations:
         return None
 
 
-def remaining(variant: VariantPlan, data_dir: str | Path, marker: Path | None = None) -> tuple[int, int]:
+def remaining(variant: VariantPlan, data_dir: str | Path, marker: Path | None = None,
+              job: VariantRounds | None = None) -> tuple[int, int]:
     """Repetitions of this platform's variant still to measure: (at least, at most); equal without a
     rule. A variant whose job's ``marker`` is written is done (its rule stopped it; the marker names
-    why), and so is one whose complete logs the rule already stops on (markers are not committed: in
-    a fresh clone of a finished run the logs say it)."""
+    why), and so is one whose complete logs the rule already stops on, decided over its ``job``'s
+    platforms as the measurement decides (:func:`rule_stops`; markers are not committed: in a fresh
+    clone of a finished run the logs say it)."""
     if marker is not None and marker.exists():
         return 0, 0
     present = _names_in(variant.directory(data_dir))
@@ -125,7 +127,7 @@ def remaining(variant: VariantPlan, data_dir: str | Path, marker: Path | None = 
         return own, own
     beyond = range(variant.repetitions, variant.rule.max)
     done = sum(complete(rep) for rep in beyond)
-    if own == 0 and rule_stops(variant, data_dir):
+    if own == 0 and rule_stops(variant, data_dir, job):
         return 0, 0
     return own, own + len(beyond) - done
 
@@ -141,18 +143,44 @@ def _names_in(directory: Path) -> set[str] | None:
         return None
 
 
-def rule_stops(variant: VariantPlan, data_dir: str | Path) -> bool:
+def rule_stops(variant: VariantPlan, data_dir: str | Path, job: VariantRounds | None = None) -> bool:
     """Whether the variant's repetition rule stops on its complete logs as they are: the decision the
-    measurement job makes after the first rounds (:func:`virtrepro.measurement.variant.measure_rounds`), so such a job measures nothing.
-    False where the logs cannot be decided on (one does not parse: the job will say so)."""
-    from . import adaptive
+    measurement job makes after the first rounds (:func:`virtrepro.measurement.variant.measure_rounds`),
+    over all the platforms of its ``job`` (paired by round with native where the rule allows:
+    :func:`job_decisions`; the variant alone without one), so such a job
+    measures nothing. False where the logs cannot be decided on (one does not parse: the job will say so)."""
     from ..errors import MeasurementError
-    from ..rawdata.rawlog import variant_records
 
     try:
-        return adaptive.decide(variant.rule, variant_records(variant, data_dir)).stop
+        return job_decisions(job.plans if job is not None else (variant,), data_dir)[variant.platform].stop
     except (MeasurementError, ValueError):
         return False
+
+
+def job_decisions(plans, data_dir: str | Path, n: int | None = None) -> dict:
+    """The repetition rule's decision (:func:`virtrepro.planning.adaptive.decide_rounds`) for every
+    platform of one job (``plans``: its :class:`VariantPlan` s) that has a rule, on each platform's
+    first ``n`` complete logs (all of them: None) and their rounds: the measurement after each round
+    and the plan's estimate decide with it. The baseline's logs pair with the others' even when it
+    has a fixed count (where they cannot be read yet, nothing pairs). MeasurementError, ValueError as
+    :func:`rawlog.variant_records` and :func:`adaptive.decide`."""
+    from . import adaptive
+    from ..errors import MeasurementError
+    from ..rawdata.rawlog import variant_logs
+
+    rules, logs, rounds = {}, {}, {}
+    for plan in plans:
+        if plan.rule is None and plan.platform != adaptive.BASELINE:
+            continue
+        try:
+            found, numbers = variant_logs(plan, data_dir)
+        except MeasurementError:
+            if plan.rule is not None:
+                raise
+            continue  # a fixed-count baseline not yet complete: the others decide alone
+        rules[plan.platform] = plan.rule
+        logs[plan.platform], rounds[plan.platform] = found[:n], numbers[:n]
+    return adaptive.decide_rounds(rules, logs, rounds)
 
 
 def estimate(config: dict, data_dir: str | Path, platforms: list[str] | None = None,
@@ -166,8 +194,8 @@ def estimate(config: dict, data_dir: str | Path, platforms: list[str] | None = N
     rows, unknown = {}, []
     jobs = plan_rounds(config, platforms)
     peak = max(((job_memory_mib(config, job), job) for job in jobs), key=lambda found: found[0][0], default=None)
-    for variant, marker in ((plan, job.marker_path(data_dir)) for job in jobs for plan in job.plans):
-        low, high = remaining(variant, data_dir, marker)
+    for variant, marker, job in ((plan, job.marker_path(data_dir), job) for job in jobs for plan in job.plans):
+        low, high = remaining(variant, data_dir, marker, job)
         if high == 0:
             continue
         seconds, basis = durations.per_repetition(variant)

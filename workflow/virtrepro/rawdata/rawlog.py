@@ -344,10 +344,15 @@ def variant_records(variant, data_dir: str | Path) -> list[list[dict]]:
     a repetition below the rule's minimum is missing, or where a log is there without a readable,
     complete sidecar. ``variant``: a :class:`virtrepro.planning.config.VariantPlan` (the measurement's
     repetition rule and the plan's estimate read the logs the same way)."""
+    return variant_logs(variant, data_dir)[0]
+
+
+def variant_logs(variant, data_dir: str | Path) -> tuple[list[list[dict]], list]:
+    """:func:`variant_records` and the round each log's sidecar names (None: measured before rounds)."""
     from ..benchmarks import BENCHMARKS  # the benchmarks' parsers: imported only when logs are read
 
     benchmark = BENCHMARKS[variant.benchmark]
-    logs = []
+    logs, rounds = [], []
     for repetition in range(variant.cap):
         log = variant.run(repetition).log_path(data_dir)
         try:
@@ -364,4 +369,5 @@ def variant_records(variant, data_dir: str | Path) -> list[list[dict]]:
             logs.append(benchmark.parse(read_log(log), str(log), sidecar["parameters"]))
         except ParseError as error:
             raise MeasurementError(str(error)) from None
-    return logs
+        rounds.append(sidecar.get("round"))
+    return logs, rounds

@@ -80,9 +80,13 @@ def _kept(data_dir: Path, previous: pd.DataFrame, ranges: dict[str, list[int]], 
             if variant in ranges and had.get(variant) == {names[i] for i in indexes}
             and all(names[i] in reuse for i in indexes)}
     # a variant kept at a fixed count whose rule record now names a rule (recorded_rule) is made anew
-    return kept - {variant for variant in kept
-                   if json.loads(previous["stopping"].iat[ranges[variant][0]]).get("stop_reason") == adaptive.FIXED
-                   and recorded_rule(data_dir / names[current[variant][0]]) is not None}
+    kept -= {variant for variant in kept
+             if json.loads(previous["stopping"].iat[ranges[variant][0]]).get("stop_reason") == adaptive.FIXED
+             and recorded_rule(data_dir / names[current[variant][0]]) is not None}
+    # a variant's stopping facts are decided over all its platforms (paired by round with native:
+    # adaptive.decide_rounds): a block is kept only where every platform's block of the variant is
+    made = {variant.split("/", 1)[1] for variant in current if variant not in kept}
+    return {variant for variant in kept if variant.split("/", 1)[1] not in made}
 
 
 def _earlier_rows(previous: pd.DataFrame, block: list[int], reuse: set[str]) -> dict[str, list[dict]]:

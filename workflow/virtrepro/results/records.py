@@ -53,8 +53,9 @@ DTYPES = {column: "str" for column in COLUMNS} | {"repetition": "int64", "part":
 JSON_COLUMNS = ("parameters", "labels", "stopping")
 # per variant and platform (every row of it alike): its repetition rule (virtrepro.planning.adaptive; "fixed"
 # for a count), its number of complete logs, why it stopped ("width reached", "cap reached",
-# "continue": neither yet; "fixed count") and the widest relative half-width of the t-interval of
-# its deciding metrics (none for a fixed count)
+# "continue": neither yet; "fixed count") and the widest half-width of its deciding series (none for a
+# fixed count): relative, of the t-interval of the mean; on the log scale, of the signed-rank interval
+# (of the per-round log ratios to native where the platform was paired by round: adaptive.decide_rounds)
 STOPPING = ("repetition_rule", "n_repetitions", "stop_reason", "rel_half_width")
 # a parameter's column in view(): param_<name>, never confused with a label of the same name
 # (sysbench_cpu's parameter threads "all" and its label threads 2)
@@ -269,31 +270,41 @@ def refuse_copies(data_dir: Path, names: list[str], digest_of) -> None:
 def stopping(logged: list[list[dict]]) -> None:
     """Fill in each row's ``stopping`` (see :data:`STOPPING`) from all rows of its variant and
     platform: ``logged`` holds one list of rows per log. The rule is the one the latest repetition's
-    sidecar recorded; the decision is :func:`adaptive.decide` on the parsed records, as the
-    measurement made it."""
-    variants: dict[tuple, list[list[dict]]] = {}
+    sidecar recorded; the decision is :func:`adaptive.decide_rounds` on the parsed records and their
+    rounds of all the variant's platforms, as the measurement made it (paired by round with native
+    where the rule allows; logs without rounds: each platform alone)."""
+    variants: dict[tuple, dict[str, list[list[dict]]]] = {}
     for rows in logged:
         if rows:
-            variants.setdefault((rows[0]["platform"], rows[0]["benchmark"], rows[0]["variant"]), []).append(rows)
-    for group in variants.values():
-        group.sort(key=lambda rows: rows[0]["repetition"])
-        recorded = group[-1][0]["repetition_rule"]
-        rule = adaptive.RepetitionRule.from_config(recorded) if isinstance(recorded, dict) else None
-        if rule is None:
-            facts = {"repetition_rule": "fixed", "stop_reason": adaptive.FIXED, "rel_half_width": None}
-        else:
-            try:
-                decision = adaptive.decide(rule, group)
-            except ValueError as error:
-                raise ParseError(group[-1][0]["source_log"], str(error)) from None
-            facts = {"repetition_rule": rule.label(), "stop_reason": decision.reason,
-                     "rel_half_width": decision.rel_half_width}
-        facts = _json({**facts, "n_repetitions": len(group)}, group[-1][0]["source_log"])
-        for rows in group:
-            for row in rows:
-                del row["repetition_rule"]
-                row["stopping"] = facts
-        round_halves(group)
+            variants.setdefault((rows[0]["testbed"], rows[0]["benchmark"], rows[0]["variant"]), {}).setdefault(
+                rows[0]["platform"], []).append(rows)
+    for platforms in variants.values():
+        rules = {}
+        for group in platforms.values():
+            group.sort(key=lambda rows: rows[0]["repetition"])
+            recorded = group[-1][0]["repetition_rule"]
+            rules[group[-1][0]["platform"]] = (adaptive.RepetitionRule.from_config(recorded)
+                                               if isinstance(recorded, dict) else None)
+        try:
+            decisions = adaptive.decide_rounds(rules, platforms, {platform: [rows[0].get("round") for rows in group]
+                                                                  for platform, group in platforms.items()})
+        except ValueError as error:
+            platform = str(error).split(":", 1)[0]
+            raise ParseError(platforms[platform][-1][0]["source_log"], str(error).split(": ", 1)[1]) from None
+        for platform, group in platforms.items():
+            rule = rules[platform]
+            if rule is None:
+                facts = {"repetition_rule": "fixed", "stop_reason": adaptive.FIXED, "rel_half_width": None}
+            else:
+                decision = decisions[platform]
+                facts = {"repetition_rule": rule.label(), "stop_reason": decision.reason,
+                         "rel_half_width": decision.rel_half_width}
+            facts = _json({**facts, "n_repetitions": len(group)}, group[-1][0]["source_log"])
+            for rows in group:
+                for row in rows:
+                    del row["repetition_rule"]
+                    row["stopping"] = facts
+            round_halves(group)
 
 
 def round_halves(group: list[list[dict]]) -> None:
