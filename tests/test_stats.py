@@ -49,7 +49,7 @@ def test_the_stop_rule_imports_neither_scipy_stats_nor_statsmodels():
 
     env = {**os.environ, "PYTHONPATH": str(Path(virtrepro.__file__).parent.parent)}
     code = ("import sys; from virtrepro.planning import adaptive; "
-            "adaptive.relative_half_width([1.0, 2.0, 3.5]); adaptive.log_half_width([1.0, 2, 3, 4, 5, 6.1]);"
+            "adaptive.relative_half_width([1.0, 2.0, 3.5]); adaptive.log_half_width([1.0, 2, 3, 4, 5, 6.1]); adaptive.paired_half_width([1.0, 2, 3, 4, 5, 6.1], [1.1, 2, 3, 4, 5, 6]); from virtrepro.analysis.stats import by_round;"
             "print(sorted(m for m in ('scipy.stats', 'statsmodels') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
     assert out.strip() == "[]"

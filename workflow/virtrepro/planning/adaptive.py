@@ -302,7 +302,7 @@ def paired_half_width(platform, baseline, confidence: float = 0.95) -> float:
     ratio paired by round); NaN where it has none (fewer than 6 rounds at 95 %, a value of 0 or below)."""
     from ..analysis import stats
 
-    ci = stats.hl_paired_ci(platform, baseline, confidence)
+    ci = stats.hl_paired_ci(platform, baseline, confidence, describe=False)  # the width alone
     if ci.method == "none":
         return math.nan
     return (math.log(ci.high) - math.log(ci.low)) / 2

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats as scipy_stats
-from statsmodels.stats.multitest import multipletests
 
 from .rank import RatioCI, _clean, hl_paired_ci, hl_ratio_ci, median_order_ci, shapiro_p
 
@@ -149,6 +147,8 @@ def holm(p_values) -> np.ndarray:
     out = np.full(p.shape, np.nan)
     ok = ~np.isnan(p)
     if ok.any():
+        from statsmodels.stats.multitest import multipletests  # imported where used (the package's doc)
+
         out[ok] = multipletests(p[ok], method="holm")[1]
     return out
 
@@ -182,6 +182,8 @@ def outliers(values, rule: str = "none", k: float | None = None) -> np.ndarray:
         raise ValueError(f"unknown outlier rule {rule!r}; use 'none', 'iqr' or 'mad'")
     if x.size == 0:
         return mask
+    from scipy import stats as scipy_stats  # imported where used (the package's doc)
+
     if rule == "iqr":
         k = 1.5 if k is None else k
         q1, q3 = np.quantile(x, [0.25, 0.75])
