@@ -835,13 +835,14 @@ def test_npb_figures_say_what_a_reader_otherwise_guesses(table):
     drawn = figures.get("walters2008", "fig4-npb-mpi-scaling").draw(table, SETTING)
     mpi = table[(table["benchmark"] == "npb_mpi") & (table["metric"] == "time")]
     run = set(_parameter(mpi, "procs"))
-    for ax, kernel in zip(drawn.fig.axes, walters2008.FIG4_KERNELS):
+    kernels = len(walters2008.FIG4_KERNELS)  # a row of run times, under it a row of their intervals
+    for ax, below, kernel in zip(drawn.fig.axes, drawn.fig.axes[kernels:], walters2008.FIG4_KERNELS):
         assert ax.get_yscale() == "log"
         own = set(_parameter(mpi[_parameter(mpi, "kernel") == kernel], "procs"))
         why = [process_count_problem(kernel, p) for p in sorted(run - own)]
-        note = " ".join(" ".join(t.get_text().split()) for t in ax.texts)
+        note = " ".join(" ".join(t.get_text().split()) for t in below.texts)  # under the column
         assert all(w in note for w in why if w), (kernel, note)
-    assert "square number" in " ".join(t.get_text() for t in drawn.fig.axes[1].texts).replace("\n", " ")  # BT
+    assert "square number" in " ".join(t.get_text() for t in drawn.fig.axes[kernels + 1].texts).replace("\n", " ")  # BT
     assert "over 2 instances" in drawn.summary and "CG at 2 processes" in drawn.summary
     plt.close(drawn.fig)
 
@@ -1063,4 +1064,102 @@ def test_a_throughputs_bound_is_drawn_below_one(table, tmp_path):
     (rate,) = [ax for ax in drawn.fig.axes if ax.get_title().startswith("(d)")]
     assert round(1 - claim["check"]["threshold"], 6) in _threshold_lines(rate)
     assert all(y < 1 for y in _threshold_lines(rate)) and all(y > 1 for y in _threshold_lines(latency))
+    plt.close(drawn.fig)
+
+
+# --- a missing interval, a missing platform and a new platform are never silent ----------------------
+
+
+def test_kumar_fig4_8_marks_a_bar_without_its_interval_and_says_why_under_it(table):
+    from virtrepro.figures.common import NO_INTERVAL_MARK
+
+    iperf = table[table["benchmark"] == "iperf3"]
+    few = iperf[(iperf["platform"] != "podman") | (iperf["repetition"] < 3)]  # podman: too few runs for an interval
+    drawn = figures.get("kumar2013", "fig4-8-network-bandwidth").draw(few, SETTING)
+    ax = drawn.fig.axes[0]
+    marks = [t for t in ax.texts if t.get_text() == NO_INTERVAL_MARK]
+    assert len(marks) == 1  # podman's bar, and only it
+    podman = [c for c in ax.containers if c.get_label() == "podman"][0].patches[0]
+    assert abs(marks[0].xy[0] - (podman.get_x() + podman.get_width() / 2)) < 1e-9
+    assert any(t.get_text().startswith(f"{NO_INTERVAL_MARK} no interval") for t in drawn.fig.texts)
+    plt.close(drawn.fig)
+
+
+def _subsystems(key) -> set:
+    from virtrepro.benchmarks import BENCHMARKS
+
+    return {BENCHMARKS[b].subsystem for b in figures.get(*key).benchmarks if b in BENCHMARKS}
+
+
+def test_every_cpu_or_hpc_figure_says_why_binary_translation_has_no_runs(table, tmp_path):
+    from virtrepro.figures.common import without_runs_note
+
+    cpu_hpc = [key for key in figures.FIGURES if _subsystems(key) & {"cpu", "hpc"}]
+    assert ("youseff2006", "fig3a-npb-relative") in cpu_hpc and ("kumar2013", "fig4-cpu-overhead") in cpu_hpc
+    without_tcg = table[table["platform"] != "qemu-tcg"]  # a testbed that never measured it, too
+    for key in cpu_hpc:
+        note = without_runs_note(without_tcg, figures.get(*key).benchmarks, SETTING.baseline)
+        assert "QEMU TCG: no " in note and "would inform no claim" in note and "informative_only" in note, key
+    # where TCG has runs of them, or the figure shows no CPU or HPC benchmark, nothing is said of it
+    assert "QEMU TCG" not in without_runs_note(table, figures.get("kumar2013", "fig4-cpu-overhead").benchmarks, "native")
+    assert without_runs_note(without_tcg, figures.get("kumar2013", "fig4-8-network-bandwidth").benchmarks, "native") == ""
+    # drawn: under the figure, and in its reading's words
+    words = _drawn_words(("kumar2013", "fig4-cpu-overhead"), without_tcg, tmp_path)
+    assert any(w.startswith("QEMU TCG: no sysbench_cpu runs; it would inform no claim") for w in words)
+
+
+def test_a_platform_measured_here_without_a_benchmark_its_scale_plans_is_named(table, tmp_path):
+    from virtrepro.figures.common import without_runs_note
+
+    assert not len(table[(table["platform"] == "qemu-tcg") & (table["benchmark"] == "mit_gcm")])
+    note = without_runs_note(table, ["mit_gcm"], "native")
+    assert note == "QEMU TCG: no mit_gcm runs in this data, though the reference scale plans them"
+    assert note in " ".join(_drawn_words(("youseff2006", "fig3b-mitgcm-time"), table, tmp_path))
+    # a step a platform cannot run (native has no guest to provision) is no missing run
+    assert "native" not in without_runs_note(table, ["lifecycle"], None).lower()
+
+
+def test_walters_fig4_reads_each_points_interval_on_a_linear_row_under_the_log_one(table, tmp_path):
+    from virtrepro.analysis import stats
+    from virtrepro.figures.common import NO_INTERVAL_MARK
+
+    drawn = figures.get("walters2008", "fig4-npb-mpi-scaling").draw(table, SETTING)
+    top, below = drawn.fig.axes[:4], drawn.fig.axes[4:]
+    assert len(below) == 4 and all(ax.get_yscale() == "log" for ax in top) and below[0].get_yscale() == "linear"
+    assert "% of the median" in below[0].get_ylabel()
+    mpi = results.view(table, "npb_mpi", metric="time")
+    ep = stats.summarize(mpi[mpi["param_kernel"] == "ep"].assign(procs=lambda f: f["param_procs"], nodes=lambda f: f["param_nodes"]),
+                         by=["platform", "nodes", "procs"], level=SETTING.confidence)
+    widest = ((ep["ci_high"] - ep["ci_low"]) / ep["median"]).max() * 100
+    low, high = below[0].get_ylim()
+    assert widest / (high - low) > 0.3  # readable: a third of the row's height at least
+    bare = int((ep["median"].notna() & (ep["ci_low"].isna() | ep["ci_high"].isna())).sum())
+    assert len([t for t in below[0].texts if t.get_text() == NO_INTERVAL_MARK]) == bare
+    if bare:
+        assert any(t.get_text().startswith(f"{NO_INTERVAL_MARK} no interval") for t in drawn.fig.texts)
+    plt.close(drawn.fig)
+
+
+def test_a_new_platform_of_the_catalogue_is_drawn_in_its_colour_and_order(table):
+    from virtrepro.figures.common import platform_order
+    from virtrepro.platforms import catalog
+
+    assert platform_order(["qemu-tcg", "charliecloud", "lxc", "native"], "native") == ["native", "lxc", "qemu-tcg", "charliecloud"]
+    cpu = table[table["benchmark"] == "sysbench_cpu"]
+    with_it = pd.concat([cpu, cpu[cpu["platform"] == "lxc"].assign(platform="charliecloud")])
+    drawn = figures.get("kumar2013", "fig4-cpu-overhead").draw(with_it, SETTING)
+    ax = drawn.fig.axes[0]
+    names = [t.get_text() for t in ax.get_legend().get_texts()]
+    shown = [n for n in names if n in catalog.NAMES]
+    assert shown == platform_order(set(with_it["platform"]), SETTING.baseline) and shown[-1] == "charliecloud"
+    colours = {c.get_label(): c.patches[0].get_facecolor() for c in ax.containers if c.get_label() in catalog.NAMES}
+    from matplotlib.colors import to_rgba
+
+    assert colours["charliecloud"] == to_rgba(catalog.get("charliecloud").colour)
+    plt.close(drawn.fig)
+    io = table[table["benchmark"] == "iozone"]
+    drawn = figures.get("walters2008", "fig2-iozone-reader-writer").draw(
+        pd.concat([io, io[io["platform"] == "podman"].assign(platform="charliecloud")]), SETTING)
+    legend = [t.get_text() for t in drawn.fig.axes[0].get_legend().get_texts()]
+    assert legend[-1] == "charliecloud" and legend[0] == SETTING.baseline
     plt.close(drawn.fig)

@@ -26,9 +26,85 @@ def no_comparison(what: str, s) -> str:
     return f"no {what} runs of {s.baseline!r} and a second platform on testbed {s.testbed!r}"
 
 
+def platform_order(platforms, baseline: str | None = None) -> list:
+    """The platforms once each in the catalogue's order (virtrepro.platforms.catalog.PLATFORMS: the order
+    of every figure's bars, colours and legend entries), ``baseline`` first; a name it does not know last."""
+    from ..platforms import catalog
+
+    rank = {name: i for i, name in enumerate(catalog.NAMES)}
+    return sorted(set(platforms), key=lambda p: (p != baseline, rank.get(p, len(rank)), str(p)))
+
+
 def baseline_first(platforms, baseline: str) -> list:
-    """The platforms in order, the baseline first."""
-    return sorted(set(platforms), key=lambda p: (p != baseline, p))
+    """The platforms in the catalogue's order, the baseline first (:func:`platform_order`)."""
+    return platform_order(platforms, baseline)
+
+
+def _data_scales(table: pd.DataFrame) -> list[str]:
+    return sorted(set(table["scale"].dropna())) if "scale" in table.columns and len(table) else []
+
+
+def without_runs_note(table: pd.DataFrame, benchmarks, baseline: str | None = None) -> str:
+    """Why a platform of the catalogue has no runs of some of ``benchmarks`` (a figure's) in ``table``
+    (the testbed's tidy table), one line per platform and reason, "" when none is missing:
+
+    - a platform whose declaration says it informs no claim on a benchmark's subsystem (the catalogue's
+      ``informs_nothing_on``: QEMU TCG on CPU and HPC benchmarks) is named with why, and that the scales
+      the configuration's ``informative_only`` lists do not plan it there; true on any testbed, also one
+      that never measured it;
+    - a platform measured on this testbed, of a benchmark the data's scale would run on it
+      (benchmarks.base.runnable_variants), is named as not measured in this data.
+
+    Said once for every figure: :func:`virtrepro.figures.registry.draw` writes it under the figure."""
+    from ..analysis.conditions import informs_nothing
+    from ..benchmarks import BENCHMARKS
+    from ..benchmarks.base import runnable_variants
+    from ..platforms import catalog
+
+    ran = set(zip(table["platform"], table["benchmark"])) if len(table) else set()
+    measured = {p for p, _ in ran}
+    shown = [b for b in dict.fromkeys(benchmarks) if b in BENCHMARKS]
+    scales = _data_scales(table[table["benchmark"].isin(shown)]) if len(table) else []
+    lines: dict[str, list[str]] = {}  # the line's text, the benchmarks in it to be filled in
+    for spec in catalog.PLATFORMS:
+        if spec.name == baseline:
+            continue
+        label = plotting.platform_label(spec.name).split(" (")[0]
+        for benchmark in shown:
+            if (spec.name, benchmark) in ran:
+                continue
+            why = informs_nothing(spec.name, benchmark)
+            if why is not None:
+                planned = " and ".join(_informative_only()) or "informative_only"
+                key = (f"{label}: no {{}} runs; it would inform no claim on them ({why}), so the {planned} scales "
+                       "do not plan it there (informative_only)")
+            elif spec.name in measured and scales and _runnable(runnable_variants, BENCHMARKS[benchmark], spec.name, scales):
+                key = f"{label}: no {{}} runs in this data, though the {' and '.join(scales)} scale plans them"
+            else:
+                continue
+            lines.setdefault(key, []).append(benchmark)
+    return "\n".join(key.format(", ".join(names)) for key, names in lines.items())
+
+
+def _informative_only() -> list[str]:
+    """The scales the configuration's ``informative_only`` names ([] without a configuration)."""
+    from ..yamlfile import load
+
+    try:
+        return list(load(CONFIG).get("informative_only") or []) if CONFIG.is_file() else []
+    except (AttributeError, TypeError):
+        return []
+
+
+def _runnable(runnable_variants, benchmark, platform: str, scales: list[str]) -> bool:
+    """Whether one of ``scales`` of the configuration runs ``benchmark`` on ``platform``."""
+    for scale in scales:
+        try:
+            if runnable_variants(benchmark, scale_parameters(benchmark.name, scale), platform):
+                return True
+        except (KeyError, TypeError, ValueError):
+            continue
+    return False
 
 
 def ci_label(s, summary: pd.DataFrame | None = None, dagger: bool = True) -> str:
@@ -311,9 +387,10 @@ def lines_with_bands(ax, summary: pd.DataFrame, x: str, errorbars: bool = False)
     """One line per platform through a summary's medians over ``x``, each point's interval (of the
     median, stats.location_ci) as a band or an error bar. Returns the points that have no interval,
     in words."""
-    palette = plotting.platform_palette(sorted(summary["platform"].unique()))
+    palette = plotting.platform_palette(platform_order(summary["platform"]))
     bare = []
-    for platform, group in summary.groupby("platform"):
+    for platform in palette:  # the catalogue's order: the legend's
+        group = summary[summary["platform"] == platform]
         group = group.sort_values(x)
         colour = palette[platform]
         ax.plot(group[x], group["median"], marker="o", color=colour, label=platform)

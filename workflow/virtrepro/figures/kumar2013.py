@@ -12,7 +12,7 @@ import pandas as pd
 from ..report import plotting
 from .. import results
 from .registry import Drawn, figure, get
-from .common import (NO_INTERVAL_MARK, OVERHEAD, baseline_first, ci_label, compare, comparable, footnote, no_comparison, no_interval_text,
+from .common import (NO_INTERVAL_MARK, OVERHEAD, baseline_first, platform_order, ci_label, compare, comparable, footnote, no_comparison, no_interval_text,
                      note_below, one_legend, panels, ratio_rows, summarize)
 
 PAPER = "kumar2013"
@@ -27,6 +27,11 @@ def _primes(runs: pd.DataFrame) -> str:
 def _vs_baseline(ax, s, label: str) -> None:
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
     ax.set_ylabel(f"{label} relative to {s.baseline} ({s.confidence:.0%} CI)")
+
+
+def _counted(counts, what: str) -> list[str]:
+    """Each count with its noun: "1 thread", "2 threads"."""
+    return [f"{int(n)} {what}{'s' if n > 1 else ''}" for n in counts]
 
 
 def _short(platform: str) -> str:
@@ -45,14 +50,10 @@ def cpu_overhead(table, s) -> Drawn:
     if summary.empty:
         plotting.unavailable(ax, f"no sysbench cpu runs on testbed {s.testbed!r}")
     else:
-        threads = sorted(summary["threads"].unique())
-
-        def named(counts):
-            return [f"{t} thread{'s' if t > 1 else ''}" for t in counts]
-
-        shown = summary.assign(x=named(summary["threads"]))
+        shown = summary.assign(x=_counted(summary["threads"], "thread"))
         plotting.grouped_bars(ax, shown, "x", "median", "ci_low", "ci_high", hue_order=baseline_first(summary["platform"], s.baseline),
-                              order=named(threads), points=cpu.assign(x=named(cpu["threads"]), median=cpu["value"]))
+                              order=_counted(sorted(summary["threads"].unique()), "thread"),
+                              points=cpu.assign(x=_counted(cpu["threads"], "thread"), median=cpu["value"]))
         ax.set_ylabel("sysbench cpu events/s")
         ax.legend(title="platform")
     # which benchmark: fig4-1-4-4-cpu-vcpus draws the same thesis figures from cpu_scaling
@@ -74,12 +75,15 @@ def network(table, s) -> Drawn:
         plotting.unavailable(ax, f"no iperf3 runs on testbed {s.testbed!r}")
     else:
         summary = summarize(net, ["platform", "num_streams"], s)
-        order = baseline_first(summary["platform"], s.baseline)
-        part = summary.set_index("platform").reindex(order)
-        ax.bar(order, part["median"], color=[plotting.platform_palette(order)[p] for p in order],
-               yerr=[part["median"] - part["ci_low"], part["ci_high"] - part["median"]], capsize=4)
-        ax.set_ylabel(f"iperf3 TCP throughput (Mbit/s), {ci_label(s, dagger=False)}")
+        shown = summary.assign(x=_counted(summary["num_streams"], "TCP stream"))
+        # the shared bars: a bar without its interval is marked (NO_INTERVAL_MARK) and the note below says why
+        plotting.grouped_bars(ax, shown, "x", "median", "ci_low", "ci_high", order=_counted(sorted(set(shown["num_streams"])), "TCP stream"),
+                              hue_order=baseline_first(summary["platform"], s.baseline), no_interval=NO_INTERVAL_MARK)
+        ax.set_ylabel(f"iperf3 TCP throughput (Mbit/s),\n{ci_label(s, dagger=False)}")
+        ax.legend(title="platform", fontsize="small")
     ax.set_title(f"Network bandwidth per platform (thesis Fig. 4.8) on testbed {s.testbed!r}")
+    if not net.empty:  # what the mark over a bar means, under the panel
+        note_below(fig, no_interval_text(summary, "ci_low", "ci_high", "median"))
     return Drawn(fig, {f"overhead vs {s.baseline} (%)": compare(net, s, ["num_streams"])[["num_streams"] + OVERHEAD]},
                  digits=1)
 
@@ -200,7 +204,7 @@ def apps(table, s) -> Drawn:
         # a log axis: a TCG VM's 0.01-0.1 beside the containers' 1; an interval reaching 0 or below ends at the axis
         drawn["relative_low"] = drawn["relative_low"].where(drawn["relative_low"] > 0, LOG_FLOOR)
         plotting.grouped_bars(ax, drawn, "workload", "relative", "relative_low", "relative_high",
-                              order=list(dict.fromkeys(shown["workload"])), hue_order=sorted(shown["platform"].unique()),
+                              order=list(dict.fromkeys(shown["workload"])), hue_order=platform_order(shown["platform"]),
                               no_interval=NO_INTERVAL_MARK)
         ax.set_yscale("log")
         ax.set_ylim(bottom=LOG_FLOOR)
@@ -280,7 +284,7 @@ def lifecycle(table, s) -> Drawn:
         # an interval reaching 0 or below ends at the foot of the log axis
         shown = shown.assign(ci_low=shown["ci_low"].where(shown["ci_low"] > 0, shown["median"] / 100))
         plotting.grouped_bars(ax, shown, "metric", "median", "ci_low", "ci_high", order=STEPS,
-                              hue_order=sorted(shown["platform"].unique()), missing="not applicable",
+                              hue_order=platform_order(shown["platform"]), missing="not applicable",
                               points=life[life["metric"].isin(STEPS)].assign(median=lambda f: f["value"]))
         ax.set_yscale("log")
         ax.set_xlabel("step")
@@ -344,7 +348,7 @@ def cpu_vcpus(table, s) -> Drawn:
                 why = f"no {s.baseline!r} baseline\nwith {vcpus} threads"
             plotting.unavailable(ax, why)
             continue
-        order = sorted(part["platform"])
+        order = platform_order(part["platform"])
         plotting.grouped_bars(ax, part.assign(x=f"{vcpus}"), x="x", value="ratio", low="ratio_ci_low",
                               high="ratio_ci_high", order=[f"{vcpus}"], hue_order=order,
                               points=run_ratios(scaling, s, "vcpus", vcpus).assign(x=f"{vcpus}"))
@@ -444,7 +448,7 @@ def memory(table, s) -> Drawn:
                                                                                     fraction)),
                           s, "fraction", fraction, by="oper")
         plotting.grouped_bars(ax, part, x="oper", value="ratio", low="ratio_ci_low", high="ratio_ci_high",
-                              order=sorted(part["oper"].unique()), hue_order=sorted(part["platform"].unique()),
+                              order=sorted(part["oper"].unique()), hue_order=platform_order(part["platform"]),
                               points=dots)
         ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
         ax.set_xlabel("sysbench memory operation")

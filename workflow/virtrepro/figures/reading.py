@@ -112,7 +112,8 @@ class Notebook:
             scales = " and ".join(sorted(measured["scale"].dropna().unique())) or "an unrecorded"
             machine = sorted({name for b in fig.benchmarks for name in self.machines.get(b, [])})
             lines.append(f"Data: testbed {self.setting.testbed!r}, {scales} scale, {counts} repetitions a variant; {labels}"
-                         + (f"; measured on {' and '.join(machine)}." if machine else "."))
+                         + (f"; measured on {' and '.join(machine)}." if machine else ".")
+                         + "".join(f" {line}." for line in drawn.without_runs.split("\n") if line))
         tested = fig.claim_ids(claims.load_claims(Path(self.setting.reference_dir) / "claims.yaml"))
         if tested:
             verdicts = self.verdicts()

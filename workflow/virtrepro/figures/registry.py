@@ -45,6 +45,8 @@ class Drawn:
     # a figure without runs (a placeholder) that was not written because the files there are drawn from
     # runs (plotting.save): those files, left as they were
     kept: list = field(default_factory=list)
+    # the platforms without runs of its benchmarks and why (common.without_runs_note), noted under it by draw
+    without_runs: str = ""
 
     def text(self, *names: str) -> str:
         parts = []
@@ -144,10 +146,17 @@ def draw(paper: str, id: str, table: pd.DataFrame, setting: Setting, figures_dir
     ``table`` is a placeholder, which never replaces a figure drawn from runs (:func:`plotting.save`):
     then nothing is written, and ``Drawn.kept`` names the files left as they were."""
     from ..report import plotting
+    from .common import note_below, without_runs_note
 
     declared = get(paper, id)
     drawn = declared.draw(table, setting)
     drawn.key = (paper, id)
+    # the platforms without runs of its benchmarks, and why: under every figure, said once here
+    drawn.without_runs = without_runs_note(table, declared.benchmarks, setting.baseline)
+    if drawn.without_runs:
+        plotting.name_series(drawn.fig)  # as save names and places the legends, so that the note goes below them
+        plotting.tidy_legends(drawn.fig)
+        note_below(drawn.fig, drawn.without_runs)
     placeholder = declared.runs(table).empty
     drawn.paths = plotting.save(drawn.fig, figures_dir, paper, id, hosts=hosts(declared, table, setting),
                                 placeholder=placeholder)

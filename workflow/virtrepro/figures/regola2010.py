@@ -14,7 +14,7 @@ from ..benchmarks.npb import process_count_problem
 from ..platforms.catalog import BASELINE, has
 from ..declarations.regimes import WHERE, size_bytes
 from .registry import Drawn, figure, get
-from .common import claim_thresholds, compare, near_one, netperf_rows, untranslated
+from .common import claim_thresholds, compare, near_one, netperf_rows, platform_order, untranslated
 from .common import NETPERF_SIZE, NETPERF_TOPOLOGY, PUBLISHED_GREY, at_size, ci_label, footnote, lines_with_bands, netperf, note_below, \
     no_interval_text, npb_ratio_bars, paper_figure_parameters, published_panel, published_rows, scale_parameters, \
     short_why, stand_in_present, summarize
@@ -141,7 +141,7 @@ def disk_tables(table, s) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.
     published = pd.read_csv(Path(s.reference_dir) / "regola2010.csv")
     # Table II's native rows are Table I's
     published = published[~((published["source"] == "Table II") & (published["platform_in_paper"] == BASELINE))]
-    platforms = sorted(table["platform"].unique())
+    platforms = platform_order(table["platform"])
     vm = next((p for p in platforms if has(p, "disk_formats")), "QEMU")
 
     def our_name(row):  # the paper's configuration as our table names it

@@ -17,7 +17,7 @@ from ..benchmarks.npb import process_count_problem
 from ..platforms.catalog import BASELINE
 from .registry import Drawn, figure, get
 from .common import (NO_INTERVAL_MARK, at_size, baseline_first, ci_label, comparable, footnote, lines_with_bands,
-                     no_interval_text, npb_ratio_bars, published_panel, short_why, stand_in_present, summarize)
+                     no_interval_text, npb_ratio_bars, platform_order, published_panel, short_why, stand_in_present, summarize)
 from .common import PUBLISHED_GREY, published_rows
 from .common import NETPERF_SIZE, NETPERF_TOPOLOGY, claim_thresholds, compare, near_one, netperf_rows, note_below, untranslated
 from .common import netperf as netperf_summaries
@@ -158,13 +158,14 @@ def iozone_summary(table, s) -> tuple[pd.DataFrame, pd.DataFrame]:
 def fig2(table, s) -> Drawn:
     io, summary = iozone_summary(table, s)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    palette = plotting.platform_palette(summary["platform"].unique())
+    palette = plotting.platform_palette(platform_order(summary["platform"], s.baseline))
     for ax, test in zip(axes, ["reader", "writer"]):
         part = summary[summary["test"] == test]
         if part.empty:
             plotting.unavailable(ax, f"no iozone {test} runs on testbed {s.testbed!r}")
             continue
-        sns.lineplot(data=part, x="file size (MB)", y="median", hue="platform", palette=palette, marker="o", ax=ax)
+        sns.lineplot(data=part, x="file size (MB)", y="median", hue="platform", palette=palette, marker="o", ax=ax,
+                     hue_order=[p for p in palette if p in set(part["platform"])])
         for platform, group in part.groupby("platform"):
             ax.fill_between(group["file size (MB)"], group["ci_low"], group["ci_high"], color=palette[platform], alpha=0.2)
         ax.set_xscale("log", base=2)
@@ -306,15 +307,20 @@ def fig4_shows(mpi: pd.DataFrame, s) -> str:
         caption='NPB MPI run time (median with its order-statistic interval, log scale) against the number of MPI processes '
                 f'for {", ".join(k.upper() for k in FIG4_KERNELS)} at the problem class each was run (in the panel '
                 'title), per platform: circles and solid lines in one instance, squares and dashed lines across two instances '
-                'of the platform over its private network. A panel names the process counts run for other kernels '
-                'that its kernel cannot run, and why.')
+                'of the platform over its private network. Under each panel, each point\'s interval in per cent of its '
+                'median on a linear axis (a few per cent cannot be seen on the log axis), a point without one marked. '
+                'A panel names the process counts run for other kernels that its kernel cannot run, and why.')
 def fig4(table, s) -> Drawn:
     mpi = results.view(table, "npb_mpi", metric="time")
-    fig, axes = plt.subplots(1, len(FIG4_KERNELS), figsize=(15, 4))
+    # a row of run times on a log axis, and under it each point's interval relative to its median on a
+    # linear axis: a few per cent, invisible beside a translated VM's tens of times above, read there
+    fig, grid = plt.subplots(2, len(FIG4_KERNELS), figsize=(15, 5.6), squeeze=False,
+                             gridspec_kw={"height_ratios": [3, 1.5]}, sharex="col")
+    axes, widths = list(grid[0]), list(grid[1])
     numbers = {}
     if mpi.empty:
         published_panel(axes[0], s, PAPER, "npb_mpi", short_why(s, "npb_mpi"))
-        for ax in axes[1:]:
+        for ax in axes[1:] + widths:
             ax.set_axis_off()
         fig.suptitle(f"Walters 2008 Fig. 4 redrawn on testbed {s.testbed!r}")
         return Drawn(fig, numbers)
@@ -323,10 +329,11 @@ def fig4(table, s) -> Drawn:
     style = dict(zip(sorted(mpi["nodes"].unique()), INSTANCE_STYLES))
     palette = plotting.platform_palette(baseline_first(mpi["platform"], s.baseline))
     summaries = {}
-    for ax, kernel in zip(axes, FIG4_KERNELS):
+    for ax, below, kernel in zip(axes, widths, FIG4_KERNELS):
         part = mpi[mpi["param_kernel"] == kernel]
         if part.empty:
             plotting.unavailable(ax, f"no {kernel.upper()} MPI runs")
+            below.set_axis_off()
             continue
         summary = stats.summarize(part, by=["platform", "nodes", "procs"], level=s.confidence)
         summaries[kernel] = summary
@@ -336,20 +343,23 @@ def fig4(table, s) -> Drawn:
             marker, line = style[nodes]
             ax.errorbar(group["procs"], group["median"], yerr=[group["median"] - group["ci_low"], group["ci_high"] - group["median"]],
                         marker=marker, linestyle=line, capsize=3, color=palette[platform])
+        interval_widths(below, summary, palette, style)
         ax.set_xscale("log", base=2)
         ax.set_xticks(run, labels=[str(p) for p in run])
         ax.xaxis.set_minor_locator(NullLocator())
         ax.set_xlim(run[0] / 1.5, run[-1] * 1.5)
         ax.set_yscale("log")  # a binary-translating VM's tens of seconds beside the others' tenths
-        ax.set_xlabel("MPI processes")
+        ax.tick_params(axis="x", labelbottom=False)
+        below.set_xlabel("MPI processes")
         ax.set_title(f"NPB {kernel.upper()} class {'/'.join(sorted(part['param_class'].unique()))} (MPI)")
         # the process counts other kernels ran that this one cannot (BT and SP: square counts only), and why
         why = [process_count_problem(kernel, p) for p in run if p not in set(part["procs"])]
         if any(why):
-            ax.annotate(plotting.wrapped(ax, "not run: " + "; ".join(w for w in why if w), 8), (0.5, 0),
-                        xycoords=ax.xaxis.label, xytext=(0, -4), textcoords="offset points", ha="center", va="top",
-                        fontsize=8, color="dimgray")
-    axes[0].set_ylabel(f"run time (s, log scale),\n{ci_label(s, dagger=False)}")
+            below.annotate(plotting.wrapped(below, "not run: " + "; ".join(w for w in why if w), 8), (0.5, 0),
+                           xycoords=below.xaxis.label, xytext=(0, -4), textcoords="offset points", ha="center", va="top",
+                           fontsize=8, color="dimgray")
+    axes[0].set_ylabel(f"run time (s, log scale),\nmedian; {s.confidence:.0%} CI below")
+    widths[0].set_ylabel(f"{s.confidence:.0%} CI of the median,\n% of the median", fontsize="small")
     handles = [Line2D([], [], color=colour, linewidth=2, label=platform) for platform, colour in palette.items()]
     handles += [Line2D([], [], color=STYLE_GREY, marker=marker, linestyle=line, label=instances(nodes))
                 for nodes, (marker, line) in style.items()]
@@ -357,8 +367,33 @@ def fig4(table, s) -> Drawn:
     fig.tight_layout()
     fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0), ncol=len(handles), frameon=False,
                fontsize="small")
+    if summaries:  # what the mark over a point of the lower row means
+        every = pd.concat(summaries.values())
+        note_below(fig, no_interval_text(every, "ci_low", "ci_high", "median"))
     said = " ".join(filter(None, [get(PAPER, FIG4).caption, instances_against_one(summaries), trend_steps(s)]))
     return Drawn(fig, numbers, summary=said)
+
+
+def interval_widths(ax, summary: pd.DataFrame, palette: dict, style: dict) -> None:
+    """Each point of fig4's run times (a summary's median per platform, instances and process count) as its
+    interval around the median in per cent of it, on a linear axis (0: the median), side by side at each
+    process count; a point without an interval marked :data:`NO_INTERVAL_MARK` at 0."""
+    series = list(summary.groupby(["platform", "nodes"], sort=False).groups)
+    series.sort(key=lambda key: (list(palette).index(key[0]) if key[0] in palette else len(palette), key[1]))
+    for i, (platform, nodes) in enumerate(series):
+        group = summary[(summary["platform"] == platform) & (summary["nodes"] == nodes)].sort_values("procs")
+        x = group["procs"] * 2.0 ** ((i - (len(series) - 1) / 2) * 0.08)  # side by side on the log-2 axis
+        low, high = (group["ci_low"] / group["median"] - 1) * 100, (group["ci_high"] / group["median"] - 1) * 100
+        bounded = low.notna() & high.notna()
+        marker, _ = style[nodes]
+        ax.errorbar(x[bounded], [0] * int(bounded.sum()), yerr=[-low[bounded], high[bounded]], fmt=marker, markersize=3,
+                    capsize=3, color=palette.get(platform, "#999999"), linewidth=1.2)
+        for at in x[~bounded]:
+            ax.plot(at, 0, marker, markersize=3, markerfacecolor="white", markeredgecolor=palette.get(platform, "#999999"))
+            ax.annotate(NO_INTERVAL_MARK, (at, 0), xytext=(0, 3), textcoords="offset points", ha="center", va="bottom",
+                        fontsize=9)
+    ax.axhline(0, color="black", linewidth=0.6)
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _p=None: f"{v:+.0f}" if v else "0"))
 
 
 # for the notebook's table beside the paper's numbers

@@ -12,7 +12,7 @@ from .. import results
 from ..declarations.regimes import hpcc_stream_array_bytes
 from .registry import Drawn, figure
 from .common import (NO_INTERVAL_MARK, TESTS, baseline_first, ci_label, compare, comparable, footnote, no_comparison, no_interval_text, note_below,
-                     paper_figure_parameters, published_panel, published_rows, scale_parameters, short_why, summarize)
+                     paper_figure_parameters, platform_order, published_panel, published_rows, scale_parameters, short_why, summarize)
 from .microbenchmarks import LOG_AXIS_SPAN
 from .common import PUBLISHED_GREY
 
@@ -71,7 +71,7 @@ def fig2(table, s) -> Drawn:
     for ax, size in zip(axes[:, 0], sizes):
         part = tests[tests["param_size"] == size]
         plotting.grouped_bars(ax, part, "metric", "ratio", "ratio_ci_low", "ratio_ci_high", order=BONNIE,
-                              hue_order=sorted(set(part["platform"])), missing="no ratio")
+                              hue_order=platform_order(part["platform"]), missing="no ratio")
         ax.set_xlim(-0.5, len(BONNIE) - 0.5)  # every slot whole, the empty ones too
         ax.axhline(1, color="black", linewidth=0.8)
         ax.set_ylabel(f"rate / {s.baseline}")
@@ -100,11 +100,11 @@ def empty_slots(bonnie: pd.DataFrame, baseline: str) -> list[str]:
     latency but no rate, on every platform or on some, the baseline among them; a test with
     neither was not run (bonnie++ -f, which the direct-I/O runs use, skips the per-character tests)."""
     reasons = []
-    platforms = sorted(set(bonnie["platform"]))
+    platforms = platform_order(bonnie["platform"])
     for metric in BONNIE:
         rated = set(bonnie.loc[bonnie["metric"] == metric, "platform"])
         timed = set(bonnie.loc[bonnie["metric"] == f"{metric}_latency", "platform"])
-        fast = sorted(timed - rated)
+        fast = platform_order(timed - rated)
         if not rated and not timed:
             direct = bool(bonnie["param_direct"].fillna(False).astype(bool).all()) if "param_direct" in bonnie.columns else False
             reasons.append(f"{metric}: not run" + (" (the direct-I/O runs use bonnie++ -f: no per-character tests)" if direct else ""))

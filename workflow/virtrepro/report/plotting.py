@@ -8,6 +8,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from ..platforms import catalog as platform_catalog  # noqa: E402
@@ -258,8 +259,13 @@ def grouped_bars(ax, frame, x: str, value: str, low: str | None = None, high: st
             ax.errorbar([p for p, k in zip(pos, ok) if k], centre[ok], yerr=err, fmt=marker, color="black", ecolor="black",
                         capsize=3, linewidth=1, markersize=8, zorder=5)
             if no_interval:
-                for p, v, k in zip(pos, part[value], ok):
+                # above the bar's run dots too (a mark among them is not seen)
+                runs = (points[(points[hue] == name)].groupby(x)[value].agg(["min", "max"]).reindex(order)
+                        if points is not None and len(points) else pd.DataFrame(index=order, columns=["min", "max"]))
+                for p, v, k, (_, extent) in zip(pos, part[value], ok, runs.iterrows()):
                     if not k and v == v:  # a value without its interval
-                        ax.annotate(no_interval, (p, v), xytext=(0, 2 if v >= 0 else -2), textcoords="offset points",
-                                    ha="center", va="bottom" if v >= 0 else "top", fontsize=9)
+                        at = max(v, extent["max"]) if v >= 0 and extent["max"] == extent["max"] else (
+                            min(v, extent["min"]) if v < 0 and extent["min"] == extent["min"] else v)
+                        ax.annotate(no_interval, (p, at), xytext=(0, 2 if v >= 0 else -2), textcoords="offset points",
+                                    ha="center", va="bottom" if v >= 0 else "top", fontsize=9, zorder=6)
     ax.set_xticks(range(len(order)), labels=[str(o) for o in order])
