@@ -7,7 +7,9 @@
 # are kept, so it can be run in parts (stop it at any time; run it again to go on). --keep-going:
 # a variant whose runs fail (kept as *.failed-*) does not stop the other hours of the run.
 #
-# To stop it: Ctrl-C in its terminal, or SIGTERM to the Snakemake process (`pkill -TERM -f "snakemake --cores"`):
+# To stop it: Ctrl-C in its terminal, or SIGTERM to the workflow process (`pkill -TERM -f "m virtrepro --cores"`;
+# Snakemake runs inside `python -m virtrepro`, so "snakemake --cores" matches nothing), then to the running
+# measurement job (`pkill -TERM -f virtrepro.measurement.job`), which Snakemake otherwise waits for and retries:
 # a SIGINT sent to Snakemake alone let it go on scheduling jobs (--keep-going and each job's retry).
 # Complete logs stay; the repetition that was running is measured again next time.
 #
