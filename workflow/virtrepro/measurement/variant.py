@@ -42,16 +42,7 @@ def measure_rounds(job: VariantRounds, config: dict, data_dir: str | Path, owner
     (every platform's logs with their sha256 and the rule's decision) and returns its path. With
     ``reps`` only those rounds are measured, without the rule, and no marker is written."""
     where = f"{job.testbed}/{job.benchmark}/{job.variant.key} on {', '.join(job.platforms)}"
-    broken = []
-    for plan in job.plans:
-        for run in plan.runs():
-            try:
-                is_complete(run.log_path(data_dir))
-            except MeasurementError as error:
-                broken.append(f"{plan.platform} rep {run.repetition}: {error}")
-    if broken:
-        raise MeasurementError(f"{where}: nothing measured, {len(broken)} raw logs lack a complete sidecar:\n  "
-                               + "\n  ".join(broken))
+    _require_complete_sidecars(job, data_dir, where)
     decisions: dict[str, adaptive.Decision] = {}
     failed: list[int] = []  # the round in which a run failed: the rounds stop after it
 
@@ -68,12 +59,7 @@ def measure_rounds(job: VariantRounds, config: dict, data_dir: str | Path, owner
                 by_round[n] = job_decisions(job.plans, data_dir, n)
             except ValueError as error:
                 raise MeasurementError(f"{where}: {error}") from None
-            for platform, decision in by_round[n].items():
-                plan = job.plan_of(platform)
-                print(f"{job.testbed}/{platform}/{job.benchmark}/{job.variant.key}: {decision.n} repetitions, "
-                      f"{decision.how()}, widest half-width {decision.rel_half_width:.4g} "
-                      f"(target {_targets_text(plan.rule, bool(decision.paired) and not decision.baseline)}): "
-                      f"{decision.reason}", file=sys.stderr, flush=True)
+            _print_decisions(job, by_round[n])
         return by_round[n]
 
     by_round: dict[int, dict[str, adaptive.Decision]] = {}
@@ -115,6 +101,30 @@ def measure_rounds(job: VariantRounds, config: dict, data_dir: str | Path, owner
     if reps is not None:
         return None
     return write_rounds_marker(job, data_dir, decisions)
+
+
+def _require_complete_sidecars(job: VariantRounds, data_dir: str | Path, where: str) -> None:
+    """Refuse, before anything runs, a job whose raw logs lack a complete sidecar (naming each)."""
+    broken = []
+    for plan in job.plans:
+        for run in plan.runs():
+            try:
+                is_complete(run.log_path(data_dir))
+            except MeasurementError as error:
+                broken.append(f"{plan.platform} rep {run.repetition}: {error}")
+    if broken:
+        raise MeasurementError(f"{where}: nothing measured, {len(broken)} raw logs lack a complete sidecar:\n  "
+                               + "\n  ".join(broken))
+
+
+def _print_decisions(job: VariantRounds, decisions: dict[str, adaptive.Decision]) -> None:
+    """The stop rule's decision of each platform after a round, one progress line each."""
+    for platform, decision in decisions.items():
+        plan = job.plan_of(platform)
+        print(f"{job.testbed}/{platform}/{job.benchmark}/{job.variant.key}: {decision.n} repetitions, "
+              f"{decision.how()}, widest half-width {decision.rel_half_width:.4g} "
+              f"(target {_targets_text(plan.rule, bool(decision.paired) and not decision.baseline)}): "
+              f"{decision.reason}", file=sys.stderr, flush=True)
 
 
 def measure_variant(variant: VariantPlan, config: dict, data_dir: str | Path, owner_pid: int | None = None,
