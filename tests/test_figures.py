@@ -535,7 +535,7 @@ def test_the_summary_answers_first():
     answer = "".join(answer)
     assert answer.startswith("**What the data can carry**")  # summary.opening, then the answer
     assert "**The answer, on testbed `reference-vm`**" in answer
-    for heading in ("CPU", "Memory", "Disk", "Network", "HPC kernels and MPI", "Operations", "Isolation"):
+    for heading in ("CPU", "Memory", "Disk", "Network", "HPC kernels, MPI and MIT GCM", "Operations", "Isolation"):
         assert f"- **{heading}" in answer, heading
     assert re.search(r"[\d.]+x (worse|better) \(median of \d+\)", answer)
 

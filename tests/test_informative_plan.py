@@ -64,7 +64,7 @@ def test_the_plan_says_in_one_line_per_reason_what_it_leaves_out_and_why():
     lines = left_out_lines(config, REFERENCE_PLATFORMS)
     assert len(lines) == 2
     assert lines[0].startswith("not planned at scale reference (informative_only): qemu-tcg for npb_serial, npb_omp, ")
-    assert "qemu-tcg for npb_mpi, hpcc (hpc: " in lines[1]
+    assert "qemu-tcg for npb_mpi, mit_gcm, hpcc (hpc: " in lines[1]
     assert left_out_lines(_config("quick"), REFERENCE_PLATFORMS) == []
 
 

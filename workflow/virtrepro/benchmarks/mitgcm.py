@@ -52,7 +52,7 @@ class MitGcm(Benchmark):
         properties:
           days: {type: integer, minimum: 5, multipleOf: 5, description: "simulated days (exp2's time step is 1.25 days)"}
     """
-    metric_declaration = ("application", """
+    metric_declaration = ("hpc", """
         time              s      lower
         user_time         s      lower
         sys_time          s      lower

@@ -28,7 +28,7 @@ _PUBLISHED = {
     "hpcc_npb": ("hpc", """
         performance                       %              higher
     """),
-    "mit_gcm": ("application", """
+    "mit_gcm": ("hpc", """
         file_size                         MB             none   disk
         io_volume                         MB             none   disk
         write_size                        bytes          none   disk

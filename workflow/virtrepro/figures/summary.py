@@ -327,7 +327,7 @@ ANSWER_PARTS = [
     ("Memory", "memory", ("memory",)),
     ("Disk", "disk", ("disk",)),
     ("Network", "network", ("network",)),
-    ("HPC kernels and MPI", "MPI", ("hpc",)),
+    ("HPC kernels, MPI and MIT GCM", "MPI", ("hpc",)),
     ("Operations (provisioning, boot, reboot, clone)", None, ("operations",)),
     ("Isolation between neighbours", None, ("isolation",)),
     ("Applications", None, ("application",)),
