@@ -3,7 +3,7 @@
 # charliecloud and qemu-tcg (QEMU TCG only for benchmarks it can inform: config.yaml's
 # informative_only), NPB from the tarball
 # packed from its public git repository (config/npb-from-git.yaml; docs/npb.md says how to make
-# it), from a committed tree (the testbed's require_clean_tree). The run resumes: complete raw logs
+# it) and MIT GCM likewise (config/mitgcm-from-git.yaml, below), from a committed tree (the testbed's require_clean_tree). The run resumes: complete raw logs
 # are kept, so it can be run in parts (stop it at any time; run it again to go on). --keep-going:
 # a variant whose runs fail (kept as *.failed-*) does not stop the other hours of the run.
 #
@@ -29,14 +29,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-args=(--configfile config/npb-from-git.yaml --config testbed=reference-vm scale=reference
-      "platforms=[native,lxc,podman,charliecloud,qemu-tcg]" "data_dir=${DATA_DIR:-data/staging}" "notebooks=[]")
+# MIT GCM from its tarball packed as docs/mitgcm.md says, kept at this path (machine-local, never
+# committed); without it mit_gcm is skipped, and its probe file says why
+mitgcm=.state/mitgcm/MITgcm-checkpoint69p.tar.gz
+files=(config/npb-from-git.yaml)
+settings=(testbed=reference-vm scale=reference "platforms=[native,lxc,podman,charliecloud,qemu-tcg]"
+          "data_dir=${DATA_DIR:-data/staging}" "notebooks=[]")
+if [ -f "$mitgcm" ]; then
+    files+=(config/mitgcm-from-git.yaml)
+    settings+=("mitgcm={tarball: $mitgcm}")
+fi
 if [ -n "${BENCHMARKS:-}" ]; then
-    args+=("benchmarks=[$(echo $BENCHMARKS | tr ' ' ',')]")
+    settings+=("benchmarks=[$(echo $BENCHMARKS | tr ' ' ',')]")
 fi
 if [ "${1:-}" = "-n" ]; then
     shift
-    exec .venv/bin/python -m virtrepro.measurement.estimate --estimate "${args[@]:2}" "$@"
+    # the estimate takes one file a --configfile; Snakemake takes them all after one (a second
+    # --configfile would replace the first)
+    exec .venv/bin/python -m virtrepro.measurement.estimate --estimate \
+        $(printf -- '--configfile %s ' "${files[@]}") --config "${settings[@]}" "$@"
 fi
-.venv/bin/python -m virtrepro --cores all prepare "${args[@]}" "$@"
-exec .venv/bin/python -m virtrepro --cores all --keep-going "${args[@]}" "$@"
+.venv/bin/python -m virtrepro --cores all prepare --configfile "${files[@]}" --config "${settings[@]}" "$@"
+exec .venv/bin/python -m virtrepro --cores all --keep-going --configfile "${files[@]}" --config "${settings[@]}" "$@"

@@ -121,3 +121,54 @@ def test_a_server_that_cannot_start_fails_the_run_and_keeps_its_output(config, t
         bench.prepare = original
     assert not list((tmp_path / "data").rglob("rep-0.log"))
     assert servers_running() == []
+
+
+def test_pgbench_bound_to_a_placement_runs_its_client_and_server_where_it_says(config, tmp_path):
+    """``placements``: an unbound variant keeps its key (the committed data's); a bound one names its
+    placement, runs pgbench under ``taskset -c`` and its server's processes on the server CPU, and
+    the sidecar records where."""
+    import os
+
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("placement split needs two CPUs")
+    bench = BENCHMARKS["pgbench"]
+    params = {"modes": ["select"], "scale": 10, "clients": [4], "seconds": 10}
+    (unbound,) = bench.variants(params)
+    assert unbound.key == "mode-select_scale-10_clients-4_seconds-10" and bench.placement(unbound) is None
+    assert "taskset" not in bench.run(unbound) and "taskset" not in bench.prepare(unbound).peer_start
+    keys = [v.key for v in bench.variants({**params, "placements": ["unbound", "same", "split"]})]
+    assert keys == [unbound.key, f"{unbound.key}_placement-same", f"{unbound.key}_placement-split"]
+    cfg = yaml.safe_load(yaml.safe_dump(config))
+    cfg["benchmarks"] = ["pgbench"]
+    cfg["scales"]["quick"]["pgbench"].update(modes=["select"], clients=[2], seconds=1, placements=["split"])
+    validate_config(cfg)
+    (run,) = plan(cfg)
+    log = measure(run, cfg, tmp_path / "data")
+    meta = json.loads(rawlog.sidecar_path(log).read_text())
+    assert (meta["placement"]["client_cpu"], meta["placement"]["server_cpu"]) == (0, 1)
+    assert "taskset -c $cpu " in meta["command"] and "j=1;" in meta["command"]
+    records = bench.parse(log.read_text(), str(log), run.variant.param_dict)
+    assert [r["value"] > 0 for r in records if r["metric"] == "tps"] == [True]
+    assert servers_running() == []
+
+
+def test_pgbench_finds_its_cpu_in_the_instances_own_cpu_list():
+    """The bound placement's shell statement, run under a known affinity: the index-th CPU of
+    Cpus_allowed_list, and one clear line when the instance has too few."""
+    import os
+
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("needs two CPUs")
+    bench = BENCHMARKS["pgbench"]
+    (split,) = bench.variants({"modes": ["select"], "scale": 1, "clients": [1], "seconds": 1, "placements": ["split"]})
+
+    def cpu(side, allowed):
+        find, bind = bench._bound(split, side)
+        done = subprocess.run(["taskset", "-c", allowed, "sh", "-c", f'{find}echo "{bind}"'], capture_output=True, text=True)
+        return done.returncode, done.stdout.strip(), done.stderr.strip()
+
+    assert cpu("client_cpu", "0,1") == (0, "taskset -c 0", "")
+    assert cpu("server_cpu", "0,1") == (0, "taskset -c 1", "")
+    assert cpu("client_cpu", "1") == (0, "taskset -c 1", "")  # the first of the instance's own CPUs
+    code, out, err = cpu("server_cpu", "1")
+    assert (code, out) == (2, "") and err == "pgbench placement split: this instance has no CPU number 2 in its Cpus_allowed_list"

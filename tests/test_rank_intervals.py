@@ -158,6 +158,48 @@ def test_bootstrap_estimate_is_the_product_of_hodges_lehmann_shifts_and_p_values
     assert small.method == "none" and small.too_few
 
 
+def test_paired_bootstrap_estimate_is_the_product_of_walsh_medians_and_a_rounds_drift_cancels():
+    rng = np.random.default_rng(5)
+    drift_1, drift_2 = rng.lognormal(0, 0.3, 8), rng.lognormal(0, 0.3, 7)  # each job's rounds drift
+    bn, bd = 20 * drift_1, 10 * drift_2
+    pn, pd_ = bn * rng.lognormal(0.02, 0.01, 8), bd * rng.lognormal(0.1, 0.01, 7)
+    ci = stats.paired_shift_bootstrap_ci([(pn, bn, 1), (pd_, bd, -1)], seed=stats.seed_for(0, "x"), n_resamples=2000)
+
+    def walsh_median(a, b):  # the Hodges-Lehmann estimate of the per-round log ratios, enumerated
+        w = [math.log(u / v) for u, v in zip(a, b)]
+        return statistics.median((w[i] + w[j]) / 2 for i in range(len(w)) for j in range(i, len(w)))
+
+    assert ci.estimate == pytest.approx(math.exp(walsh_median(pn, bn) - walsh_median(pd_, bd)), rel=1e-12)
+    assert ci.method == "bootstrap-hl" and "paired by round" in ci.note and ci.low < ci.estimate < ci.high
+    # the platforms' own factors vary by 1 % a round: the drift's 30 % does not reach the interval
+    assert ci.high / ci.low < 1.05
+    unpaired = stats.shift_bootstrap_ci([(pn, pd_, 1), (bn, bd, -1)], seed=stats.seed_for(0, "x"), n_resamples=2000)
+    assert unpaired.high / unpaired.low > 1.3
+    # a factor common to both sides of a round changes nothing (the same resamples: seeded per call)
+    common = rng.lognormal(0, 0.5, 8)
+    moved = stats.paired_shift_bootstrap_ci([(pn * common, bn * common, 1), (pd_, bd, -1)], seed=stats.seed_for(0, "x"),
+                                            n_resamples=2000)
+    assert (moved.low, moved.estimate, moved.high) == pytest.approx((ci.low, ci.estimate, ci.high), rel=1e-9)
+    # a bound excludes r0 exactly when the one-sided p-value is below alpha / 2
+    for r0 in np.linspace(ci.low * 0.99, ci.high * 1.01, 40):
+        assert (ci.p_value(r0, "greater") < 0.025) == (r0 < ci.low * (1 - 1e-4)) or abs(r0 / ci.low - 1) < 5e-4
+        assert (ci.p_value(r0, "less") < 0.025) == (r0 > ci.high * (1 + 1e-4)) or abs(r0 / ci.high - 1) < 5e-4
+    small = stats.paired_shift_bootstrap_ci([(pn[:5], bn[:5], 1), (pd_, bd, -1)])
+    assert small.method == "none" and small.too_few and "from 6 rounds" in small.note
+    with pytest.raises(ValueError, match="same length"):
+        stats.paired_shift_bootstrap_ci([(pn, bn[:7], 1)])
+
+
+def test_welch_degrees_of_freedom_by_hand():
+    from virtrepro.analysis.stats.bootstrap import welch_df
+
+    assert welch_df([1.0], [6]) == 5  # one sample: n - 1
+    assert welch_df([1.0, 1.0], [6, 6]) == pytest.approx(4 / (1 / 5 + 1 / 5))  # 10: the sum of the two
+    assert welch_df([1.0, 0.0], [6, 11]) == pytest.approx(5)  # the constant one counts for nothing
+    assert welch_df([4.0, 1.0], [6, 11]) == pytest.approx(25 / (16 / 5 + 1 / 10))  # 7.58
+    assert welch_df([0.0, 0.0], [6, 11]) == 5  # nothing varies: the fewest
+
+
 # ------------------------------------------------------------------ coverage
 
 NOISE = {
@@ -188,6 +230,13 @@ def coverage(method, draws_per_noise, sizes, seed=2026):
             elif method == "median":  # the true median of the noise, from a large sample of it
                 truth = medians[name]
                 low, high, _ = stats.median_order_ci(noise(rng, m))
+            elif method == "paired-bootstrap":  # a speed-up paired within each of two jobs' rounds
+                m2 = rng.choice(sizes)
+                drift_1, drift_2 = rng.lognormal(0, 0.2, m), rng.lognormal(0, 0.2, m2)  # cancelled by pairing
+                pairs = [(RATIO * drift_1 * noise(rng, m), drift_1 * noise(rng, m), 1),
+                         (drift_2 * noise(rng, m2), drift_2 * noise(rng, m2), -1)]
+                ci, truth = stats.paired_shift_bootstrap_ci(pairs, seed=int(rng.integers(1 << 31)), n_resamples=400), RATIO
+                low, high = ci.low, ci.high
             else:  # a ratio of ratios over four samples (a speed-up), each of its own size
                 sizes4 = rng.choice(sizes, 4)
                 pairs = [(RATIO * noise(rng, sizes4[0]), noise(rng, sizes4[1]), 1), (noise(rng, sizes4[2]), noise(rng, sizes4[3]), -1)]
@@ -208,6 +257,7 @@ def coverage(method, draws_per_noise, sizes, seed=2026):
     ("signed-rank", 1000, [6, 8, 10, 13, 17, 22, 30]),  # no 95 % interval at 5 rounds
     ("median", 1000, [6, 8, 10, 13, 17, 22, 30]),  # no 95 % interval at n = 5
     ("bootstrap", 600, [5, 6, 8, 11, 15]),
+    ("paired-bootstrap", 600, [6, 7, 8, 10, 12, 15]),  # none below 6 rounds
 ])  # fmt: skip
 def test_coverage_of_every_interval_is_at_least_94_percent(method, draws, sizes):
     assert coverage(method, draws, sizes) >= 0.94

@@ -133,6 +133,15 @@ class Pgbench(Benchmark):
           scale: {type: integer, minimum: 1, description: "pgbench -s (1 = 100000 accounts, about 16 MB)"}
           clients: {type: array, minItems: 1, uniqueItems: true, items: {type: integer, minimum: 1, maximum: 1000}}
           seconds: {type: integer, minimum: 1}
+          placements:
+            type: array
+            minItems: 1
+            uniqueItems: true
+            items: {enum: [unbound, same, split]}
+            description: >-
+              where client and server run: the scheduler's choice (unbound, the default), both on the
+              instances' first CPU (same) or the server on the second (split); a bound variant's key
+              names it
     """
     metric_declaration = ("application", """
         latency_avg   ms             lower
@@ -147,21 +156,49 @@ class Pgbench(Benchmark):
     version_command = f"{BIN}/pgbench --version"
     PORT = 5432
     scratch = "peers"
+    # a bound placement: which CPU of its own instance's Cpus_allowed_list (0: the first) the client
+    # (instance 0) and the server (instance 1) are bound to: a container's CPUs are the host's, so
+    # `same` is one host CPU; a VM's are its vCPUs, so there `same` is each guest's first vCPU
+    PLACEMENTS = {"same": {"client_cpu": 0, "server_cpu": 0}, "split": {"client_cpu": 0, "server_cpu": 1}}
+
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
-        return [self._variant(mode=mode, scale=params["scale"], clients=clients, seconds=params["seconds"])
+        return [self._variant(mode=mode, scale=params["scale"], clients=clients, seconds=params["seconds"],
+                              **({} if placement == "unbound" else {"placement": placement}))
+                for placement in params.get("placements", ["unbound"])
                 for mode in params["modes"] for clients in params["clients"]]
 
     def instances(self, variant: Variant) -> int:
         return 2
 
+    def placement(self, variant: Variant) -> dict | None:
+        bound = self.PLACEMENTS.get(variant.param_dict.get("placement"))
+        return None if bound is None else {
+            **bound, "of": "each instance's Cpus_allowed_list (0: its first CPU)",
+            "how": "taskset -c: pgbench (one thread), and the server's initdb and pg_ctl (its processes inherit it)"}
+
+    def _bound(self, variant: Variant, side: str) -> tuple[str, str]:
+        """The shell statement that finds the CPU ``side`` is bound to (in its own instance), and the
+        prefix that binds a command to it; nothing for an unbound variant."""
+        placement = variant.param_dict.get("placement")
+        bound = self.PLACEMENTS.get(placement)
+        if bound is None:
+            return "", ""
+        index = bound[side]
+        find = ("sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status | tr ',' '\\n' | "
+                f"awk -F- '{{for (i = $1; i <= (NF > 1 ? $2 : $1); i++) if (k++ == {index}) {{print i; exit}}}}'")
+        return (f'cpu=$({find}); [ -n "$cpu" ] || {{ echo "pgbench placement {placement}: this instance has no '
+                f'CPU number {index + 1} in its Cpus_allowed_list" >&2; exit 2; }}; ', "taskset -c $cpu ")
+
     def prepare(self, variant: Variant, config: dict | None = None) -> Preparation:
-        """A PostgreSQL server in instance 1, its database initialised at the variant's ``scale``."""
+        """A PostgreSQL server in instance 1, its database initialised at the variant's ``scale``
+        (bound to the placement's server CPU: its backends inherit it)."""
         d = peer_dir("pgbench")
         b = self.BIN
         options = shlex.quote(f"-c listen_addresses='*' -c port={self.PORT} -c unix_socket_directories={d}")
-        as_postgres = "runuser -u postgres --"
+        find, bind = self._bound(variant, "server_cpu")
+        as_postgres = f"{bind}runuser -u postgres --"
         return Preparation(peer_start_timeout=900, peer_start=(  # initdb, start and pgbench -i: minutes under TCG
-            f"{self.cleanup(variant)}; b={b}; mkdir -p {d} && chown postgres {d} && "
+            f"{self.cleanup(variant)}; {find}b={b}; mkdir -p {d} && chown postgres {d} && "
             f"{{ {as_postgres} $b/initdb -D {d}/data --auth=trust -U postgres > {d}/initdb.log 2>&1 "
             f"|| {{ cat {d}/initdb.log; exit 1; }}; }} && "
             # trust on every address: only the instances' private network reaches this server
@@ -182,9 +219,11 @@ class Pgbench(Benchmark):
         p = variant.param_dict
         clients = int(p["clients"])
         select = " -S" if p["mode"] == "select" else ""
-        return (f"c={clients}; j=$(nproc); [ $j -gt $c ] && j=$c; "
-                f"{self.BIN}/pgbench -h {peer(1)} -p {self.PORT} -U postgres -c $c -j $j -T {int(p['seconds'])}"
-                f"{select} postgres")
+        find, bind = self._bound(variant, "client_cpu")
+        threads = "j=1; " if bind else "j=$(nproc); [ $j -gt $c ] && j=$c; "  # bound: one CPU, one thread
+        return (f"c={clients}; {find}{threads}"
+                f"{bind}{self.BIN}/pgbench -h {peer(1)} -p {self.PORT} -U postgres "
+                f"-c $c -j $j -T {int(p['seconds'])}{select} postgres")
 
     def parse(self, text: str, source: str, params: dict | None = None) -> list[dict]:
         records = parse_pgbench(text, source)

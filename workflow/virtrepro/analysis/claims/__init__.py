@@ -17,7 +17,9 @@ claim and the meaning of every kind are in ``data/reference/README.md``; in shor
   derived metric (a ratio of ratios) or an ``aggregate: mean`` claim, which is about the
   **geometric mean** of the per-variant ratios (never an arithmetic mean of ratios), the
   bootstrap of the Hodges-Lehmann shifts (:func:`stats.shift_bootstrap_ci`, coverage shown by
-  simulation from 5 values a sample), each row's resamples seeded on their own
+  simulation from 5 values a sample), or where every ratio's two sides were measured in rounds, the
+  bootstrap of each variant's per-round log ratios (:func:`stats.paired_shift_bootstrap_ci`, from 6
+  rounds), each row's resamples seeded on their own
   (``stats.seed_for(seed, variant)``). Values printed at a coarse resolution widen the interval by
   their rounding. ``ci_method`` says which ran. Where no interval exists at the n (3 + 3 at 95 %),
   the claim is ``inconclusive (too few repetitions)``.

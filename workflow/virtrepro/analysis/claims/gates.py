@@ -70,7 +70,8 @@ def _part_consistency(verdict: str, rows: list[dict]) -> tuple[str, str | None]:
     size (its part's size inside or outside the claim's sizes); comparisons without per-part records
     (a table without ``part``) and undecided verdicts are left as they are. A comparison paired by
     round (both sides measured in rounds) is re-estimated, paired, within each half of the rounds both
-    sides have (the first ceil(n / 2), the rest: ``intervals._half_values``); the table's ``part`` of
+    sides have (the first ceil(n / 2), the rest: ``intervals._half_values``; a product of ratios paired
+    by round, each of its ratios within its own halves: ``intervals._component_halves``); the table's ``part`` of
     such records is their half too (:func:`virtrepro.results.records.round_halves`), which the other
     kinds use."""
     if verdict not in ("holds", "does not hold"):

@@ -57,30 +57,84 @@ def _relative_ci(pairs: list[_Pair], hib: bool, level: float, aggregate: bool, s
     ratio with the exact Mann-Whitney interval (:func:`stats.hl_ratio_ci`, its achieved confidence in
     the note), or, where both sides were measured in rounds (:func:`_by_round`), the Hodges-Lehmann
     ratio of the rounds' paired log ratios with the exact signed-rank interval over the rounds both
-    have (:func:`stats.hl_paired_ci`: a drift common to both platforms cancels in each round); a derived metric (a ratio of ratios) or a geometric mean over variants the bootstrap of
-    the Hodges-Lehmann shifts (:func:`stats.shift_bootstrap_ci`), each row's resamples seeded on their
-    own (``stats.seed_for(seed, label)``). ``too_few``: no interval exists at the row's n.
+    have (:func:`stats.hl_paired_ci`: a drift common to both platforms cancels in each round); a derived metric (a ratio of ratios) or a geometric mean over variants
+    :func:`_product_ci`: paired by round where every ratio's two sides were measured in rounds, else
+    the bootstrap of the Hodges-Lehmann shifts, each row's resamples seeded on their own
+    (``stats.seed_for(seed, label)``). ``too_few``: no interval exists at the row's n.
     """
     groups = [pairs] if aggregate else [[p] for p in pairs]
     rows = []
     for group in groups:
         label = group[0].label if not aggregate else f"geometric mean over {len(group)} variants"
-        shifts = [s for p in group for s in _shifts(p, 1.0 / len(group))]
+        weighted = [(p, 1.0 / len(group)) for p in group]
+        shifts = [s for p, power in weighted for s in _shifts(p, power)]
         paired = _by_round(group[0]) if len(shifts) == 1 else None
+        components = None
         if paired is not None:
             ci = stats.hl_paired_ci(paired[0], paired[1], level)
         elif len(shifts) == 1:
             ci = stats.hl_ratio_ci(shifts[0][0], shifts[0][1], level)
         else:
-            ci = stats.shift_bootstrap_ci(shifts, level, seed=stats.seed_for(seed, label))
+            ci, components = _product_ci(weighted, level, stats.seed_for(seed, label))
+        if paired is not None:
+            by_part = lambda paired=paired: _half_values(paired, hib, level)  # noqa: E731
+        elif components is not None:
+            by_part = lambda components=components: {  # noqa: E731
+                half: _to_relative(r, hib) for half, r in _component_halves(components).items()}
+        else:
+            by_part = lambda group=group: _part_values(group, hib)  # noqa: E731
         low, high = sorted((_to_relative(ci.low, hib), _to_relative(ci.high, hib)))
         rows.append({"label": label, "value": _to_relative(ci.estimate, hib), "ci_low": low, "ci_high": high,
                      "n_platform": sum(_n(p.plat) for p in group), "n_baseline": sum(_n(p.base) for p in group),
                      "ci": ci, "ci_method": ci.method, "ci_note": ci.note, "too_few": ci.too_few,
-                     "drift_unit": "half of the rounds" if paired is not None else "part of the run order",
-                     "by_part": (lambda paired=paired: _half_values(paired, hib, level)) if paired is not None
-                     else (lambda group=group: _part_values(group, hib))})  # fmt: skip
+                     "drift_unit": "half of the rounds" if paired is not None or components is not None
+                     else "part of the run order", "by_part": by_part})  # fmt: skip
     return rows
+
+
+def _round_components(weighted: list[tuple[_Pair, float]]):
+    """The ratios of ``weighted`` (pair, power) paired by round, as ``(platform, baseline, c)`` samples
+    (:func:`stats.by_round`): a plain metric's pair one with c = power, a derived one's two (its
+    numerator's variant with c = power, its denominator's with -power: (P_num / B_num) / (P_den / B_den),
+    the ratio of ratios regrouped so that each ratio is within one variant's rounds). None when a
+    side of any of them was not measured in rounds (or none in common)."""
+    out = []
+    for pair, power in weighted:
+        if pair.rounds is None:
+            return None
+        keys = [("value", power)] if "value" in pair.plat else [("num", power), ("den", -power)]
+        for key, c in keys:
+            matched = stats.by_round(pair.plat[key], pair.rounds[0][key], pair.base[key], pair.rounds[1][key])
+            if matched is None:
+                return None
+            out.append((matched[0], matched[1], c, matched[2]))
+    return out
+
+
+def _product_ci(weighted: list[tuple[_Pair, float]], level: float, seed):
+    """The interval of a product of ratios (``weighted``: (pair, power)): ``(ci, components)``, paired
+    by round (:func:`stats.paired_shift_bootstrap_ci` on :func:`_round_components`, returned) where
+    every ratio's two sides were measured in rounds, else the unpaired bootstrap of the Hodges-Lehmann
+    shifts (:func:`stats.shift_bootstrap_ci`; components None). Chosen by how the data were
+    measured, never by a test on them."""
+    components = _round_components(weighted)
+    if components is not None:
+        return stats.paired_shift_bootstrap_ci([(x, y, c) for x, y, c, _ in components], level, seed=seed), components
+    return stats.shift_bootstrap_ci([t for pair, power in weighted for t in _shifts(pair, power)], level, seed=seed), None
+
+
+def _component_halves(components) -> dict[int, float]:
+    """The ratio of :func:`_product_ci`'s paired components estimated within each half of the rounds
+    (each component's own: :func:`stats.round_halves`), for the drift gate; a half in which a
+    component has fewer than 2 rounds is left out."""
+    out = {}
+    for half in (1, 2):
+        kept = [(x[h], y[h], c) for x, y, c, rounds in components for h in [stats.round_halves(rounds) == half]]
+        if all(x.size >= 2 for x, _, _ in kept):
+            estimate = stats.paired_ratio_estimate(kept)
+            if estimate == estimate:
+                out[half] = estimate
+    return out
 
 
 def _by_round(pair: _Pair):

@@ -240,7 +240,7 @@ def _speedup_pairs(raw_pairs: list[_Pair], scaling_col: str, check: dict) -> tup
             return {"num": of(rows.loc[values == num]), "den": of(rows.loc[values == den])}
 
         out.append(_Pair(f"{label + ', ' if label else ''}{text}", side(plat), side(base),
-                         (side(plat, _part_of), side(base, _part_of))))
+                         (side(plat, _part_of), side(base, _part_of)), (side(plat, _round_of), side(base, _round_of))))
     return out, problems
 
 

@@ -10,7 +10,9 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from .intervals import _by_part_of_frames, _compare, _decide, _n, _part_ratios, _shifts, higher_is_better
+from .intervals import (
+    _by_part_of_frames, _compare, _component_halves, _decide, _n, _part_ratios, _product_ci, higher_is_better,
+)
 from .selection import (
     NotMeasured, _Pair, _column_text, _dim_name, _dimensions, _numeric_first, _pairs, _records, _text, _where_text,
 )
@@ -239,26 +241,27 @@ def _ratio_of_overheads_rows(table, check: dict, names: list[str], level: float,
     on ``versus``, as the quotient q = W_1 / W_2 of the two "worse-direction" ratios, each the
     geometric mean over its selection's paired variants of platform / baseline (lower-is-better
     metrics) or baseline / platform (higher-is-better ones), so W > 1 is an overhead whatever the
-    metric. One interval (:func:`stats.shift_bootstrap_ci` on the Hodges-Lehmann shifts of both
+    metric. One interval (:func:`_product_ci` over the ratios of both
     selections, the two independent: they must not share records). ``value`` is q - 1 (positive: the first overhead is the larger);
     holds when q's interval lies above 1 + threshold, does not hold when it lies below."""
     plat_name, base_name = names
-    shifts, sizes, labels, weighted = [], [0, 0], [], []
+    sizes, labels, weighted = [0, 0], [], []
     for sign, selection in ((1.0, check), (-1.0, versus_selection(check))):
         pairs, hib = _selection(table, selection, plat_name, base_name)
         power = sign * (-1.0 if hib else 1.0) / len(pairs)
-        shifts += [t for pair in pairs for t in _shifts(pair, power)]
         weighted += [(pair, power) for pair in pairs]
         sizes[0] += sum(_n(p.plat) for p in pairs)
         sizes[1] += sum(_n(p.base) for p in pairs)
         shown = _where_text(selection.get("where"))
         labels.append(f"{selection['benchmark']} {selection['metric']}{' ' + shown if shown else ''} ({len(pairs)} variants)")
-    ci = stats.shift_bootstrap_ci(shifts, level, seed=stats.seed_for(seed, "ratio_of_overheads"))
+    ci, components = _product_ci(weighted, level, stats.seed_for(seed, "ratio_of_overheads"))
     bound = 1.0 + float(check["threshold"])
     row = {"label": " vs ".join(labels), "value": ci.estimate - 1.0, "ci_low": ci.low - 1.0, "ci_high": ci.high - 1.0,
            "n_platform": sizes[0], "n_baseline": sizes[1], "ci": ci, "ci_method": ci.method, "ci_note": ci.note,
            "too_few": ci.too_few, "test": ("overhead_at_least", float(check["threshold"])),
-           "by_part": lambda: {part: q - 1.0 for part, q in _part_ratios(weighted).items()},
+           "drift_unit": "part of the run order" if components is None else "half of the rounds",
+           "by_part": lambda: {part: q - 1.0 for part, q in (_part_ratios(weighted) if components is None
+                                                              else _component_halves(components)).items()},
            "p_hold": _two_sided(ci.p_value(bound, "greater")), "p_fail": _two_sided(ci.p_value(bound, "less"))}  # fmt: skip
     return [row], []
 

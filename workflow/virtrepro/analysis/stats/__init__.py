@@ -19,6 +19,8 @@ method's, Rochon, Kieser and Kopp 2012; Shapiro-Wilk p-values are still recorded
   :func:`shift_bootstrap_ci`, each sample resampled on its own, percentile tails stretched by
   sqrt(n / (n - 1)); coverage 0.96-0.97 pooled over 5 to 30 values a sample and four noise shapes
   (``bench/interval_coverage.py`` prints the table; ``tests/test_rank_intervals.py`` asserts it);
+  where every ratio's two sides were measured in rounds, :func:`paired_shift_bootstrap_ci`, the
+  same with each sample of per-round log ratios resampled by round (from 6 rounds a sample);
 * values printed at a resolution (ties) widen the rank and bootstrap intervals by each value's
   rounding bound on the log scale, so their coverage holds for the true values behind the print
   (the comment block before :func:`printed_resolution`).
@@ -40,7 +42,8 @@ The modules, one per job (this package's names are theirs, imported here):
 - ``rank``       the rank intervals: :func:`hl_ratio_ci` (Moses), :func:`hl_paired_ci` and
   :func:`hl_location_ci` (signed rank), :func:`median_order_ci` (order statistics), the widening by
   the printed resolution, :class:`RatioCI`
-- ``bootstrap``  :func:`shift_bootstrap_ci`, :func:`hl_ratio_estimate`, :func:`seed_for`
+- ``bootstrap``  :func:`shift_bootstrap_ci`, :func:`paired_shift_bootstrap_ci`, :func:`hl_ratio_estimate`,
+  :func:`seed_for`
 - ``compare``    the figures' comparisons: :func:`overhead`, :func:`compare_to_baseline`, :func:`holm`,
   :func:`outliers`, :func:`location_ci`/:func:`summarize`, :func:`paired_rounds`,
   :func:`drift_between_parts`, :func:`by_round` and :func:`round_halves` (pairing by round)
@@ -58,7 +61,8 @@ _MODULES = {
     ),
     "bootstrap": (
         "N_RESAMPLES", "seed_for", "MIN_N_BOOTSTRAP", "N_RESAMPLES_SHIFT", "hl_ratio_estimate",
-        "shift_bootstrap_ci",
+        "shift_bootstrap_ci", "MIN_N_PAIRED_BOOTSTRAP", "paired_shift_bootstrap_ci",
+        "paired_ratio_estimate",
     ),
     "compare": (
         "location_ci", "summarize", "overhead", "rank_p", "equivalence_p", "holm", "outliers", "VERDICTS",
