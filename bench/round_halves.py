@@ -71,6 +71,9 @@ def compare(table, claims: list[dict]) -> list[dict]:
             seen.add(key)
             plat, base = _selected(table, check, platform), _selected(table, check, "native")
             for variant in sorted(set(plat["variant"]) & set(base["variant"])):
+                if (platform, check["benchmark"], check["metric"], variant) in seen:
+                    continue  # another claim's selection of the same comparison
+                seen.add((platform, check["benchmark"], check["metric"], variant))
                 p, b = plat[plat["variant"] == variant], base[base["variant"] == variant]
                 paired = stats.by_round(p["value"], p["round"], b["value"], b["round"])
                 if paired is None:
