@@ -69,6 +69,8 @@ def test_an_instance_is_unprivileged_in_namespaces_of_its_own_on_the_hosts_netwo
     assert net_ns == os.readlink("/proc/self/ns/net")  # no network namespace: the host's
     applied = platform.describe()["applied"]
     assert applied["runtime"] == "ch-run" and applied["user"] == "nobody" and applied["boot_to_ssh_s"] > 0
+    # the image as the committed sidecars keep it: no directory of this machine
+    assert not applied["image"].startswith("/") and applied["image"].endswith("/rootfs")
     ps = subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True).stdout
     assert name not in ps and "ch-run" not in ps.replace("pgrep", "")
 

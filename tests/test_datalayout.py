@@ -100,3 +100,15 @@ def test_the_layout_round_trips_a_logs_place(tmp_path):
     assert datalayout.rounds_markers_of(tmp_path, "tb", "stream", "n-1") == [marker]
     assert datalayout.marker_pattern("data") == "data/raw/{testbed}/rounds/{benchmark}/{variant}.reps-{reps}.json"
     assert str(datalayout.table_paths("data", "a.b")["csv"]) == "data/tables/a.b.csv"
+
+
+def test_a_recorded_path_names_no_directory_of_the_machine():
+    """layout.recorded_path: inside the repository relative to it; outside, what the caller gives, or the name."""
+    from pathlib import Path
+
+    from virtrepro.layout import REPOSITORY, recorded_path
+
+    assert recorded_path(REPOSITORY / ".state" / "images" / "k" / "rootfs") == ".state/images/k/rootfs"
+    assert recorded_path(Path("/opt/state/images/k/rootfs"), "k/rootfs") == "k/rootfs"
+    assert recorded_path(Path("/opt/src/MITgcm.tar.gz")) == "MITgcm.tar.gz"
+    assert recorded_path(Path("/opt/repo/a/b"), root=Path("/opt/repo")) == "a/b"

@@ -19,6 +19,19 @@ NETWORK = "10.251"
 PREFIX = 16  # the instances' address prefix: 10.251.0.0/16 is the private network of all testbeds
 
 
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def recorded_path(path: Path, outside: str | None = None, root: Path | None = None) -> str:
+    """A path as the records keep it: relative to the repository (``root``) when it is inside, so that
+    committed sidecars and probe files name no directory of the machine that measured; else
+    ``outside`` (or the path's name)."""
+    try:
+        return str(Path(path).resolve().relative_to(root or REPOSITORY))
+    except ValueError:
+        return outside if outside is not None else Path(path).name
+
+
 def host_memory_mb() -> int:
     """The host's MemTotal in MB."""
     for line in Path("/proc/meminfo").read_text().splitlines():

@@ -40,7 +40,8 @@ from ..errors import VirtreproError
 from .sourcebuild import add_obtain_build, obtain_or_build, run_step, tool_versions
 from .sourcebuild import why_no_runs as sourcebuild_why_no_runs  # this module's why_no_runs names its probe
 from ..testbed.hosts import default_state_dir
-from .npb import REPOSITORY, _recorded, sha256_of, utc_now, write_record
+from ..layout import recorded_path
+from .npb import REPOSITORY, sha256_of, utc_now, write_record
 
 # what the build runs on the host: program -> Debian package (see virtrepro.testbed.packages)
 HOST_PATHS = {"gfortran": "gfortran", "make": "make", "cpp": "cpp"}
@@ -88,10 +89,9 @@ def obtain(mitgcm: dict) -> dict:
                           "If this really is the source you mean, set mitgcm.sha256 to its checksum.")
     note = {} if expected else {"note": "no mitgcm.sha256 configured: the tarball was used unverified "
                                         "(its sha256 is recorded; set mitgcm.sha256 to pin it)"}
-    # inside the repository: its relative path; elsewhere only its name (a committed probe file names no
-    # directory of the machine that measured; the build takes the path from the configuration)
-    shown = _recorded(path) if not Path(_recorded(path)).is_absolute() else path.name
-    return {**record, "status": "available", "source": "local", "tarball": shown, "sha256": actual,
+    # inside the repository its relative path, elsewhere its name only (the build takes the path from
+    # the configuration)
+    return {**record, "status": "available", "source": "local", "tarball": recorded_path(path, root=REPOSITORY), "sha256": actual,
             "sha256_verified": expected is not None, **note}
 
 

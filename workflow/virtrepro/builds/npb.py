@@ -43,6 +43,7 @@ from pathlib import Path
 
 from .. import datalayout
 from ..errors import VirtreproError
+from ..layout import recorded_path
 from .sourcebuild import add_obtain_build, obtain_or_build, run_step, tool_versions
 from .sourcebuild import why_no_runs as sourcebuild_why_no_runs  # this module's why_no_runs names its probe
 from ..testbed.hosts import default_state_dir
@@ -118,12 +119,10 @@ def tarball_path(npb: dict) -> Path | None:
 
 
 def _recorded(path: Path) -> str:
-    """A tarball's path as the records keep it: relative to the repository when it is inside, so that
-    the committed probe files name no directory of the machine that measured."""
-    try:
-        return str(path.relative_to(REPOSITORY))
-    except ValueError:
-        return str(path)
+    """A tarball's path as the records keep it (:func:`layout.recorded_path`): relative to the
+    repository when it is inside (the committed probe files name no directory of the machine that
+    measured); elsewhere whole, since NPB's build reads it from the probe record."""
+    return recorded_path(path, str(path), REPOSITORY)
 
 
 def utc_now() -> str:

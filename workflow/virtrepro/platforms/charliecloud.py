@@ -28,7 +28,7 @@ import pwd
 from pathlib import Path
 
 from ..guests import GuestState, require_image
-from ..layout import SCRATCH_DIR
+from ..layout import SCRATCH_DIR, recorded_path
 from .base import PlatformError
 from .guest import CgroupFreezer, GuestPlatform, process_cpu_ns
 
@@ -111,7 +111,7 @@ class Charliecloud(GuestPlatform):
             command = freezer.enter_command(command)
             spec = {"stop": [freezer.set_command(False)], "cleanup": [*spec["cleanup"], *freezer.remove_commands()]}
             self.applied["freezer_cgroup"] = f"v{freezer.version}"
-        self.applied.update(image=str(image), runtime="ch-run", user=user.pw_name, uid=user.pw_uid,
+        self.applied.update(image=recorded_path(image, f"{image.parent.name}/{image.name}"), runtime="ch-run", user=user.pw_name, uid=user.pw_uid,
                             address=f"127.0.0.1:{port}", network="the host's (no network namespace)",
                             scratch=f"bind mount of the host's {Path(scratch).parent}", cpuset=limits["cpuset"])
         return command, spec, "127.0.0.1", port
