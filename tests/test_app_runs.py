@@ -172,3 +172,31 @@ def test_pgbench_finds_its_cpu_in_the_instances_own_cpu_list():
     assert cpu("client_cpu", "1") == (0, "taskset -c 1", "")  # the first of the instance's own CPUs
     code, out, err = cpu("server_cpu", "1")
     assert (code, out) == (2, "") and err == "pgbench placement split: this instance has no CPU number 2 in its Cpus_allowed_list"
+
+
+def test_rabbitmqs_broker_serves_every_round_of_its_job_and_is_stopped_with_it(config, tmp_path):
+    """RabbitMQ's broker is job-scoped (Preparation.peer_scope "job"): a job of three rounds starts it
+    once, before round 0, every run's sidecar says so (the same start), and when the job ends the
+    broker, its epmd and its directory are gone. The other servers stay run-scoped."""
+    from virtrepro.measurement.job import measure_rounds
+    from virtrepro.planning.config import plan_rounds
+
+    cfg = yaml.safe_load(yaml.safe_dump(config))
+    cfg["benchmarks"] = ["rabbitmq"]
+    cfg["repetitions"] = 3
+    (job,) = plan_rounds(cfg, ["native"])
+    epmd_before = epmd_count()
+    before = set(Path(PEER_ROOT).glob("peer-*")) if Path(PEER_ROOT).exists() else set()
+    measure_rounds(job, cfg, tmp_path / "data")
+    plan = job.plans[0]
+    sidecars = [json.loads(rawlog.sidecar_path(plan.run(r).log_path(tmp_path / "data")).read_text()) for r in range(3)]
+    servers = [s["server"] for s in sidecars]
+    assert [s["round"] for s in sidecars] == [0, 1, 2]
+    assert all(s["scope"] == "job" and s["started_in_round"] == 0 for s in servers)
+    assert len({s["started_utc"] for s in servers}) == 1 and servers[0]["started_utc"] <= sidecars[0]["started_utc"]
+    assert servers_running() == [] and epmd_count() == epmd_before
+    after = set(Path(PEER_ROOT).glob("peer-*")) if Path(PEER_ROOT).exists() else set()
+    assert after <= before
+    for name in ("nginx_wrk", "pgbench"):  # a fresh server for every run
+        variant = BENCHMARKS[name].variants(config["scales"]["quick"][name])[0]
+        assert BENCHMARKS[name].prepare(variant).peer_scope == "run"

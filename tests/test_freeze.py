@@ -101,6 +101,21 @@ def test_a_frozen_instance_takes_no_cpu_and_answers_only_after_thaw(host, name):
 
 
 @pytest.mark.parametrize("name", GUESTS)
+def test_a_thaw_without_a_login_returns_once_the_platform_says_thawed_and_a_command_answers(host, name):
+    """What a measurement job's turn does (repetition.Kept.thaw): thaw(login=False) waits for the platform's
+    own state, not for a new SSH login (a second of handshake in a TCG guest); the command the run sends
+    next over the open connection answers, and the record says which kind of thaw it was."""
+    platform = platform_of(host, name)
+    with platform.instance() as endpoint:
+        platform.freeze()
+        platform.thaw(login=False)
+        assert reported_frozen(platform) == THAWED[name] and not platform.frozen()
+        assert guest_run(endpoint, "echo answered", timeout=30).strip() == "answered"
+        record = platform.describe()["applied"]["freeze"]
+        assert record["thaws"] == 1 and "last_thaw_s" in record and "last_thaw_to_ssh_s" not in record
+
+
+@pytest.mark.parametrize("name", GUESTS)
 def test_a_frozen_instance_is_thawed_when_its_block_ends_and_torn_down(host, name):
     platform = platform_of(host, name)
     with platform.instance() as endpoint:

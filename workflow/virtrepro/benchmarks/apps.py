@@ -7,7 +7,11 @@ network namespace) and the load generator in instance 0, over the private networ
 netperf's netserver. Each server is started by the prepare stage (:meth:`prepare`) in a directory of its own
 (``/var/tmp/virtrepro/peer-<server>-<address>``) with its own configuration, port and pid
 file, never as the system service of its package (those are masked in the guest image), and
-:meth:`cleanup` stops it and removes the directory after every run, also a failed one.
+:meth:`cleanup` stops it and removes the directory after every run, also a failed one. RabbitMQ's
+broker is the exception: it is started once for a measurement job (``peer_scope`` "job": its Erlang
+VM takes minutes to boot in a QEMU TCG guest) and serves every repetition of the job's variant,
+frozen with its instance between the platform's turns; each run purges its queue first, and the
+sidecar's ``server`` says in which round the broker started.
 
 MongoDB and Apache Jena TDB, the thesis' other middleware components, are in no archive
 this project can reach; the notebook lists them as not run (:data:`NOT_RUN`).
@@ -283,7 +287,8 @@ class Rabbitmq(Benchmark):
     def prepare(self, variant: Variant, config: dict | None = None) -> Preparation:
         """The broker in instance 1, and the load generator uploaded into every instance."""
         d = peer_dir("rabbitmq")
-        return Preparation(uploads=((str(self.LOAD_SCRIPT), f"{SCRATCH}/amqp_load.py"),), peer_start_timeout=self.START_TIMEOUT, peer_start=(
+        return Preparation(uploads=((str(self.LOAD_SCRIPT), f"{SCRATCH}/amqp_load.py"),), peer_start_timeout=self.START_TIMEOUT,
+                           peer_scope="job", peer_start=(
             f"{self.cleanup(variant)}; {self._environment()}; mkdir -p -m 700 {d}/home && "
             # guest/guest from other hosts: only the instances' private network reaches this broker
             f"printf 'loopback_users = none\\nlisteners.tcp.default = {self.PORT}\\n' > {d}/rabbitmq.conf && "

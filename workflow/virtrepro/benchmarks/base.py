@@ -119,6 +119,11 @@ class Preparation:
     # command run in instances 1.. (a server); it must return once the server listens
     peer_start: str | None = None
     peer_start_timeout: int = 60  # seconds peer_start may take (servers that boot slowly raise it)
+    # how long the server of peer_start lives: "run" (started before each run, stopped by the cleanup
+    # stage after it) or "job" (where the job keeps the platform's instances up for its rounds: started
+    # before the platform's first run of the job, frozen with its instance between turns, and stopped by
+    # the cleanup stage when the job ends; each run's sidecar says which, and in which round it started)
+    peer_scope: str = "run"
     # instance 0 logs in to instances 1.. over SSH during the run (PEER_SSH_KEY, PEER_KNOWN_HOSTS)
     peer_ssh: bool = False
 

@@ -41,6 +41,10 @@ class Kept:
     endpoints: list
     keep_prefixes: tuple
     frozen: bool = False
+    # the job's own ExitStack (what ends with the job), and the server of a job-scoped peer_start
+    # (Preparation.peer_scope "job") once started: the sidecar's record of it
+    job_stack: ExitStack | None = None
+    server: dict | None = None
 
     def freeze(self) -> None:
         for index in range(len(self.endpoints)):
@@ -48,10 +52,34 @@ class Kept:
         self.frozen = True
 
     def thaw(self) -> None:
+        """The instances thawed; their sshd is not logged in to again here: the run's first command over
+        the job's connection to each (:func:`open_connection` checks it answers) verifies it."""
         if self.frozen:
             for index in range(len(self.endpoints)):
-                self.platform.thaw(index)
+                self.platform.thaw(index, login=False)
             self.frozen = False
+
+    def start_server(self, peers_of, command: str, cleanup: str, timeout: int, started: dict) -> dict:
+        """The job-scoped server of ``command`` in instances 1.. (``peers_of(stack)``: their connections
+        opened on a stack), started once for the job and stopped by ``cleanup`` when the job ends (the
+        instances thawed first: a frozen instance answers nothing); what it records (``started``: the
+        round it started in, its time)."""
+        if self.server is None:
+            stack = self.job_stack
+            peers = peers_of(stack)
+            stack.callback(self._stop_server, peers, cleanup)  # unwound before the instances stop
+            start_peers(peers, command, timeout)
+            self.server = {"scope": "job", **started}
+        return dict(self.server)
+
+    def _stop_server(self, peers, cleanup: str) -> None:
+        try:
+            self.thaw()
+        except Exception as error:  # the supervisor stops the instance anyway; its server goes with it
+            print(f"virtrepro: {self.platform.name}: thaw before stopping the job's server failed: {error}",
+                  file=sys.stderr)
+            return
+        stop_peers(peers, cleanup)
 
 
 @dataclass
@@ -117,7 +145,7 @@ def measure(
         status, error = _measure_in_instances(setup.platform, setup.benchmark, run.variant, setup.count, setup.command,
                                               sidecar, partial, timeout, setup.scratch, setup.uploads, setup.host,
                                               owner_pid=owner_pid or owner_from_environment(), on_hosts=instances,
-                                              preparation=setup.preparation, kept=kept.endpoints if kept else None)
+                                              preparation=setup.preparation, kept=kept)
     records = _parsed(run, setup.benchmark, log, partial, sidecar, status, error, say)
     sidecar["records"] = len(records)
     try:
@@ -268,19 +296,20 @@ def _spanned_hosts(testbed, run: Run, host: Host, count: int) -> list[Host]:
 def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, command: str, sidecar: dict,
                           partial: Path, timeout, scratch: str, uploads=(), host: Host | None = None,
                           owner_pid: int | None = None, on_hosts: list | None = None,
-                          preparation: Preparation | None = None, kept: list | None = None):
+                          preparation: Preparation | None = None, kept: Kept | None = None):
     """Run the benchmark's command over SSH in instance 0 of the platform, into ``partial``.
 
     With ``count`` > 1 every instance is a network instance; instances 1.. run the prepare
     stage's peer command (a server) first, and the cleanup stage's command afterwards,
     whatever happened in between. ``on_hosts``: (the platform on a host, the host's address) for
     each instance of a run across hosts, the first instance of the platform on each. ``kept``: the
-    instances the job keeps up (started once for its rounds), used as they are.
+    instances the job keeps up (started once for its rounds), used as they are; a job-scoped server
+    (``preparation.peer_scope`` "job") is started in them once for the job (:meth:`Kept.start_server`).
     """
     preparation = preparation or benchmark.prepare(variant)
     with ExitStack() as stack:
         if kept:
-            endpoints = list(kept)
+            endpoints = list(kept.endpoints)
         elif on_hosts:
             endpoints = [stack.enter_context(on_host.instance(0)) for on_host, _ in on_hosts]
         elif count == 1:
@@ -294,9 +323,18 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
         peers = [open_connection(stack, endpoint) for endpoint in endpoints[1:]]
         _instance_facts(sidecar, platform, benchmark, connection, peers, endpoints, addresses)
         if peers:  # peer commands may name the instances too (@PEERn@)
-            stack.callback(stop_peers, peers, with_addresses(benchmark.cleanup(variant) or "", platform, count))
-            start_peers(peers, with_addresses(preparation.peer_start or "", platform, count),
-                        preparation.peer_start_timeout)
+            start = with_addresses(preparation.peer_start or "", platform, count)
+            cleanup = with_addresses(benchmark.cleanup(variant) or "", platform, count)
+            if preparation.peer_start and preparation.peer_scope == "job" and kept and kept.job_stack is not None:
+                sidecar["server"] = kept.start_server(
+                    lambda job_stack: [open_connection(job_stack, endpoint) for endpoint in endpoints[1:]], start,
+                    cleanup, preparation.peer_start_timeout,
+                    {"started_in_round": sidecar.get("round"), "started_utc": utc_now()})
+            else:
+                stack.callback(stop_peers, peers, cleanup)
+                start_peers(peers, start, preparation.peer_start_timeout)
+                if preparation.peer_start:
+                    sidecar["server"] = {"scope": "run"}
         _prepare_files(stack, benchmark, preparation, connection, peers, scratch, uploads, addresses, sidecar)
         if peers and preparation.peer_ssh:
             sidecar["peer_ssh"] = trust_peers(stack, platform, connection, peers, endpoints, scratch)

@@ -176,7 +176,7 @@ class _Session:
                 endpoints = [self.stack.enter_context(platform.instance(0))]
             else:
                 endpoints = [self.stack.enter_context(platform.network_instance(i)) for i in range(count)]
-            kept = Kept(platform, endpoints, keep)
+            kept = Kept(platform, endpoints, keep, job_stack=self.stack)
             self.stack.callback(kept.thaw)  # before the instances stop (the stack unwinds in reverse)
             kept.freeze()
             self.kept[name] = kept

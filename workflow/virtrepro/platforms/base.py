@@ -76,9 +76,11 @@ class Platform:
         :meth:`thaw`; the instance keeps its memory, files and connections. Raises PlatformError
         (platform, instance, the command's last line) if it cannot. Here: nothing to freeze."""
 
-    def thaw(self, index: int = 0) -> None:
+    def thaw(self, index: int = 0, login: bool = True) -> None:
         """Let the frozen instance ``index`` run again; return once it verifiably runs (its state reads
-        thawed and its sshd answers a login). Raises PlatformError if it does not. Here: nothing to do."""
+        thawed and, with ``login``, its sshd answers a new login; a caller that runs a command over its
+        open connection next passes False: that command verifies it, without a second SSH handshake,
+        about a second in a TCG guest). Raises PlatformError if it does not. Here: nothing to do."""
 
     def frozen(self, index: int = 0) -> bool:
         """Whether instance ``index`` is frozen now (read from the platform, not remembered)."""
