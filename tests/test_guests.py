@@ -175,3 +175,23 @@ def test_native_network_instances_are_namespaces_that_talk(host):
         # a host name each, like separate hosts (Open MPI tells nodes apart by name)
         assert names == [first.name, second.name]
     assert leftovers(first.name) == [] and leftovers(second.name) == []
+
+
+def test_instances_booted_ahead_run_side_by_side_and_are_waited_for_when_acquired(host):
+    """boot_ahead starts every instance it is given at once, without waiting (a job's two TCG guests boot
+    side by side); instance() then waits for each, with its boot time, and it answers; an instance
+    begun ahead that nobody acquires is stopped by abandon_ahead, leaving nothing."""
+    platform = get_platform("qemu-tcg")(host, SPEC)
+    platform.boot_ahead([0, 1, 2])
+    assert all(platform.state(i).running() for i in (0, 1, 2))  # all three QEMUs started before any is acquired
+    try:
+        with platform.instance(0) as first, platform.instance(1) as second:
+            for endpoint in (first, second):
+                with connect(endpoint) as connection:
+                    assert connection.run("hostname", hide=True, in_stream=False).stdout.strip() == endpoint.name
+            assert platform.describe()["applied"]["boot_to_ssh_s"] > 0
+    finally:
+        third = platform.state(2).name
+        platform.abandon_ahead()
+    assert not platform.state(2).running() and leftovers(third) == []
+    assert leftovers(first.name) == [] and leftovers(second.name) == []

@@ -75,7 +75,8 @@ def without_runs_note(table: pd.DataFrame, benchmarks, baseline: str | None = No
                 continue
             why = informs_nothing(spec.name, benchmark)
             if why is not None:
-                planned = " and ".join(_informative_only()) or "informative_only"
+                scales = _informative_only()
+                planned = (", ".join(scales[:-1]) + " and " + scales[-1] if len(scales) > 1 else "".join(scales)) or "informative_only"
                 key = (f"{label}: no {{}} runs; it would inform no claim on them ({why}), so the {planned} scales "
                        "do not plan it there (informative_only)")
             elif spec.name in measured and scales and _runnable(runnable_variants, BENCHMARKS[benchmark], spec.name, scales):

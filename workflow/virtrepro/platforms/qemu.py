@@ -199,13 +199,11 @@ class Qemu(GuestPlatform):
                 options += ["-machine", f"memory-backend=mem{node}"]
         return options
 
-    def _boot(self, state, command, spec, endpoint, owner):
-        endpoint = super()._boot(state, command, spec, endpoint, owner)
+    def _booted(self, state) -> None:
         if self.spec.get("pin_vcpus") or self.spec.get("cpu_partition"):
             self.applied["vcpu_pinning"] = self._pin_vcpus(state)
         self.applied["numa_nodes"] = self.spec.get("numa_nodes")
         self.applied["hugepages"] = bool(self.spec.get("hugepages"))
-        return endpoint
 
     def _pin_vcpus(self, state) -> dict:
         """Pin each vCPU thread ("CPU n/TCG" or "CPU n/KVM") of this guest's QEMU to host CPU n."""
