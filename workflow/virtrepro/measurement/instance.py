@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import time
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -38,7 +39,15 @@ class BootFacts:
 
     def put(self, kind: str, key: str, value) -> None:
         self.data.setdefault(kind, {})[key] = value
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.path.parent.is_dir():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        elif not self.path.exists():  # a new boot: the records of boots over a week old go
+            for old in self.path.parent.iterdir():
+                try:
+                    if time.time() - old.stat().st_mtime > 7 * 86400:
+                        old.unlink()
+                except OSError:
+                    pass
         partial = self.path.with_name(f".{self.path.name}.{os.getpid()}")
         partial.write_text(json.dumps(self.data, sort_keys=True))
         partial.replace(self.path)
@@ -105,7 +114,7 @@ def host_facts(connection, boot: BootFacts | None = None) -> dict:
     if hasattr(connection, "facts"):
         connection.facts = dict(facts)
     if boot is not None:
-        boot.put("host", "facts", facts)
+        boot.put("host", "facts", dict(facts))
     return facts
 
 
@@ -142,7 +151,7 @@ TOOL_PRESENT = "virtrepro:tool-present"
 # (instance, benchmark) -> the tool's version, found present by this process: a job's later
 # repetitions run in the same instance (the same guest, of the same image), so they skip the check
 # (in a TCG guest a version command that starts Python takes seconds)
-_TOOLS_PRESENT: dict[tuple, str] = {}
+_TOOLS_PRESENT: dict[tuple, str | None] = {}
 
 
 

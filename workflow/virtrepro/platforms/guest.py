@@ -277,6 +277,7 @@ class GuestPlatform(Platform):
         self.applied["boot_to_login_s"] = round(timing["login_at"] - started, 3)
         self.applied["ssh_wait_s"] = round(waited, 3)
         state.save_endpoint(endpoint)
+        self.applied.pop("booted_ahead", None)
         self._booted(state)
         return endpoint
 
@@ -429,7 +430,14 @@ class GuestPlatform(Platform):
         state = self.state(index)
         ahead = self._ahead.pop(index, None)
         if ahead is not None:  # booting since boot_ahead
-            endpoint = self._ready(state, *ahead)
+            try:
+                endpoint = self._ready(state, *ahead)
+            except BaseException:  # whatever went wrong (a GuestError has stopped it already)
+                state.stop()
+                raise
+            # its boot times count from its start to the first probe that found it, which came only when
+            # the job asked for it (after the instances before it): an upper bound, its resolution too
+            self.applied["booted_ahead"] = True
         elif state.running():
             if self.freezable and self._left_frozen(state):  # by a process that died while it was frozen
                 self._set_frozen(state, index, False)

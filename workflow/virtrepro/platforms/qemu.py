@@ -58,10 +58,17 @@ CMDLINE = (
 )
 
 
+_GIVEN_PORTS: set[int] = set()  # handed out by this process (a guest begun ahead binds its port later)
+
+
 def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if port not in _GIVEN_PORTS:
+            _GIVEN_PORTS.add(port)
+            return port
 
 
 def qmp_socket(state: GuestState) -> Path:
