@@ -257,8 +257,7 @@ class GuestPlatform(Platform):
         return supervisor.start(command, owner, state.pid_file, state.dir / "supervisor.log", spec), started
 
     def _ready(self, state: GuestState, process, started: float, endpoint: Host) -> Host:
-        """Wait until the guest started at ``started`` (monotonic) under ``process`` answers over SSH;
-        record its boot times; :meth:`_booted`."""
+        """Wait until the guest ``process`` began at ``started`` answers over SSH; its boot times; _booted."""
         timing: dict = {}
         try:
             waited = wait_for_ssh(endpoint, self.boot_timeout, alive=lambda: process.poll() is None and self.alive(state),
@@ -284,15 +283,9 @@ class GuestPlatform(Platform):
     def _booted(self, state: GuestState) -> None:
         """What the platform does once a guest it started answers (QEMU pins its vCPUs). Here: nothing."""
 
-    def _start(self, state: GuestState, owner: int) -> Host:
-        command, spec, endpoint = self._provision(state)
-        return self._boot(state, command, spec, endpoint, owner)
-
     def boot_ahead(self, indices) -> None:
-        """Begin booting those of instances ``indices`` that are not running, without waiting for them:
-        :meth:`acquire` waits for each. A job's instances then boot side by side (and beside the
-        other platforms' starts) instead of one after the other: two TCG guests of one vCPU boot in
-        the time of one on two host CPUs. Nothing on a remote host (its agent starts its guests)."""
+        """Begin booting the instances ``indices`` not running, side by side; :meth:`acquire` waits for each.
+        Nothing on a remote host (its agent starts its guests)."""
         if self.remote:
             return
         owner = self._owner()
@@ -311,8 +304,7 @@ class GuestPlatform(Platform):
 
     @staticmethod
     def _owner() -> int:
-        """Whose guests this process starts: $VIRTREPRO_TESTBED_OWNER's (the workflow's) while it lives, else
-        this process's own."""
+        """Who owns the guests this process starts: $VIRTREPRO_TESTBED_OWNER while it lives, else this process."""
         owner = int(os.environ.get("VIRTREPRO_TESTBED_OWNER") or os.getpid())
         return owner if supervisor.pid_alive(owner) else os.getpid()
 
@@ -435,9 +427,7 @@ class GuestPlatform(Platform):
             except BaseException:  # whatever went wrong (a GuestError has stopped it already)
                 state.stop()
                 raise
-            # its boot times count from its start to the first probe that found it, which came only when
-            # the job asked for it (after the instances before it): an upper bound, its resolution too
-            self.applied["booted_ahead"] = True
+            self.applied["booted_ahead"] = True  # its boot times: an upper bound (probed only when acquired)
         elif state.running():
             if self.freezable and self._left_frozen(state):  # by a process that died while it was frozen
                 self._set_frozen(state, index, False)
@@ -445,7 +435,7 @@ class GuestPlatform(Platform):
             endpoint = state.endpoint()
             self.applied["reused_running_guest"] = True
         else:
-            endpoint = self._start(state, owner)
+            endpoint = self._boot(state, *self._provision(state), owner)
         if index == 0:  # what the spec sets for the instance the benchmark runs in (also when reused)
             self.applied.update(self.spec_applied(index))
         return endpoint
