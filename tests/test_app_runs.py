@@ -52,7 +52,7 @@ def config(tmp_path_factory):
         quick["nginx_wrk"].update(file_kb=[4], connections=[4], seconds=1)
         quick["pgbench"].update(modes=["select"], clients=[2], seconds=1)
         quick["rabbitmq"].update(messages=500, sizes=[256])
-        quick["pyperformance"].update(benchmarks=["nbody"], mode="fast")
+        quick["pyperformance"].update(benchmarks=["nbody"], mode="default", processes=1)  # pyperf -p 1: 3 values
         quick["openssl_speed"].update(algorithms=["rsa2048"], seconds=1)
         cfg["benchmarks"] = list(MAIN)
         validate_config(cfg)
@@ -89,6 +89,8 @@ def test_application_workloads_run_and_leave_nothing_behind(config, tmp_path):
         assert all(not u["local"].startswith("/") and len(u["sha256"]) == 64 for u in meta.get("uploads", []))
         if run.benchmark in ("rabbitmq", "pyperformance"):
             assert meta["uploads"], run.benchmark
+        if run.benchmark == "pyperformance":  # one worker process of pyperf's 3 values (its default, -p 1)
+            assert "-p 1" in meta["command"] and {r["values"] for r in main} == {3}
         if BENCHMARKS[run.benchmark].instances(run.variant) == 2:
             server = meta["peers"][0]["address"]
             assert server in meta["command"] and "@PEER" not in meta["command"]

@@ -130,6 +130,8 @@ SSH = {"kind": "ssh", "hosts": [{"hostname": "node1"}], "known_hosts": "known_ho
          "config key 'scales.quick.iozone': min_file_size is larger than max_file_size"),
         (lambda c: c["scales"]["quick"]["bonnie"].update(file_sizes=["1m"]),
          "config key 'scales.quick.bonnie': file size 1m is below 2m"),
+        (lambda c: c["scales"]["quick"]["pyperformance"].update(mode="fast", processes=3),
+         "config key 'scales.quick.pyperformance': processes (3) needs mode default"),
         # empty lists would plan no job at all
         (lambda c: c["scales"]["quick"]["netperf"].update(rr_sizes=[]),
          "config key 'scales.quick.netperf.rr_sizes': [] should be non-empty"),

@@ -1119,7 +1119,7 @@ def test_a_platform_measured_here_without_a_benchmark_its_scale_plans_is_named(t
     assert not len(table[(table["platform"] == "qemu-tcg") & (table["benchmark"] == "mit_gcm")])
     note = without_runs_note(table, ["mit_gcm"], "native")
     assert note.startswith("QEMU TCG: no mit_gcm runs; it would inform no claim on them (hpc: ")
-    assert note.endswith("so the reference and paper scales do not plan it there (informative_only)")
+    assert note.endswith("so the quick, reference and paper scales do not plan it there (informative_only)")
     drawn = " ".join(_drawn_words(("youseff2006", "fig3b-mitgcm-time"), table, tmp_path))
     assert " ".join(note.split()) in " ".join(drawn.split())  # wrapped under the panel
     # a step a platform cannot run (native has no guest to provision) is no missing run

@@ -175,3 +175,28 @@ def test_native_network_instances_are_namespaces_that_talk(host):
         # a host name each, like separate hosts (Open MPI tells nodes apart by name)
         assert names == [first.name, second.name]
     assert leftovers(first.name) == [] and leftovers(second.name) == []
+
+
+def test_instances_booted_ahead_run_side_by_side_and_are_waited_for_when_acquired(host):
+    """boot_ahead starts every instance it is given at once, without waiting (a job's two TCG guests boot
+    side by side); instance() then waits for each, with its boot time, and it answers; an instance
+    begun ahead that nobody acquires is stopped by abandon_ahead, leaving nothing."""
+    from virtrepro.testbed import supervisor
+
+    platform = get_platform("qemu-tcg")(host, SPEC)
+    try:
+        platform.boot_ahead([0, 1, 2])
+        # all three QEMUs started before any is acquired (none answers yet: no endpoint saved)
+        assert all(supervisor.running(platform.state(i).pid_file) for i in (0, 1, 2))
+        assert not any(platform.state(i).running() for i in (0, 1, 2))
+        with platform.instance(0) as first, platform.instance(1) as second:
+            for endpoint in (first, second):
+                with connect(endpoint) as connection:
+                    assert connection.run("hostname", hide=True, in_stream=False).stdout.strip() == endpoint.name
+            applied = platform.describe()["applied"]
+            assert applied["boot_to_ssh_s"] > 0 and applied["booted_ahead"] is True
+    finally:
+        third = platform.state(2).name
+        platform.abandon_ahead()
+    assert not supervisor.running(platform.state(2).pid_file) and leftovers(third) == []
+    assert leftovers(first.name) == [] and leftovers(second.name) == []

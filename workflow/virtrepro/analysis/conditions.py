@@ -306,7 +306,7 @@ def analogue_rules(check: dict, names: list[str], papers: list, analogue: list[b
 def informs_nothing(platform: str, benchmark: str | None) -> str | None:
     """Why ``platform`` informs no claim on ``benchmark`` by its declaration (the catalogue's
     ``informs_nothing_on`` for the benchmark's subsystem: QEMU TCG on CPU and HPC), which is why the
-    reference and paper scales do not measure it there; None: it may inform one, or is unknown."""
+    scales of the configuration's ``informative_only`` do not measure it there; None: it may inform one, or is unknown."""
     if benchmark not in BENCHMARKS or platform not in platform_names.BY_NAME:
         return None
     from ..platforms import catalog

@@ -328,7 +328,9 @@ class Pyperformance(Benchmark):
     """One benchmark of the pyperformance suite under pyperf, run by the instance's own
     Python 3 (Debian's). pyperf and the benchmark's files come from this project's Python
     environment (the pinned pyperformance and pyperf packages) and are uploaded per run:
-    the guests need no package index. ``mode``: fast, default or rigorous (pyperf's options)."""
+    the guests need no package index. ``mode``: fast, default or rigorous (pyperf's options);
+    ``processes`` (optional): pyperf's worker processes (``-p``), with mode default only (pyperf's
+    fast and rigorous set their own count, 10 and 40)."""
 
     name = "pyperformance"
     parameters = """
@@ -344,6 +346,7 @@ class Pyperformance(Benchmark):
                            regex_effbot, regex_v8, richards, scimark, spectral_norm, unpack_sequence, generators,
                            coroutines]}
           mode: {enum: [fast, default, rigorous]}
+          processes: {type: integer, minimum: 1, description: "pyperf -p (mode default only); absent: pyperf's 20"}
     """
     metric_declaration = ("application", """
         time        s              lower
@@ -358,7 +361,12 @@ class Pyperformance(Benchmark):
     MODES = {"fast": "--fast", "default": "", "rigorous": "--rigorous"}
 
     def variants(self, params: dict, platform: str | None = None) -> list[Variant]:
-        return [self._variant(benchmark=name, mode=params["mode"]) for name in params["benchmarks"]]
+        processes = params.get("processes")
+        if processes is not None and params["mode"] != "default":
+            raise ValueError(f"pyperformance: processes ({processes}) needs mode default: pyperf's mode "
+                             f"{params['mode']} sets its own count and ignores -p")
+        extra = {} if processes is None else {"processes": int(processes)}
+        return [self._variant(benchmark=name, mode=params["mode"], **extra) for name in params["benchmarks"]]
 
     @staticmethod
     def _package_dir(module: str) -> Path:
@@ -383,7 +391,7 @@ class Pyperformance(Benchmark):
 
     def run(self, variant: Variant) -> str:
         p = variant.param_dict
-        flag = self.MODES[p["mode"]]
+        flag = " ".join(filter(None, [self.MODES[p["mode"]], f"-p {int(p['processes'])}" if "processes" in p else ""]))
         return (
             f"cd {SCRATCH} && PYTHONPATH={SCRATCH}/lib /usr/bin/python3 bm_{p['benchmark']}/run_benchmark.py "
             f"{flag} --inherit-environ=PYTHONPATH -o {SCRATCH}/result.json; status=$?; "

@@ -75,7 +75,8 @@ def without_runs_note(table: pd.DataFrame, benchmarks, baseline: str | None = No
                 continue
             why = informs_nothing(spec.name, benchmark)
             if why is not None:
-                planned = " and ".join(_informative_only()) or "informative_only"
+                listed = _informative_only()
+                planned = (", ".join(listed[:-1]) + " and " + listed[-1] if len(listed) > 1 else "".join(listed)) or "informative_only"
                 key = (f"{label}: no {{}} runs; it would inform no claim on them ({why}), so the {planned} scales "
                        "do not plan it there (informative_only)")
             elif spec.name in measured and scales and _runnable(runnable_variants, BENCHMARKS[benchmark], spec.name, scales):

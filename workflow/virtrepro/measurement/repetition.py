@@ -26,7 +26,8 @@ from ..sidecar import Sidecar
 from ..testbed.kinds import testbed_from_config
 from .connections import forget_connection, open_connection
 from .cpu import harness_cpu, harness_cpu_used, owner_from_environment
-from .instance import drop_page_cache, ensure_tools, host_facts, package_versions, run_command, scratch_fs, status_meaning
+from .instance import (boot_facts, drop_page_cache, ensure_tools, host_facts, package_versions, run_command, scratch_fs,
+                       status_meaning)
 from .peers import start_peers, stop_peers, trust_peers, with_addresses
 from .provenance import MeasurementError, image_record, portable_path, provenance, sha256, utc_now
 
@@ -353,15 +354,20 @@ def _measure_in_instances(platform, benchmark: Benchmark, variant, count: int, c
 
 
 def _instance_facts(sidecar: dict, platform, benchmark: Benchmark, connection, peers, endpoints, addresses) -> None:
-    """Instance 0's facts, tool version and packages, and each peer's endpoint, address and tool."""
-    sidecar["host"] = host_facts(connection)
-    sidecar["tool_version"] = ensure_tools(connection, benchmark, endpoints[0])
-    sidecar["benchmark_packages"] = package_versions(connection, benchmark.packages)
+    """Instance 0's facts, tool version and packages, and each peer's endpoint, address and tool
+    (a VM's asked once per boot: :class:`BootFacts`, whose boot the sidecar names)."""
+    vm = platform.family == platform_catalog.FULL_VM
+    boot = boot_facts(connection) if vm else None
+    if boot is not None:
+        sidecar["facts_of_boot"] = boot.boot
+    sidecar["host"] = host_facts(connection, boot)
+    sidecar["tool_version"] = ensure_tools(connection, benchmark, endpoints[0], boot)
+    sidecar["benchmark_packages"] = package_versions(connection, benchmark.packages, boot)
     if peers:
         sidecar["peers"] = [
             {"endpoint": endpoint.describe(),
              "address": addresses[i + 1] if addresses else platform.private_address(i + 1),
-             "tool_version": ensure_tools(peer_connection, benchmark, endpoint),
+             "tool_version": ensure_tools(peer_connection, benchmark, endpoint, boot_facts(peer_connection) if vm else None),
              **({"host": host_facts(peer_connection)} if addresses else {})}  # another machine
             for i, (endpoint, peer_connection) in enumerate(zip(endpoints[1:], peers))
         ]

@@ -171,6 +171,10 @@ class _Session:
                      else f"{platform.name}-" for platform in platforms.values())
         testbed.stop_guests(keep_prefix=keep or None, host=host.name)  # no guest of another job idles beside it
         count = benchmark.instances(self.job.variant)
+        for platform in platforms.values():  # a VM's instances boot side by side, and while the others start
+            if platform.family == platform_catalog.FULL_VM:
+                self.stack.callback(platform.abandon_ahead)
+                platform.boot_ahead(range(count))
         for name, platform in platforms.items():
             if count == 1:
                 endpoints = [self.stack.enter_context(platform.instance(0))]

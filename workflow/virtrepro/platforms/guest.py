@@ -173,6 +173,7 @@ class GuestPlatform(Platform):
         # on a remote host: what starts guests there (instance(platform, index), lifecycle(platform, out))
         self.agent = None
         self._frozen: dict[int, float] = {}  # instances this object froze and has not thawed: since when
+        self._ahead: dict[int, tuple] = {}  # instances boot_ahead began: (supervisor process, start, endpoint)
 
     def guest_name(self, index: int) -> str:
         return f"{self.name}-{spec_hash(self.spec)}-{index}"
@@ -248,8 +249,15 @@ class GuestPlatform(Platform):
 
     def _boot(self, state: GuestState, command: list[str], spec: dict, endpoint: Host, owner: int) -> Host:
         """Start the guest under a supervisor and wait until it answers over SSH."""
+        return self._ready(state, *self._launch(state, command, spec, owner), endpoint)
+
+    def _launch(self, state: GuestState, command: list[str], spec: dict, owner: int) -> tuple:
+        """The guest's command started under a supervisor owned by ``owner``: (its process, when)."""
         started = time.monotonic()
-        process = supervisor.start(command, owner, state.pid_file, state.dir / "supervisor.log", spec)
+        return supervisor.start(command, owner, state.pid_file, state.dir / "supervisor.log", spec), started
+
+    def _ready(self, state: GuestState, process, started: float, endpoint: Host) -> Host:
+        """Wait until the guest ``process`` began at ``started`` answers over SSH; its boot times; _booted."""
         timing: dict = {}
         try:
             waited = wait_for_ssh(endpoint, self.boot_timeout, alive=lambda: process.poll() is None and self.alive(state),
@@ -268,11 +276,37 @@ class GuestPlatform(Platform):
         self.applied["boot_to_login_s"] = round(timing["login_at"] - started, 3)
         self.applied["ssh_wait_s"] = round(waited, 3)
         state.save_endpoint(endpoint)
+        self.applied.pop("booted_ahead", None)
+        self._booted(state)
         return endpoint
 
-    def _start(self, state: GuestState, owner: int) -> Host:
-        command, spec, endpoint = self._provision(state)
-        return self._boot(state, command, spec, endpoint, owner)
+    def _booted(self, state: GuestState) -> None:
+        """What the platform does once a guest it started answers (QEMU pins its vCPUs). Here: nothing."""
+
+    def boot_ahead(self, indices) -> None:
+        """Begin booting the instances ``indices`` not running, side by side; :meth:`acquire` waits for each.
+        Nothing on a remote host (its agent starts its guests)."""
+        if self.remote:
+            return
+        owner = self._owner()
+        for index in indices:
+            state = self.state(index)
+            if index in self._ahead or state.running():
+                continue
+            command, spec, endpoint = self._provision(state)
+            self._ahead[index] = (*self._launch(state, command, spec, owner), endpoint)
+
+    def abandon_ahead(self) -> None:
+        """Stop the instances :meth:`boot_ahead` began that nobody acquired (a job that failed before)."""
+        while self._ahead:
+            index, _ = self._ahead.popitem()
+            self.state(index).stop()
+
+    @staticmethod
+    def _owner() -> int:
+        """Who owns the guests this process starts: $VIRTREPRO_TESTBED_OWNER while it lives, else this process."""
+        owner = int(os.environ.get("VIRTREPRO_TESTBED_OWNER") or os.getpid())
+        return owner if supervisor.pid_alive(owner) else os.getpid()
 
     # --- operational flexibility (thesis Tables 5.1-5.3) -----------------------------------
 
@@ -386,14 +420,22 @@ class GuestPlatform(Platform):
     def acquire(self, index: int, owner: int) -> Host:
         """Instance ``index`` up (the running one of this testbed, or a new one owned by ``owner``)."""
         state = self.state(index)
-        if state.running():
+        ahead = self._ahead.pop(index, None)
+        if ahead is not None:  # booting since boot_ahead
+            try:
+                endpoint = self._ready(state, *ahead)
+            except BaseException:  # whatever went wrong (a GuestError has stopped it already)
+                state.stop()
+                raise
+            self.applied["booted_ahead"] = True  # its boot times: an upper bound (probed only when acquired)
+        elif state.running():
             if self.freezable and self._left_frozen(state):  # by a process that died while it was frozen
                 self._set_frozen(state, index, False)
                 self._await_frozen(state, index, False)
             endpoint = state.endpoint()
             self.applied["reused_running_guest"] = True
         else:
-            endpoint = self._start(state, owner)
+            endpoint = self._boot(state, *self._provision(state), owner)
         if index == 0:  # what the spec sets for the instance the benchmark runs in (also when reused)
             self.applied.update(self.spec_applied(index))
         return endpoint
@@ -407,9 +449,7 @@ class GuestPlatform(Platform):
                 finally:
                     self._thaw_on_exit(index)
             return
-        owner = int(os.environ.get("VIRTREPRO_TESTBED_OWNER") or os.getpid())
-        if not supervisor.pid_alive(owner):
-            owner = os.getpid()
+        owner = self._owner()
         own = owner == os.getpid()
         endpoint = self.acquire(index, owner)
         try:

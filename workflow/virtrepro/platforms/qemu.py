@@ -58,10 +58,17 @@ CMDLINE = (
 )
 
 
+_GIVEN_PORTS: set[int] = set()  # handed out by this process (a guest begun ahead binds its port later)
+
+
 def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if port not in _GIVEN_PORTS:
+            _GIVEN_PORTS.add(port)
+            return port
 
 
 def qmp_socket(state: GuestState) -> Path:
@@ -199,13 +206,11 @@ class Qemu(GuestPlatform):
                 options += ["-machine", f"memory-backend=mem{node}"]
         return options
 
-    def _boot(self, state, command, spec, endpoint, owner):
-        endpoint = super()._boot(state, command, spec, endpoint, owner)
+    def _booted(self, state) -> None:
         if self.spec.get("pin_vcpus") or self.spec.get("cpu_partition"):
             self.applied["vcpu_pinning"] = self._pin_vcpus(state)
         self.applied["numa_nodes"] = self.spec.get("numa_nodes")
         self.applied["hugepages"] = bool(self.spec.get("hugepages"))
-        return endpoint
 
     def _pin_vcpus(self, state) -> dict:
         """Pin each vCPU thread ("CPU n/TCG" or "CPU n/KVM") of this guest's QEMU to host CPU n."""

@@ -234,6 +234,7 @@ def _connection_class():
             "timeout_s": CONNECT_TIMEOUT_S,
             "facts": None,  # host facts, cached per connection (virtrepro.measurement.instance.host_facts)
             "virtrepro_packages": None,  # (packages) -> installed versions (virtrepro.measurement.instance.package_versions)
+            "virtrepro_boot": None,  # a VM's BootFacts (virtrepro.measurement.instance.boot_facts)
             "_runner": None,  # None: not started yet; False: unavailable on this host
             "_runner_lock": None,
             "open": _connection_open,

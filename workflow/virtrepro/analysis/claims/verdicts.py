@@ -84,7 +84,7 @@ def _not_measured(row: dict, why: NotMeasured, check: dict, names: list[str], ru
         row.update(verdict=conditions.NOT_COMPARABLE, note="; ".join(n for n in [outside, *rule_notes, str(why)] if n))
         return row
     # a platform with no run of the benchmark at all, whose declaration says it informs no claim on the
-    # benchmark's subsystem (so the reference and paper scales leave it out: informative_only): measuring
+    # benchmark's subsystem (so the scales of informative_only leave it out): measuring
     # it would not inform this claim
     benchmark = check.get("benchmark")
     ran = set(table.loc[table["benchmark"] == benchmark, "platform"]) if table is not None and len(table) else set()
