@@ -149,7 +149,8 @@ def no_interval_text(compared: pd.DataFrame, low: str, high: str, value: str, na
     bare = compared[compared[value].notna() & (compared[low].isna() | compared[high].isna())]
     if bare.empty:
         return ""
-    reasons = bare["ci_note"].fillna("no interval").map(lambda note: re.sub(r" \([^()]*p = [^()]*\)", "", str(note)))
+    notes = bare["ci_note"] if "ci_note" in bare.columns else pd.Series("no interval", index=bare.index, dtype=object)
+    reasons = notes.fillna("no interval").map(lambda note: re.sub(r" \([^()]*p = [^()]*\)", "", str(note)))
     if name is None:
         return f"{NO_INTERVAL_MARK} no interval: " + "; ".join(dict.fromkeys(reasons))
     return "\n".join(f"no whisker on {', '.join(name(row) for _, row in rows.iterrows())}: {reason}"
@@ -411,16 +412,24 @@ def npb_kernel_class(kernel: str, cls: str) -> str:
     return f"{kernel.upper()}.{cls}"
 
 
+def npb_compared(part: pd.DataFrame, s) -> pd.DataFrame:
+    """NPB run time of each platform relative to the baseline's per kernel and class
+    (stats.compare_to_baseline), each row's tick in ``kernel`` (:func:`npb_kernel_class`)."""
+    compared = compare(part, s, ["param_kernel", "param_class"], higher_is_better=False)
+    if compared.empty:
+        return compared
+    return compared.assign(kernel=[npb_kernel_class(k, c) for k, c in zip(compared["param_kernel"], compared["param_class"])])
+
+
 def npb_ratio_bars(ax, part: pd.DataFrame, s, what: str = "run time") -> pd.DataFrame:
     """NPB run time of each platform relative to the baseline's per kernel and class (its tick:
     :func:`npb_kernel_class`): the Hodges-Lehmann ratio with its exact Mann-Whitney interval
     (stats.compare_to_baseline), a bar
     without one marked :data:`NO_INTERVAL_MARK`, on a log axis (a binary-translating VM's tens of times
     beside the containers' ones); the comparisons drawn (no rows without the baseline)."""
-    compared = compare(part, s, ["param_kernel", "param_class"], higher_is_better=False)
+    compared = npb_compared(part, s)
     if compared.empty:
         return compared
-    compared["kernel"] = [npb_kernel_class(k, c) for k, c in zip(compared["param_kernel"], compared["param_class"])]
     order = sorted(compared["kernel"].unique())
     plotting.grouped_bars(ax, compared, "kernel", "ratio", "ratio_ci_low", "ratio_ci_high", order=order,
                           hue_order=baseline_first(compared["platform"], s.baseline), no_interval=NO_INTERVAL_MARK)
@@ -446,15 +455,25 @@ def untranslated(platforms) -> list[str]:
     return [p for p in dict.fromkeys(platforms) if not catalog.get(p).translated]
 
 
+def log_row_needed(platforms) -> bool:
+    """Whether a platform that translates guest code is among ``platforms``: its tens of times need a row on
+    a log axis above the row near 1 (:func:`near_one`); without one, the row near 1 alone shows every
+    platform, and a log row of bars at 1 would only repeat it with intervals too small to see."""
+    found = list(dict.fromkeys(platforms))
+    return len(untranslated(found)) < len(found)
+
+
 # the claims whose threshold a figure draws: a platform within a bound of the baseline
 THRESHOLD_KINDS = ("overhead_at_most", "equivalent")
 
 
-def claim_thresholds(s, ids, benchmark: str, platforms, where: dict | None = None) -> dict[tuple, list[str]]:
+def claim_thresholds(s, ids, benchmark: str, platforms, where: dict | None = None,
+                     metric: str | None = None) -> dict[tuple, list[str]]:
     """The thresholds of the testable claims among ``ids`` (their patterns, fnmatch) that bound the
     overhead of one of ``platforms`` on ``benchmark`` (:data:`THRESHOLD_KINDS`), read from claims.yaml
     through claims.load_claims: (kind, threshold) -> the claims' ids. ``where``: a panel's parameters; a
-    claim whose ``where`` names one of them with another value is left out."""
+    claim whose ``where`` names one of them with another value is left out; ``metric``: a panel's metric,
+    a claim on another metric is left out."""
     import fnmatch
 
     from ..analysis import claims
@@ -464,6 +483,7 @@ def claim_thresholds(s, ids, benchmark: str, platforms, where: dict | None = Non
         check = claim.get("check") or {}
         if (not claim.get("testable") or check.get("kind") not in THRESHOLD_KINDS or check.get("benchmark") != benchmark
                 or check.get("platform") not in set(platforms) or check.get("threshold") is None
+                or (metric is not None and check.get("metric") not in (None, metric))
                 or not any(fnmatch.fnmatch(claim["id"], pattern) for pattern in ids)):
             continue
         wanted = check.get("where") or {}
@@ -525,7 +545,8 @@ def near_one(ax, compared: pd.DataFrame, s, x: str, order: list, thresholds: dic
 
 def ratio_rows(groups, base_of, s, **fields) -> list[dict]:
     """For each (key, rows) of ``groups`` whose baseline values ``base_of(key)`` are not None or empty,
-    stats.overhead's ratio of the rows' values to them with its interval, beside ``fields[name](key, rows)``."""
+    stats.overhead's ratio of the rows' values to them with its interval (and ``ci_note``: its achieved
+    confidence, or why it has none), beside ``fields[name](key, rows)``."""
     out = []
     for key, rows in groups:
         base = base_of(key)
@@ -533,7 +554,7 @@ def ratio_rows(groups, base_of, s, **fields) -> list[dict]:
             continue
         ratio = stats.overhead(base, rows["value"], higher_is_better=True, level=s.confidence)
         out.append({**{name: f(key, rows) for name, f in fields.items()},
-                    **{k: ratio[k] for k in ("ratio", "ratio_ci_low", "ratio_ci_high")}})
+                    **{k: ratio[k] for k in ("ratio", "ratio_ci_low", "ratio_ci_high", "ci_note")}})
     return out
 
 

@@ -12,7 +12,7 @@ from .. import results
 from ..platforms.catalog import FULL_VM, get
 from .registry import Drawn, figure
 from .common import (NO_INTERVAL_MARK, OVERHEAD, baseline_first, claim_thresholds, compare, comparable, footnote,
-                     log_worse, near_one, no_comparison, no_interval_text, note_below, npb_missing, published_panel,
+                     log_row_needed, log_worse, near_one, no_comparison, no_interval_text, note_below, npb_missing, published_panel,
                      short_why, times_axis, untranslated, with_times)
 
 PAPER = "kudryavtsev2012"
@@ -41,42 +41,51 @@ def npb_figure(table, s, kernels: list[str], title: str) -> Drawn:
         ax.set_title(f"{title} on testbed {s.testbed!r}")
         return Drawn(fig, {"overhead": why})
     zoomed = [p for p in untranslated(compared["platform"]) if p != s.baseline]  # a row near 1 for them
-    rows = 2 if zoomed else 1
+    # the log row of bars where a platform translates guest code (or none but it is compared); the row near 1
+    # for the others, alone where no platform translates (a log row of bars at 1 would only repeat it)
+    bars = 0 if log_row_needed(compared["platform"]) or not zoomed else None
+    near = (1 if bars == 0 else 0) if zoomed else None
+    rows = 2 if bars is not None and near is not None else 1
     fig, axes = plt.subplots(rows, len(kernels), figsize=(3.2 * len(kernels), 3.6 * rows), sharey="row", squeeze=False)
     drawn = []
     for i, kernel in enumerate(kernels):
-        ax = axes[0][i]
         part = compared[compared["param_kernel"] == kernel]
         if part.empty:
-            plotting.unavailable(ax, f"{kernel.upper()}: not run")
-            if zoomed:
-                plotting.unavailable(axes[1][i], f"{kernel.upper()}: not run")
+            for row in range(rows):
+                plotting.unavailable(axes[row][i], f"{kernel.upper()}: not run")
             continue
         part = part[part["param_nodes"] == part["param_nodes"].min()]  # one instance, as the paper's single-node points
-        ax.axhspan(*log_worse([1, 5], False), color="tab:green", alpha=0.15, label="paper: 1-5 % (NUMA)")
-        ax.axhspan(*log_worse([10, 60], False), color="tab:red", alpha=0.10, label="paper: 10-60 % (no NUMA)")
         part = with_times(part, False)  # run times
         order = sorted(part["procs"].unique())
-        plotting.grouped_bars(ax, part, "procs", "times", "times_low", "times_high",
-                              order=order, hue_order=baseline_first(part["platform"], s.baseline),
-                              no_interval=NO_INTERVAL_MARK)
-        ax.axhline(0, color="black", linewidth=0.8)
-        plotting.note_no_ratio(ax, part.loc[part["mean_baseline"] == 0, "procs"].unique(), s.baseline, "processes")
-        ax.set_title(f"{kernel.upper()} class {part['param_class'].iloc[0]}")
-        ax.set_xlabel("MPI processes")
-        if zoomed:
-            near_one(axes[1][i], part, s, "procs", order,
+        heading = f"{kernel.upper()} class {part['param_class'].iloc[0]}"
+        if bars is not None:
+            ax = axes[bars][i]
+            ax.axhspan(*log_worse([1, 5], False), color="tab:green", alpha=0.15, label="paper: 1-5 % (NUMA)")
+            ax.axhspan(*log_worse([10, 60], False), color="tab:red", alpha=0.10, label="paper: 10-60 % (no NUMA)")
+            plotting.grouped_bars(ax, part, "procs", "times", "times_low", "times_high",
+                                  order=order, hue_order=baseline_first(part["platform"], s.baseline),
+                                  no_interval=NO_INTERVAL_MARK)
+            ax.axhline(0, color="black", linewidth=0.8)
+            plotting.note_no_ratio(ax, part.loc[part["mean_baseline"] == 0, "procs"].unique(), s.baseline, "processes")
+            ax.set_title(heading)
+            ax.set_xlabel("MPI processes")
+        if near is not None:
+            ax = axes[near][i]
+            near_one(ax, part, s, "procs", order,
                      claim_thresholds(s, NPB_CLAIMS, "npb_mpi", zoomed, where={"kernel": kernel}))
-            axes[1][i].axhspan(1.01, 1.05, color="tab:green", alpha=0.15)  # the paper's bands, as ratios
-            axes[1][i].axhspan(1.10, 1.60, color="tab:red", alpha=0.10)
-            axes[1][i].set_xlabel("MPI processes")
+            # the paper's bands, as ratios
+            ax.axhspan(1.01, 1.05, color="tab:green", alpha=0.15, label="paper: 1-5 % (NUMA)" if bars is None else None)
+            ax.axhspan(1.10, 1.60, color="tab:red", alpha=0.10, label="paper: 10-60 % (no NUMA)" if bars is None else None)
+            ax.set_xlabel("MPI processes")
+            if bars is None:
+                ax.set_title(heading)
             if i:
-                axes[1][i].set_ylabel("")
+                ax.set_ylabel("")
         drawn.append(part)
-    # the axis is shared: its scale and label once
-    times_axis(axes[0][0], s)
-    for ax in axes[0][1:]:
-        ax.set_ylabel("")
+    if bars is not None:  # the axis is shared: its scale and label once
+        times_axis(axes[bars][0], s)
+        for ax in axes[bars][1:]:
+            ax.set_ylabel("")
     if drawn:  # right of the last panel: inside, it covers bars of its own and of the panel beside it
         axes[0][-1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
     fig.suptitle(f"{title} on testbed {s.testbed!r}")
@@ -88,9 +97,11 @@ def npb_figure(table, s, kernels: list[str], title: str) -> Drawn:
 
 
 # what npb_figure's captions say of its axis and its bars without an interval
-SYMLOG_AXIS = ("log axis of how many times longer than the baseline, named in factors (common.times_axis); below, "
-               "the platforms that do not translate guest code on a linear axis around 1, where 1-5 % can be read")
-MARKED = f"A bar without an interval is marked {NO_INTERVAL_MARK} and the note below says why."
+SYMLOG_AXIS = ("the platforms that do not translate guest code on a linear axis around 1, where 1-5 % can be read, and, "
+               "where a platform translates (a QEMU TCG guest), every platform above them on a log axis of how many "
+               "times longer than the baseline, named in factors (common.times_axis)")
+MARKED = (f"A bar without an interval is marked {NO_INTERVAL_MARK}, a point near 1 without one is drawn open, and "
+          "the note below says why.")
 NPB_CLAIMS = ["kudryavtsev2012-numa-kvm-overhead-1-5pct-npb", "kudryavtsev2012-numa-overhead-varies-slightly",
               "kudryavtsev2012-no-numa-*", "kudryavtsev2012-mg8-*",
               "kudryavtsev2012-vm-run-times-more-scattered"]

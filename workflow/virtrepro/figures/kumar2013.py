@@ -58,7 +58,10 @@ def cpu_overhead(table, s) -> Drawn:
         ax.legend(title="platform")
     # which benchmark: fig4-1-4-4-cpu-vcpus draws the same thesis figures from cpu_scaling
     ax.set_title(f"sysbench cpu{_primes(cpu)}, one thread and every core, per platform (thesis Figs. 4.1-4.4)\n"
-                 f"on testbed {s.testbed!r}; bars: {ci_label(s, summary).replace(chr(10), ' ')}", fontsize="medium")
+                 f"on testbed {s.testbed!r}; bars: {ci_label(s, dagger=False)}", fontsize="medium")
+    if not summary.empty:
+        fig.tight_layout()
+        note_below(fig, no_interval_text(summary, "ci_low", "ci_high", "median"))
     compared = compare(cpu, s, ["threads"])
     return Drawn(fig, {"events per second": summary[["platform", "threads", "n", "median", "ci_low", "ci_high"]],
                        f"overhead vs {s.baseline} (%)": compared[["threads"] + OVERHEAD]}, digits=1)
@@ -139,12 +142,13 @@ def disk(table, s) -> Drawn:
         if comparable(records, s.baseline):
             compared.append(compare(records, s, ["operation"]).assign(figure=number))
     one_legend(fig, axes)
-    shown_as = ci_label(s, pd.concat(summaries) if summaries else None).replace("\n", " ")
-    fig.suptitle(f"File and disk I/O per platform (thesis Figs. 4.9-4.11) on testbed {s.testbed!r}\nbars: {shown_as}",
-                 y=1.02)
+    fig.suptitle(f"File and disk I/O per platform (thesis Figs. 4.9-4.11) on testbed {s.testbed!r}\n"
+                 f"bars: {ci_label(s, dagger=False)}", y=1.02)
     fig.tight_layout(rect=(0, 0, 1, 0.93))  # the legend (one_legend) hangs from 0.93, under the suptitle
     if measured:
         footnote(fig, pd.concat(measured))
+    if summaries:
+        note_below(fig, no_interval_text(pd.concat(summaries), "ci_low", "ci_high", "median"))
     shown = pd.concat(compared)[["figure", "operation"] + OVERHEAD] if compared else pd.DataFrame()
     return Drawn(fig, {f"overhead vs {s.baseline} (%)": shown}, digits=1)
 
@@ -289,15 +293,16 @@ def lifecycle(table, s) -> Drawn:
         ax.set_yscale("log")
         ax.set_xlabel("step")
         ax.set_ylabel("seconds (log scale)")
-        ax.set_title(f"bars: {ci_label(s, shown).replace(chr(10), ' ')}", fontsize="small", loc="left")
+        ax.set_title(f"bars: {ci_label(s, dagger=False)}", fontsize="small", loc="left")
         ax.legend(title="platform", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
         reasons = not_applicable(life, s)
         timed = step_resolutions(life)
         import textwrap
 
         steps = [textwrap.fill(f"{step}: {what}", 150, subsequent_indent="    ") for step, what in STEP_TIMED.items()]
+        bare = no_interval_text(shown, "ci_low", "ci_high", "median")
         notes = (steps + ([f"timed to: {timed}"] if timed else [])
-                 + (["not applicable: " + "; ".join(reasons)] if reasons else []))
+                 + (["not applicable: " + "; ".join(reasons)] if reasons else []) + ([bare] if bare else []))
         ax.text(0, -0.22, "\n".join(notes), transform=ax.transAxes, fontsize=7, color="dimgray", va="top")
         if reasons:
             numbers["not applicable"] = "\n".join(reasons)
@@ -317,7 +322,7 @@ RATIO = ["ratio", "ratio_ci_low", "ratio_ci_high"]
 def cpu_scaling(table, s) -> tuple[pd.DataFrame, pd.DataFrame]:
     """cpu_scaling's rows and each platform's events per second relative to the baseline's per vCPU count."""
     scaling = results.view(table, "cpu_scaling", metric="events_per_second")
-    columns = ["vcpus", "platform", "n", "oversubscribed", *RATIO]
+    columns = ["vcpus", "platform", "n", "oversubscribed", *RATIO, "ci_note"]
     if scaling.empty:
         return scaling, pd.DataFrame(columns=columns)
     over = scaling["param_oversubscribed"] if "param_oversubscribed" in scaling else pd.Series("", index=scaling.index)
@@ -363,7 +368,9 @@ def cpu_vcpus(table, s) -> Drawn:
     fig.suptitle(f"cpu_scaling: sysbench cpu{_primes(scaling)} with threads = vCPUs, relative to {s.baseline} per vCPU "
                  f"count (thesis Figs. 4.1-4.4), testbed {s.testbed!r}")
     fig.tight_layout()
-    return Drawn(fig, {f"events/s relative to {s.baseline}": relative}, digits=3)
+    if len(relative):
+        note_below(fig, no_interval_text(relative, "ratio_ci_low", "ratio_ci_high", "ratio"))
+    return Drawn(fig, {f"events/s relative to {s.baseline}": relative.drop(columns="ci_note")}, digits=3)
 
 
 def run_ratios(runs: pd.DataFrame, s, key: str, value, by: str | None = None) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from ..declarations.regimes import WHERE, size_bytes
 from .registry import Drawn, figure, get
 from .common import claim_thresholds, compare, near_one, netperf_rows, platform_order, untranslated
 from .common import NETPERF_SIZE, NETPERF_TOPOLOGY, PUBLISHED_GREY, at_size, ci_label, footnote, lines_with_bands, netperf, note_below, \
-    no_interval_text, npb_ratio_bars, paper_figure_parameters, published_panel, published_rows, scale_parameters, \
+    log_row_needed, no_interval_text, npb_compared, npb_ratio_bars, paper_figure_parameters, published_panel, published_rows, scale_parameters, \
     short_why, stand_in_present, summarize
 
 PAPER = "regola2010"
@@ -266,8 +266,10 @@ def paper_npb_scale(s) -> str:
 @figure(PAPER, "fig4-5-npb-relative-time", title="Regola 2010 Figs. 4-5 redrawn", benchmarks=["npb_omp", "npb_mpi"],
         claims=["regola2010-npb-*", "regola2010-os-virtualization-near-native-cpu-podman",
                 "regola2010-conclusion-cpu-overhead-eliminated-kvm"],
-        caption='NPB running time relative to the baseline platform per kernel and class (ratio of mean times, with its '
-                'confidence interval, log scale; a bar without one is marked and the note says why), for OpenMP with '
+        caption='NPB running time relative to the baseline platform per kernel and class (the Hodges-Lehmann ratio with its '
+                'confidence interval; the platforms that do not translate guest code on a linear axis around 1 with the '
+                "claims' bounds, and, where a platform translates, every platform as bars on a log axis above them; a bar "
+                'or point without an interval is marked and the note says why), for OpenMP with '
                 'one thread and with the most threads run (Fig. 4a-b), and MPI with the most processes in one instance '
                 "and across two instances (Fig. 5); a footnote sets this scale's problem classes, threads and processes "
                 "beside the paper's.")
@@ -290,9 +292,12 @@ def fig4_5(table, s) -> Drawn:
         for reason, kernels in why.groupby(why):
             absent.setdefault((", ".join(k.upper() for k in kernels.index), reason), []).append(str(nodes))
     columns = max(2, len(chosen))
-    if chosen:  # under each panel, the platforms that do not translate on a linear axis with the claims' bounds
+    if chosen and log_row_needed(npb["platform"]):  # under each log panel, the platforms that do not translate near 1
         fig, grid = plt.subplots(2, columns, figsize=(5 * columns, 7), squeeze=False, gridspec_kw={"height_ratios": [3, 2]})
         axes, zooms = grid[0], grid[1]
+    elif chosen:  # no platform translates: the panels near 1 show every platform, no log row repeats them
+        fig, grid = plt.subplots(1, columns, figsize=(5 * columns, 4), squeeze=False)
+        axes, zooms = [None] * columns, grid[0]
     else:
         fig, axes = plt.subplots(1, columns, figsize=(5 * columns, 4), squeeze=False)
         axes, zooms = axes[0], [None] * columns
@@ -304,16 +309,22 @@ def fig4_5(table, s) -> Drawn:
             numbers[f"published: {name}"] = shown[["platform_in_paper", "parameters", "value"]]
     drawn = []
     for ax, zoom, (title, part) in zip(axes, zooms, chosen):
-        compared = npb_ratio_bars(ax, part, s, "running time")
+        compared = npb_ratio_bars(ax, part, s, "running time") if ax is not None else npb_compared(part, s)
         if compared.empty:
-            plotting.unavailable(ax, f"needs {s.baseline!r} and another platform")
-            zoom.set_axis_off()
+            plotting.unavailable(ax if ax is not None else zoom, f"needs {s.baseline!r} and another platform")
+            if ax is not None:
+                zoom.set_axis_off()
             continue
-        ax.set_title(title)
-        ax.set_xlabel("")
+        if ax is not None:
+            ax.set_title(title)
+            ax.set_xlabel("")
+            order = [t.get_text() for t in ax.get_xticklabels()]
+        else:
+            zoom.set_title(title)
+            order = sorted(compared["kernel"].unique())
         benchmark = part["benchmark"].iloc[0]
         where = {"threads": int(part["param_threads"].iloc[0])} if benchmark == "npb_omp" else {}
-        near_one(zoom, compared, s, "kernel", [t.get_text() for t in ax.get_xticklabels()],
+        near_one(zoom, compared, s, "kernel", order,
                  claim_thresholds(s, tested, benchmark, untranslated(compared["platform"]), where), "running time")
         zoom.set_xlabel("NPB kernel.class")
         drawn.append(compared)
@@ -323,9 +334,10 @@ def fig4_5(table, s) -> Drawn:
     if chosen:
         fig.tight_layout()
         if drawn:  # one legend for the panels, right of them: which colour is which platform
-            handles = max((ax.get_legend_handles_labels() for ax in axes), key=lambda hl: len(hl[1]))
-            axes[-1].legend(*handles, title="platform", fontsize="small",
-                            loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+            shown = [ax if ax is not None else zoom for ax, zoom in zip(axes, zooms)]
+            handles = max((ax.get_legend_handles_labels() for ax in shown), key=lambda hl: len(hl[1]))
+            shown[-1].legend(*handles, title="platform", fontsize="small",
+                             loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
         largest = max(int(npb[c].max()) for c in ("param_threads", "param_procs") if c in npb.columns and npb[c].notna().any())
         note_below(fig, f"ours: NPB {npb_scale(npb)}, at most {largest} threads or processes; {paper_npb_scale(s)}."
                    + "".join(f" (5) on {' and '.join(nodes)} instance(s): no {kernels} ({reason})."

@@ -185,7 +185,9 @@ def fig3b(table, s) -> Drawn:
     summary = summarize(times, ["platform", "time"], s)
     platforms = baseline_first(summary["platform"], s.baseline)
     counts = summary.groupby("platform")["n"].min()
-    summary = summary.assign(where=summary["platform"].map(lambda p: f"{p}\nn = {int(counts[p])}"))
+    # each platform by its label, as the right panel's ticks are (plotting.name_series names those)
+    summary = summary.assign(where=summary["platform"].map(
+        lambda p: f"{plotting.platform_label(p).replace(' (', chr(10) + '(', 1)}\nn = {int(counts[p])}"))
     plotting.grouped_bars(axes[0], summary, "where", "median", "ci_low", "ci_high", hue="time",
                           order=[summary.loc[summary["platform"] == p, "where"].iloc[0] for p in platforms],
                           hue_order=list(GCM_TIMES.values()), colors={"real": "#4c72b0", "user": "#dd8452", "system": "#55a868"})
