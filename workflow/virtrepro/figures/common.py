@@ -130,6 +130,16 @@ def note_below(fig, text: str, size: float = 8) -> None:
         fig.text(0.5, min(bottom, 0.0) - 0.01, text, ha="center", va="top", fontsize=size, color="dimgray")
 
 
+def counted(counts, what: str) -> list[str]:
+    """Each count with its noun: "1 thread", "2 threads"."""
+    return [f"{int(n)} {what}{'s' if n > 1 else ''}" for n in counts]
+
+
+def short_label(platform: str) -> str:
+    """A platform's label without its parenthesis ("QEMU TCG"), for a note that names several."""
+    return plotting.platform_label(platform).split(" (")[0]
+
+
 def footnote(fig, frame: pd.DataFrame) -> None:
     """Where the numbers of ``frame`` were measured and where the paper's were (plotting.regime_note)."""
     note_below(fig, plotting.regime_note(frame))

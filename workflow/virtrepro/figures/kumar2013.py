@@ -12,8 +12,8 @@ import pandas as pd
 from ..report import plotting
 from .. import results
 from .registry import Drawn, figure, get
-from .common import (NO_INTERVAL_MARK, OVERHEAD, baseline_first, platform_order, ci_label, compare, comparable, footnote, no_comparison, no_interval_text,
-                     note_below, one_legend, panels, ratio_rows, summarize)
+from .common import (NO_INTERVAL_MARK, OVERHEAD, baseline_first, platform_order, ci_label, compare, comparable, counted, footnote,
+                     no_comparison, no_interval_text, note_below, one_legend, panels, ratio_rows, short_label, summarize)
 
 PAPER = "kumar2013"
 
@@ -29,16 +29,6 @@ def _vs_baseline(ax, s, label: str) -> None:
     ax.set_ylabel(f"{label} relative to {s.baseline} ({s.confidence:.0%} CI)")
 
 
-def _counted(counts, what: str) -> list[str]:
-    """Each count with its noun: "1 thread", "2 threads"."""
-    return [f"{int(n)} {what}{'s' if n > 1 else ''}" for n in counts]
-
-
-def _short(platform: str) -> str:
-    """A platform's label without its parenthesis ("QEMU TCG"), for a note that names several."""
-    return plotting.platform_label(platform).split(" (")[0]
-
-
 @figure(PAPER, "fig4-cpu-overhead", title="Kumar 2013 thesis Figs. 4.1-4.4", benchmarks=["sysbench_cpu"],
         claims=["kumar2013-cpu-*"],
         caption='sysbench CPU events per second per platform with one thread and with every core, median with its'
@@ -50,10 +40,10 @@ def cpu_overhead(table, s) -> Drawn:
     if summary.empty:
         plotting.unavailable(ax, f"no sysbench cpu runs on testbed {s.testbed!r}")
     else:
-        shown = summary.assign(x=_counted(summary["threads"], "thread"))
+        shown = summary.assign(x=counted(summary["threads"], "thread"))
         plotting.grouped_bars(ax, shown, "x", "median", "ci_low", "ci_high", hue_order=baseline_first(summary["platform"], s.baseline),
-                              order=_counted(sorted(summary["threads"].unique()), "thread"),
-                              points=cpu.assign(x=_counted(cpu["threads"], "thread"), median=cpu["value"]))
+                              order=counted(sorted(summary["threads"].unique()), "thread"),
+                              points=cpu.assign(x=counted(cpu["threads"], "thread"), median=cpu["value"]))
         ax.set_ylabel("sysbench cpu events/s")
         ax.legend(title="platform")
     # which benchmark: fig4-1-4-4-cpu-vcpus draws the same thesis figures from cpu_scaling
@@ -78,9 +68,9 @@ def network(table, s) -> Drawn:
         plotting.unavailable(ax, f"no iperf3 runs on testbed {s.testbed!r}")
     else:
         summary = summarize(net, ["platform", "num_streams"], s)
-        shown = summary.assign(x=_counted(summary["num_streams"], "TCP stream"))
+        shown = summary.assign(x=counted(summary["num_streams"], "TCP stream"))
         # the shared bars: a bar without its interval is marked (NO_INTERVAL_MARK) and the note below says why
-        plotting.grouped_bars(ax, shown, "x", "median", "ci_low", "ci_high", order=_counted(sorted(set(shown["num_streams"])), "TCP stream"),
+        plotting.grouped_bars(ax, shown, "x", "median", "ci_low", "ci_high", order=counted(sorted(set(shown["num_streams"])), "TCP stream"),
                               hue_order=baseline_first(summary["platform"], s.baseline), no_interval=NO_INTERVAL_MARK)
         ax.set_ylabel(f"iperf3 TCP throughput (Mbit/s),\n{ci_label(s, dagger=False)}")
         ax.legend(title="platform", fontsize="small")
@@ -267,7 +257,7 @@ def step_resolutions(life: pd.DataFrame) -> str:
             continue
         values = {platform: f"{value:.2g} s" for platform, value in median[step].items()}
         said.append(f"{step} {next(iter(values.values()))}" if len(set(values.values())) == 1 else
-                    f"{step} " + ", ".join(f"{_short(p)} {v}" for p, v in values.items()))
+                    f"{step} " + ", ".join(f"{short_label(p)} {v}" for p, v in values.items()))
     return "; ".join(said)
 
 
@@ -596,7 +586,7 @@ def isolation(table, s) -> Drawn:
         cost = capped[capped["resource"] == resource]
         if len(cost):
             ax.set_xlabel("victim alone, limits on / off:\n" + ", ".join(
-                f"{_short(p)} {r:.2f}" for p, r in zip(cost["platform"], cost["ratio"])), fontsize=7, color="dimgray")
+                f"{short_label(p)} {r:.2f}" for p, r in zip(cost["platform"], cost["ratio"])), fontsize=7, color="dimgray")
     axes[0].set_ylabel(f"efficiency = with neighbour / alone\n(alone: same limits; {s.confidence:.0%} CI)")
     fig.suptitle(f"Isolation efficiency, neighbour stressing the same resource (thesis Figs. 6.2-6.5), testbed {s.testbed!r}")
     fig.tight_layout()
